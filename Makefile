@@ -1,0 +1,32 @@
+# Two commands do all set-up on a fresh machine: `make run` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench fmt-check clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/patch-tui $(ARGS)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 $(PYTEST_ARGS)
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+bench: $(STAMP)
+	$(BIN)/python bench/lint_bench.py
+	$(BIN)/python bench/tui_bench.py
+	$(BIN)/python bench/store_bench.py
+	$(BIN)/python bench/inbox_bench.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

@@ -1,0 +1,3 @@
+from patch_tui.cli import main
+
+raise SystemExit(main())

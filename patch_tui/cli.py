@@ -1,0 +1,193 @@
+"""`patch-tui`: argument parsing only. Each subcommand lives in `patch_tui.commands.<area>`.
+
+Start-up stays light: this module imports only the standard library, and each command module is
+imported when its command runs, so `lint`, `fmt`, `run` and `serve` never import Textual, and
+nothing imports anthropic or mcp before it is needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from patch_tui import __version__
+
+# subcommand -> (module, function); the function takes the parsed args and returns the exit code.
+HANDLERS: dict[str, tuple[str, str]] = {
+    "tui": ("patch_tui.commands.tui", "run_tui"),
+    "lint": ("patch_tui.commands.lintcmd", "run_lint"),
+    "fmt": ("patch_tui.commands.lintcmd", "run_fmt"),
+    "new": ("patch_tui.commands.lintcmd", "run_new"),
+    "rules": ("patch_tui.commands.lintcmd", "run_rules"),
+    "run": ("patch_tui.commands.runtime", "run_run"),
+    "confirm": ("patch_tui.commands.runtime", "run_confirm"),
+    "inbox": ("patch_tui.commands.runtime", "run_inbox"),
+    "serve": ("patch_tui.commands.runtime", "run_serve"),
+    "generate": ("patch_tui.commands.generate", "run_generate"),
+    "export": ("patch_tui.commands.interop", "run_export"),
+    "import": ("patch_tui.commands.interop", "run_import"),
+}
+
+SUBCOMMANDS = [name for name in HANDLERS if name != "tui"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors exit 2 with a one-line hint, as argparse does, never a traceback."""
+
+
+def _global_options(parser: argparse.ArgumentParser, *, sub: bool) -> None:
+    default = argparse.SUPPRESS if sub else None
+    parser.add_argument(
+        "--store",
+        metavar="PATH",
+        default=default,
+        help="the confirmation store (env PATCH_TUI_STORE; default in the user state folder)",
+    )
+    parser.add_argument(
+        "--toolbox",
+        metavar="DIR",
+        default=default,
+        help="the toolbox (env PATCH_TUI_TOOLBOX; default the Patch runtime's toolbox)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="patch-tui",
+        description="Author, lint, generate, run and approve Patch tools.",
+        epilog="Run `patch-tui` with no command (or a PATH) to open the TUI.",
+    )
+    parser.add_argument("--version", action="version", version=f"patch-tui {__version__}")
+    _global_options(parser, sub=False)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        _global_options(p, sub=True)
+        return p
+
+    # -- authoring (issue: foundation) ---------------------------------------------------------
+    p = add("lint", "Check tool files; exit 0 no error, 1 errors, 2 usage or unreadable path.")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="tool files or folders (every *.py)")
+    p.add_argument("--format", choices=["text", "json", "github"], default="text")
+    p.add_argument("--select", metavar="CODES", default="", help="comma-separated code prefixes to check")
+    p.add_argument("--ignore", metavar="CODES", default="", help="comma-separated code prefixes to skip")
+    p.add_argument("--fix", action="store_true", help="apply the safe quick fixes, then report the rest")
+    p.add_argument("--statistics", action="store_true", help="count diagnostics per code")
+
+    p = add("fmt", "Rewrite the frontmatter in canonical style; the body is never touched.")
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file would change")
+    p.add_argument("--diff", action="store_true", help="write nothing; print what would change")
+
+    p = add("new", "Create a new lint-clean tool from a template.")
+    p.add_argument("name", help="the tool's name, snake_case")
+    p.add_argument("--dir", metavar="DIR", default=".", help="where to write it (default: here)")
+    p.add_argument("--description", default=None, help="one sentence saying what it does")
+
+    p = add("rules", "List the lint rules, or explain one (`patch-tui rules PT040`).")
+    p.add_argument("code", nargs="?", help="a rule code")
+
+    # -- runtime (issue: runtime) ---------------------------------------------------------------
+    p = add("run", "Run a tool locally; a human_confirm tool is queued, not run (exit 3).")
+    p.add_argument("tool", metavar="TOOL", help="a tool file, or a tool name in the toolbox")
+    p.add_argument("--args", metavar="JSON", default="{}", help="the arguments as a JSON object")
+    p.add_argument("--timeout", metavar="S", type=float, default=60.0)
+    p.add_argument("--no-install", action="store_true", help="refuse to install runtime.packages")
+
+    p = add("confirm", "Run an approved action, once.")
+    p.add_argument("token")
+
+    p = add("inbox", "The confirmation inbox: the TUI, or `list`, `approve`, `reject` headless.")
+    inbox = p.add_subparsers(dest="inbox_command", metavar="ACTION", parser_class=_Parser)
+    q = inbox.add_parser("list", help="list pending actions (all with --all)")
+    _global_options(q, sub=True)
+    q.add_argument("--json", action="store_true")
+    q.add_argument("--all", action="store_true", help="include decided, executed, expired actions")
+    q = inbox.add_parser("approve", help="approve a pending action")
+    _global_options(q, sub=True)
+    q.add_argument("token")
+    q.add_argument("--note", default=None)
+    q = inbox.add_parser("reject", help="reject a pending action")
+    _global_options(q, sub=True)
+    q.add_argument("token")
+    q.add_argument("--reason", default=None)
+
+    p = add("serve", "MCP server on stdio over a toolbox.")
+
+    # -- generation (issue: generate) ------------------------------------------------------------
+    p = add("generate", "Write a new tool with Claude; prints the new file's path.")
+    p.add_argument("prompt")
+    p.add_argument("--model", default=None)
+    p.add_argument("--out", metavar="DIR", default=None)
+    p.add_argument("--name-hint", metavar="NAME", default=None)
+    p.add_argument("--max-repairs", metavar="N", type=int, default=None)
+    p.add_argument("--keep-invalid", action="store_true", help="write the file even with lint errors")
+
+    # -- interop (issue: formats) ----------------------------------------------------------------
+    p = add("export", "Export a tool to another tool-definition format (JSON on stdout).")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--format", required=True, choices=["arcade", "otc", "mcp", "shinkai"])
+    p.add_argument("--toolkit", metavar="NAME", default=None)
+    p.add_argument("--out", metavar="FILE", default=None)
+    p.add_argument("--report-format", choices=["text", "json"], default="text", dest="report_format")
+
+    p = add("import", "Import tool definitions from another format as new Patch tools.")
+    p.add_argument("file", metavar="FILE")
+    p.add_argument("--from", dest="from_format", required=True, choices=["arcade", "otc", "mcp", "shinkai"])
+    p.add_argument("--out", metavar="DIR", default=".")
+    p.add_argument("--report-format", choices=["text", "json"], default="text", dest="report_format")
+
+    return parser
+
+
+def _tui_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="patch-tui", description="Open the TUI on a tool file or a folder of tools.")
+    parser.add_argument("path", nargs="?", default=None, metavar="PATH")
+    parser.add_argument("--theme", default=None, help="a theme name (remembered when chosen in the app)")
+    _global_options(parser, sub=False)
+    return parser
+
+
+_VALUED_GLOBALS = ("--store", "--toolbox", "--theme")
+
+
+def _first_positional(args: list[str]) -> str | None:
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg in _VALUED_GLOBALS:
+            skip = True
+            continue
+        if not arg.startswith("-"):
+            return arg
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    first = _first_positional(args_list)
+    wants_help_or_version = any(a in ("-h", "--help", "--version") for a in args_list)
+    if first in SUBCOMMANDS or (first is None and wants_help_or_version):
+        args = build_parser().parse_args(args_list)
+        command = args.command
+    else:
+        # `patch-tui [PATH] [--theme T]`: the TUI.
+        args = _tui_parser().parse_args(args_list)
+        command = "tui"
+    module_name, func_name = HANDLERS[command]
+    module = importlib.import_module(module_name)
+    try:
+        return int(getattr(module, func_name)(args) or 0)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

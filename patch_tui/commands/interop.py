@@ -1,0 +1,16 @@
+"""(being written)"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def run_export(args: argparse.Namespace) -> int:
+    print("patch-tui: this command is not built yet", file=sys.stderr)
+    return 2
+
+
+def run_import(args: argparse.Namespace) -> int:
+    print("patch-tui: this command is not built yet", file=sys.stderr)
+    return 2

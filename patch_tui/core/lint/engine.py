@@ -1,0 +1,326 @@
+"""The lint engine: diagnostics, quick fixes, the rule registry and one shared context.
+
+A rule is a small function registered under its code with `@rule(...)`. It receives a
+`LintContext` (the parsed file, its raw manifest data and one shared analysis of the body) and
+yields `Diagnostic`s. Rules never raise on bad input: the engine turns a crash inside a rule into
+a PT000 diagnostic so one buggy rule can never hide the others or produce a traceback.
+"""
+
+from __future__ import annotations
+
+import ast
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+from patch_tui.core import toolfile as tfmod
+from patch_tui.core.toolfile import Span, ToolFile
+from patch_tui.core.yamlio import Path
+
+Severity = Literal["error", "warning", "info"]
+SEVERITY_RANK: dict[str, int] = {"error": 0, "warning": 1, "info": 2}
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text between two 1-based (line, column) positions of the file."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    new_text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A quick fix: what it does, and the edits that do it.
+
+    `safe` fixes keep the tool's meaning (or only make a declaration honest) and are applied by
+    `patch-tui lint --fix`; unsafe ones are offered in the TUI only.
+    """
+
+    title: str
+    edits: tuple[Edit, ...]
+    safe: bool = True
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    severity: Severity
+    message: str
+    span: Span
+    fix: Fix | None = None
+    field: Path | None = None  # the manifest field concerned, for the form to focus
+    path: str | None = None  # the file, filled in by lint_file
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    @property
+    def column(self) -> int:
+        return self.span.column
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "path": self.path,
+            "code": self.code,
+            "severity": self.severity,
+            "line": self.span.line,
+            "column": self.span.column,
+            "end_line": self.span.end_line,
+            "end_column": self.span.end_column,
+            "message": self.message,
+        }
+        if self.fix is not None:
+            out["fix"] = {
+                "title": self.fix.title,
+                "safe": self.fix.safe,
+                "edits": [
+                    {
+                        "line": e.line,
+                        "column": e.column,
+                        "end_line": e.end_line,
+                        "end_column": e.end_column,
+                        "new_text": e.new_text,
+                    }
+                    for e in self.fix.edits
+                ],
+            }
+        return out
+
+
+RuleFunc = Callable[["LintContext"], Iterable[Diagnostic]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    family: str
+    summary: str
+    func: RuleFunc
+    needs_manifest: bool = True  # skip when the frontmatter could not be read
+    needs_body: bool = False  # skip when the body is not valid Python
+
+
+RULES: dict[str, Rule] = {}
+
+
+def rule(
+    code: str,
+    name: str,
+    *,
+    family: str,
+    summary: str,
+    needs_manifest: bool = True,
+    needs_body: bool = False,
+) -> Callable[[RuleFunc], RuleFunc]:
+    """Register a rule function under its (stable, public) code."""
+
+    def register(func: RuleFunc) -> RuleFunc:
+        if code in RULES:
+            raise ValueError(f"rule code {code} registered twice")
+        RULES[code] = Rule(code, name, family, summary, func, needs_manifest, needs_body)
+        return func
+
+    return register
+
+
+@dataclass
+class LintContext:
+    """Everything a rule may look at, computed once per file."""
+
+    tf: ToolFile
+
+    @property
+    def data(self) -> dict[str, Any]:
+        return self.tf.data if isinstance(self.tf.data, dict) else {}
+
+    def get(self, *path: str | int, default: Any = None) -> Any:
+        """A raw manifest value by path, or `default` when absent or the path breaks."""
+        value: Any = self.data
+        for step in path:
+            if isinstance(value, dict) and isinstance(step, str) and step in value:
+                value = value[step]
+            elif isinstance(value, list) and isinstance(step, int) and 0 <= step < len(value):
+                value = value[step]
+            else:
+                return default
+        return value
+
+    def span(self, *path: str | int, key: bool = False) -> Span:
+        """The span of a manifest value (or key); the nearest existing ancestor otherwise."""
+        if not path:
+            return self.tf.frontmatter_span()
+        found = self.tf.span_of(path, key=key)
+        return found if found is not None else self.tf.nearest_span(path)
+
+    def diag(
+        self,
+        code: str,
+        message: str,
+        *path: str | int,
+        severity: Severity = "error",
+        key: bool = False,
+        fix: Fix | None = None,
+        span: Span | None = None,
+    ) -> Diagnostic:
+        """A diagnostic pointing at a manifest field."""
+        return Diagnostic(
+            code,
+            severity,
+            message,
+            span if span is not None else self.span(*path, key=key),
+            fix,
+            tuple(path) if path else None,
+        )
+
+    # -- the body ---------------------------------------------------------------------------
+
+    @cached_property
+    def body_tree(self) -> ast.Module | None:
+        """The body parsed as Python, with line numbers relative to the whole file."""
+        if not self.tf.has_frontmatter and self.tf.open_index is not None:
+            return None
+        source = self.tf.body
+        # Pad with newlines so AST line numbers are file line numbers.
+        offset = self.tf.body_start_line - 1
+        try:
+            return ast.parse("\n" * offset + source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+
+    @cached_property
+    def body(self) -> Any:
+        """One pass over the body's AST, shared by every body rule (see lint/body.py)."""
+        from patch_tui.core.lint.body import analyse
+
+        return analyse(self.body_tree) if self.body_tree is not None else None
+
+    # -- fixes ------------------------------------------------------------------------------
+
+    def frontmatter_fix(self, title: str, new_data: dict[str, Any], *, safe: bool = True) -> Fix | None:
+        """A fix that rewrites the frontmatter lines with new manifest data (canonical style)."""
+        tf = self.tf
+        if not tf.has_frontmatter:
+            return None
+        lines = tf.frontmatter_lines
+        new_text = tfmod.render_frontmatter(new_data, tf.newline)
+        start = lines.start + 1  # 1-based first frontmatter line
+        return Fix(title, (Edit(start, 1, lines.stop + 1, 1, new_text),), safe)
+
+
+def apply_edits(text: str, edits: Iterable[Edit]) -> str:
+    """Apply non-overlapping edits (1-based positions) to text; later edits first."""
+    lines = tfmod._split_lines(text)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(line: int, column: int) -> int:
+        if line - 1 >= len(lines):
+            return len(text)
+        return min(starts[line - 1] + column - 1, starts[line])
+
+    ordered = sorted(edits, key=lambda e: (e.line, e.column), reverse=True)
+    for e in ordered:
+        a, b = offset(e.line, e.column), offset(e.end_line, e.end_column)
+        text = text[:a] + e.new_text + text[b:]
+    return text
+
+
+# --- running -------------------------------------------------------------------------------
+
+
+def _load_rules() -> None:
+    # Importing the rule modules registers their rules.
+    from patch_tui.core.lint import rules_body, rules_manifest, rules_text  # noqa: F401
+
+
+def selected_rules(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> list[Rule]:
+    """Rules chosen by code prefixes, like ruff's --select/--ignore (PT04 selects PT040-PT046)."""
+    _load_rules()
+    sel = [s.strip().upper() for s in select if s.strip()]
+    ign = [s.strip().upper() for s in ignore if s.strip()]
+    out = []
+    for code in sorted(RULES):
+        if sel and not any(code.startswith(s) for s in sel):
+            continue
+        if any(code.startswith(i) for i in ign):
+            continue
+        out.append(RULES[code])
+    return out
+
+
+def lint_toolfile(tf: ToolFile, rules: list[Rule] | None = None) -> list[Diagnostic]:
+    """All diagnostics for a parsed file, sorted by position then severity."""
+    rules = rules if rules is not None else selected_rules()
+    codes = {r.code for r in rules}
+    ctx = LintContext(tf)
+    out: list[Diagnostic] = []
+    for problem in tf.problems:
+        if problem.code in codes:
+            out.append(Diagnostic(problem.code, "error", problem.message, problem.span))
+    manifest_ok = isinstance(tf.data, dict)
+    for r in rules:
+        if r.needs_manifest and not manifest_ok:
+            continue
+        if r.needs_body and ctx.body_tree is None:
+            continue
+        try:
+            out.extend(r.func(ctx))
+        except Exception:  # a bug in a rule must never hide the others
+            last = traceback.format_exc().strip().splitlines()[-1]
+            out.append(
+                Diagnostic("PT000", "error", f"internal error in rule {r.code}: {last}", Span(1, 1, 1, 2))
+            )
+    if tf.path is not None:
+        out = [d if d.path else _with_path(d, tf.path) for d in out]
+    out.sort(key=lambda d: (d.span.line, d.span.column, SEVERITY_RANK[d.severity], d.code))
+    return out
+
+
+def _with_path(d: Diagnostic, path: str) -> Diagnostic:
+    return Diagnostic(d.code, d.severity, d.message, d.span, d.fix, d.field, path)
+
+
+def lint_text(text: str, path: str | None = None, rules: list[Rule] | None = None) -> list[Diagnostic]:
+    return lint_toolfile(tfmod.parse(text, path=path), rules)
+
+
+def fix_text(text: str, rules: list[Rule] | None = None, *, max_rounds: int = 10) -> tuple[str, int]:
+    """Apply safe fixes until none are left (each round re-lints). Returns (text, fixes applied).
+
+    One fix is applied per round when fixes overlap (frontmatter rewrites always do), so every
+    fix sees the text the previous one produced.
+    """
+    applied = 0
+    for _ in range(max_rounds):
+        diags = lint_text(text, rules=rules)
+        fixes = [d.fix for d in diags if d.fix is not None and d.fix.safe]
+        if not fixes:
+            break
+        chosen: list[Edit] = []
+        taken: list[tuple[tuple[int, int], tuple[int, int]]] = []
+        for fx in fixes:
+            ranges = [((e.line, e.column), (e.end_line, e.end_column)) for e in fx.edits]
+            if any(a < d and c < b for a, b in ranges for c, d in taken):
+                continue
+            taken.extend(ranges)
+            chosen.extend(fx.edits)
+            applied += 1
+        new = apply_edits(text, chosen)
+        if new == text:
+            break
+        text = new
+    return text, applied
+
+
+def iter_codes() -> Iterator[Rule]:
+    _load_rules()
+    yield from (RULES[c] for c in sorted(RULES))

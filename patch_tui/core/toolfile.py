@@ -1,0 +1,433 @@
+"""Split, parse and serialize a Patch tool file without ever damaging it.
+
+A tool file is: a preamble (shebang, encoding lines), an opening `# ---` line, commented YAML
+lines, a closing `# ---` line, and the Python body. The markers are the first two lines whose
+stripped text is `# ---`; inside, each line loses a leading `# ` or `#`.
+
+Everything here works on `str` decoded from UTF-8 with newlines untouched, so the body and the line
+endings survive byte for byte: `ToolFile.text` is always exactly what was read.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+
+from patch_tui.core import yamlio
+from patch_tui.core.manifest import FIELD_ORDER, Manifest
+from patch_tui.core.yamlio import Node, Path, Pos
+
+MARKER = "# ---"
+BOM = "\ufeff"
+# Bigger frontmatter than this is refused before YAML sees it: no real manifest comes close.
+MAX_FRONTMATTER_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class Span:
+    """A 1-based, inclusive-start, exclusive-end range in the file (columns count characters)."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    @classmethod
+    def line_span(cls, line: int, text: str) -> Span:
+        return cls(line, 1, line, max(1, len(text)) + 1)
+
+
+@dataclass(frozen=True)
+class ParseProblem:
+    """Why the file's structure or YAML could not be read (lint turns these into PT001-PT003)."""
+
+    code: str
+    message: str
+    span: Span
+
+
+@dataclass
+class ToolFile:
+    """A parsed tool file. `text` is the file exactly as read; nothing here rewrites it."""
+
+    text: str
+    path: str | None = None
+    bom: bool = False
+    newline: str = "\n"
+    lines: list[str] = field(default_factory=list)  # text split with line endings kept
+    open_index: int | None = None  # 0-based line index of the opening marker
+    close_index: int | None = None
+    prefix_lengths: dict[int, int] = field(default_factory=dict)  # line index -> stripped chars
+    yaml_text: str = ""
+    data: Any = None
+    nodes: dict[Path, Node] = field(default_factory=dict)
+    problems: list[ParseProblem] = field(default_factory=list)
+    manifest: Manifest | None = None
+    manifest_error: ValidationError | None = None
+
+    # -- structure -------------------------------------------------------------------------
+
+    @property
+    def has_frontmatter(self) -> bool:
+        return self.open_index is not None and self.close_index is not None
+
+    @property
+    def preamble(self) -> str:
+        end = self.open_index if self.open_index is not None else 0
+        return "".join(self.lines[:end])
+
+    @property
+    def body(self) -> str:
+        """Everything after the closing marker line, byte for byte (the whole text if none)."""
+        if self.close_index is None:
+            return "" if self.open_index is not None else self.text
+        return "".join(self.lines[self.close_index + 1 :])
+
+    @property
+    def body_start_line(self) -> int:
+        """1-based file line where the body starts."""
+        return (self.close_index + 2) if self.close_index is not None else 1
+
+    @property
+    def frontmatter_lines(self) -> range:
+        """0-based indexes of the lines between the markers."""
+        if self.open_index is None:
+            return range(0)
+        end = self.close_index if self.close_index is not None else len(self.lines)
+        return range(self.open_index + 1, end)
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.to_bytes()).hexdigest()
+
+    def to_bytes(self) -> bytes:
+        return ((BOM if self.bom else "") + self.text).encode("utf-8")
+
+    # -- spans -----------------------------------------------------------------------------
+
+    def yaml_pos_to_file(self, pos: Pos) -> tuple[int, int]:
+        """A 0-based YAML position as a 1-based file (line, column)."""
+        assert self.open_index is not None
+        index = self.open_index + 1 + pos.line
+        return index + 1, pos.column + self.prefix_lengths.get(index, 0) + 1
+
+    def span_of(self, path: Path, *, key: bool = False) -> Span | None:
+        """Where a manifest value (or its key) sits in the file, if it is there."""
+        node = self.nodes.get(tuple(path))
+        if node is None or self.open_index is None:
+            return None
+        if key and node.key_start is not None and node.key_end is not None:
+            start, end = node.key_start, node.key_end
+        else:
+            start, end = node.start, node.end
+        line, col = self.yaml_pos_to_file(start)
+        end_line, end_col = self.yaml_pos_to_file(end)
+        if (end_line, end_col) <= (line, col):
+            end_line, end_col = line, col + 1
+        # A block value ends at the start of the next line; point at the end of the last one.
+        if end_col == 1 + self.prefix_lengths.get(end_line - 1, 0) and end_line > line:
+            end_line -= 1
+            end_col = len(self.lines[end_line - 1].rstrip("\r\n")) + 1
+        return Span(line, col, end_line, end_col)
+
+    def nearest_span(self, path: Path) -> Span:
+        """The span of a path, or of its closest ancestor that exists, or of the markers."""
+        p = tuple(path)
+        while p:
+            span = self.span_of(p, key=True)
+            if span is not None:
+                return span
+            p = p[:-1]
+        return self.frontmatter_span()
+
+    def frontmatter_span(self) -> Span:
+        if self.open_index is None:
+            return Span(1, 1, 1, 2)
+        line = self.open_index + 1
+        return Span(line, 1, line, len(MARKER) + 1)
+
+    def line_text(self, line: int) -> str:
+        """A 1-based line without its ending."""
+        if 1 <= line <= len(self.lines):
+            return self.lines[line - 1].rstrip("\r\n")
+        return ""
+
+
+def _split_lines(text: str) -> list[str]:
+    # str.splitlines would also split on \x0b, \x1c, U+2028...: only \n, \r\n and \r end lines.
+    lines: list[str] = []
+    start = 0
+    n = len(text)
+    i = 0
+    while i < n:
+        ch = text[i]
+        if ch == "\n":
+            lines.append(text[start : i + 1])
+            start = i + 1
+        elif ch == "\r":
+            if i + 1 < n and text[i + 1] == "\n":
+                i += 1
+            lines.append(text[start : i + 1])
+            start = i + 1
+        i += 1
+    if start < n:
+        lines.append(text[start:])
+    return lines
+
+
+def _detect_newline(lines: list[str]) -> str:
+    for line in lines:
+        if line.endswith("\r\n"):
+            return "\r\n"
+        if line.endswith("\n"):
+            return "\n"
+        if line.endswith("\r"):
+            return "\r"
+    return "\n"
+
+
+def decode(raw: bytes) -> tuple[str, bool]:
+    """UTF-8 text and whether it had a BOM. Raises UnicodeDecodeError for invalid UTF-8."""
+    text = raw.decode("utf-8")
+    if text.startswith(BOM):
+        return text[1:], True
+    return text, False
+
+
+def parse_bytes(raw: bytes, path: str | None = None) -> ToolFile:
+    """Parse raw file contents. Invalid UTF-8 and NUL bytes become PT001-family problems."""
+    if b"\x00" in raw:
+        tf = ToolFile(text="", path=path)
+        tf.problems.append(
+            ParseProblem("PT001", "the file holds NUL bytes: it is binary, not a tool file", Span(1, 1, 1, 2))
+        )
+        return tf
+    try:
+        text, bom = decode(raw)
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        column = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
+        tf = ToolFile(text="", path=path)
+        tf.problems.append(
+            ParseProblem(
+                "PT001",
+                f"the file is not valid UTF-8 (byte 0x{raw[exc.start]:02x}): save it as UTF-8",
+                Span(line, column, line, column + 1),
+            )
+        )
+        return tf
+    return parse(text, path=path, bom=bom)
+
+
+def read(path: str) -> ToolFile:
+    """Read and parse a file (OSError propagates: callers report unreadable paths)."""
+    with open(path, "rb") as fh:
+        return parse_bytes(fh.read(), path=path)
+
+
+def parse(text: str, path: str | None = None, *, bom: bool = False) -> ToolFile:
+    """Parse tool-file text. Never raises for bad content: problems are recorded instead."""
+    if text.startswith(BOM):
+        text, bom = text[1:], True
+    lines = _split_lines(text)
+    tf = ToolFile(text=text, path=path, bom=bom, lines=lines, newline=_detect_newline(lines))
+    markers = [i for i, line in enumerate(lines) if line.strip() == MARKER]
+    if not markers:
+        tf.problems.append(
+            ParseProblem(
+                "PT001",
+                "no `# ---` frontmatter: start the file with `# ---`, the manifest as `# ` comments, and `# ---`",
+                Span(1, 1, 1, 2),
+            )
+        )
+        return tf
+    tf.open_index = markers[0]
+    if len(markers) < 2:
+        line = markers[0] + 1
+        tf.problems.append(
+            ParseProblem(
+                "PT001",
+                "the frontmatter is never closed: add a `# ---` line after the manifest",
+                Span.line_span(line, lines[markers[0]].rstrip("\r\n")),
+            )
+        )
+        return tf
+    tf.close_index = markers[1]
+
+    yaml_lines: list[str] = []
+    size = 0
+    for index in tf.frontmatter_lines:
+        raw_line = lines[index].rstrip("\r\n")
+        size += len(raw_line) + 1
+        stripped = raw_line.lstrip(" \t")
+        lead = len(raw_line) - len(stripped)
+        if stripped.startswith("# "):
+            tf.prefix_lengths[index] = lead + 2
+            yaml_lines.append(stripped[2:])
+        elif stripped.startswith("#"):
+            tf.prefix_lengths[index] = lead + 1
+            yaml_lines.append(stripped[1:])
+        else:
+            yaml_lines.append("")
+            if stripped:
+                tf.problems.append(
+                    ParseProblem(
+                        "PT003",
+                        "a line inside the frontmatter is not a comment: start it with `# `",
+                        Span.line_span(index + 1, raw_line),
+                    )
+                )
+    if size > MAX_FRONTMATTER_BYTES:
+        tf.problems.append(
+            ParseProblem(
+                "PT002",
+                f"the frontmatter is {size // 1024} KiB; a manifest is a few lines: remove what is not the manifest",
+                tf.frontmatter_span(),
+            )
+        )
+        return tf
+    tf.yaml_text = "\n".join(yaml_lines) + "\n"
+    try:
+        loaded = yamlio.load(tf.yaml_text)
+    except yamlio.YamlError as exc:
+        if exc.pos is not None and yaml_lines:
+            if exc.pos.line >= len(yaml_lines):  # the error is at the end of the YAML
+                last = len(yaml_lines) - 1
+                exc.pos = Pos(last, len(yaml_lines[last]))
+                exc.end = None
+            line, col = tf.yaml_pos_to_file(exc.pos)
+            if exc.end is not None:
+                end_line, end_col = tf.yaml_pos_to_file(exc.end)
+            else:
+                end_line, end_col = line, col + 1
+            span = Span(line, col, end_line, max(end_col, col + 1) if end_line == line else end_col)
+        else:
+            span = tf.frontmatter_span()
+        tf.problems.append(ParseProblem("PT002", f"invalid YAML in the frontmatter: {exc.message}", span))
+        return tf
+    tf.data, tf.nodes = loaded.data, loaded.nodes
+    if tf.data is None:
+        tf.data = {}
+    if not isinstance(tf.data, dict):
+        tf.problems.append(
+            ParseProblem(
+                "PT002",
+                "the frontmatter must be a mapping of fields (`name: ...`), not a single value or list",
+                tf.frontmatter_span(),
+            )
+        )
+        tf.data = None
+        return tf
+    try:
+        tf.manifest = Manifest.model_validate(tf.data)
+    except ValidationError as exc:
+        tf.manifest_error = exc
+    return tf
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def canonical_order(data: Any, where: str = "") -> Any:
+    """Manifest data with mapping keys in the format document's order (unknown keys last)."""
+    if isinstance(data, dict):
+        order = FIELD_ORDER.get(where, ())
+        known = [k for k in order if k in data]
+        rest = [k for k in data if k not in order]
+        out: dict[str, Any] = {}
+        for key in known + rest:
+            child_where = {
+                ("", "inputs"): "inputs",
+                ("", "outputs"): "outputs",
+                ("", "capabilities"): "capabilities",
+                ("", "runtime"): "runtime",
+            }.get((where, key), f"{where}.{key}")
+            out[key] = canonical_order(data[key], child_where)
+        return out
+    if isinstance(data, list):
+        item_where = "inputs[]" if where == "inputs" else f"{where}[]"
+        return [canonical_order(v, item_where) for v in data]
+    return data
+
+
+def render_frontmatter(data: Any, newline: str = "\n") -> str:
+    """The commented YAML lines (without markers) for manifest data, canonical style."""
+    text = yamlio.dump(canonical_order(data))
+    out = []
+    for line in text.splitlines():
+        out.append(("# " + line) if line else "#")
+    return "".join(line + newline for line in out)
+
+
+def with_frontmatter(tf: ToolFile, data: Any) -> str:
+    """The file's text with its frontmatter replaced by canonical YAML for `data`.
+
+    The preamble, the marker lines, the body and the line endings are kept as they are. A file
+    without frontmatter gets one at the top (after a shebang or encoding line).
+    """
+    fm = render_frontmatter(data, tf.newline)
+    if tf.has_frontmatter:
+        assert tf.open_index is not None and tf.close_index is not None
+        head = "".join(tf.lines[: tf.open_index + 1])
+        if not head.endswith(("\n", "\r")):
+            head += tf.newline
+        tail = "".join(tf.lines[tf.close_index :])
+        return head + fm + tail
+    lines = tf.lines
+    keep = 0
+    while keep < len(lines) and keep < 2 and (
+        lines[keep].startswith("#!") or "coding" in lines[keep][:40] and lines[keep].startswith("#")
+    ):
+        keep += 1
+    head = "".join(lines[:keep])
+    if head and not head.endswith(("\n", "\r")):
+        head += tf.newline
+    return head + MARKER + tf.newline + fm + MARKER + tf.newline + "".join(lines[keep:])
+
+
+def serialize(manifest: Manifest, body: str, *, newline: str = "\n", preamble: str = "") -> str:
+    """A whole tool file for a manifest and a body."""
+    return preamble + MARKER + newline + render_frontmatter(manifest.to_data(), newline) + MARKER + newline + body
+
+
+def format_text(tf: ToolFile) -> str | None:
+    """The file with canonical frontmatter, or None when its frontmatter cannot be read."""
+    if tf.data is None or any(p.code in ("PT001", "PT002", "PT003") for p in tf.problems):
+        return None
+    return with_frontmatter(tf, tf.data)
+
+
+def set_field(data: dict[str, Any], path: Path, value: Any) -> dict[str, Any]:
+    """A copy of manifest data with one field set (creating mappings on the way)."""
+    import copy
+
+    out = copy.deepcopy(data)
+    target: Any = out
+    for step in path[:-1]:
+        if isinstance(target, dict):
+            if not isinstance(target.get(step), dict | list):
+                target[step] = {}
+            target = target[step]
+        else:
+            target = target[step]  # type: ignore[index]
+    last = path[-1]
+    if isinstance(target, dict) and value is _DELETE:
+        target.pop(last, None)
+    elif isinstance(target, list) and value is _DELETE:
+        del target[last]  # type: ignore[arg-type]
+    else:
+        target[last] = value  # type: ignore[index]
+    return out
+
+
+class _Delete:
+    def __repr__(self) -> str:
+        return "DELETE"
+
+
+_DELETE: Any = _Delete()
+DELETE: Any = _DELETE
+"""Pass as the value to `set_field` to remove a field."""

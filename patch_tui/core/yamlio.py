@@ -1,0 +1,270 @@
+"""YAML read the way the Patch runtime reads it, and written the way it writes it.
+
+Reading uses YAML's JSON schema: only `true`/`false` are booleans, only `null` (or nothing) is
+null, numbers look like JSON numbers, and everything else (timestamps, `yes`, `0o17`) is a string.
+We build values from parser *events* rather than PyYAML's constructors so that:
+- anchors, aliases and explicit tags are refused before anything is built (no alias bombs, no
+  `!!python/object/apply`), and duplicate keys are errors instead of silently merged;
+- every value gets a source span, so lint and the UI can point at `inputs[1].type`;
+- deep nesting cannot blow the Python stack (the builder is iterative).
+
+Writing uses PyYAML's emitter with sequences indented under their key; a string is quoted
+whenever *either* YAML 1.1 or the JSON schema would read it as something other than a string, so
+the file means the same thing to every reader.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+HAS_LIBYAML = _BaseLoader is not yaml.SafeLoader
+
+MAX_DEPTH = 64
+MAX_EVENTS = 200_000
+
+_NULL_RE = re.compile(r"^(null|)$")
+_BOOL_RE = re.compile(r"^(true|false)$")
+_INT_RE = re.compile(r"^-?(0|[1-9][0-9]*)$")
+_FLOAT_RE = re.compile(r"^-?(0|[1-9][0-9]*)(\.[0-9]*)?([eE][-+]?[0-9]+)?$")
+
+# Plain (unquoted) scalars that YAML 1.1 (PyYAML's default) reads as something other than a
+# string, while the JSON schema reads them as strings: lint warns about these.
+YAML11_BOOL_RE = re.compile(
+    r"^(y|Y|yes|Yes|YES|n|N|no|No|NO|True|TRUE|False|FALSE|on|On|ON|off|Off|OFF)$"
+)
+YAML11_TIMESTAMP_RE = re.compile(
+    r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}"
+    r"([Tt ]|[ \t]+)?([0-9]{1,2}:[0-9]{2}:[0-9]{2}(\.[0-9]*)?)?"
+    r"(([ \t]*)(Z|[-+][0-9]{1,2}(:[0-9]{2})?))?$"
+)
+YAML11_NUMBER_RE = re.compile(
+    r"^([-+]?0[0-7_]+|[-+]?0x[0-9a-fA-F_]+|[-+]?0b[01_]+|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+"
+    r"|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)|[-+]?[0-9][0-9_]*|[-+]?([0-9][0-9_]*)?\.[0-9_]*([eE][-+][0-9]+)?)$"
+)
+YAML11_NULL_RE = re.compile(r"^(~|Null|NULL)$")
+
+
+@dataclass(frozen=True)
+class Pos:
+    """0-based line and column inside the YAML text."""
+
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Node:
+    """Where a value sits in the YAML text, and how it was written."""
+
+    start: Pos
+    end: Pos
+    key_start: Pos | None = None
+    key_end: Pos | None = None
+    plain: bool = False  # an unquoted scalar
+    raw: str | None = None  # the scalar's text as written
+
+
+Path = tuple[str | int, ...]
+
+
+@dataclass
+class YamlError(Exception):
+    message: str
+    pos: Pos | None = None
+    end: Pos | None = None
+
+
+@dataclass
+class Loaded:
+    data: Any
+    nodes: dict[Path, Node] = field(default_factory=dict)
+
+
+def _pos(mark: Any) -> Pos:
+    return Pos(mark.line, mark.column)
+
+
+def resolve_plain(text: str) -> Any:
+    """A plain scalar's value under YAML's JSON schema."""
+    if _NULL_RE.match(text):
+        return None
+    if _BOOL_RE.match(text):
+        return text == "true"
+    if _INT_RE.match(text):
+        return int(text)
+    if _FLOAT_RE.match(text):
+        return float(text)
+    return text
+
+
+def load(text: str) -> Loaded:
+    """Parse one YAML document into plain data and a span for every value.
+
+    Raises YamlError with a position for syntax errors, anchors, aliases, tags, duplicate keys,
+    too deep nesting, or more than one document.
+    """
+    nodes: dict[Path, Node] = {}
+    # Each frame: [container, path, pending_key(str|None), key_start, key_end, start_mark]
+    stack: list[list[Any]] = []
+    result: Any = None
+    have_result = False
+    documents = 0
+    count = 0
+    try:
+        for event in yaml.parse(text, Loader=_BaseLoader):
+            count += 1
+            if count > MAX_EVENTS:
+                raise YamlError(f"frontmatter is too large (more than {MAX_EVENTS} YAML nodes)")
+            kind = type(event)
+            if kind is yaml.DocumentStartEvent:
+                documents += 1
+                if documents > 1:
+                    raise YamlError(
+                        "more than one YAML document: remove the extra `---` line",
+                        _pos(event.start_mark),
+                    )
+                continue
+            if kind in (yaml.StreamStartEvent, yaml.StreamEndEvent, yaml.DocumentEndEvent):
+                continue
+            if kind is yaml.AliasEvent:
+                raise YamlError(
+                    f"alias *{event.anchor} is not allowed: write the value out in full",
+                    _pos(event.start_mark),
+                    _pos(event.end_mark),
+                )
+            anchor = getattr(event, "anchor", None)
+            if anchor is not None:
+                raise YamlError(
+                    f"anchor &{anchor} is not allowed: write the value out in full",
+                    _pos(event.start_mark),
+                    _pos(event.end_mark),
+                )
+            tag = getattr(event, "tag", None)
+            if tag is not None and tag != "!":
+                implicit = getattr(event, "implicit", True)
+                explicit = (not implicit[0] and not implicit[1]) if isinstance(implicit, tuple) else not implicit
+                if explicit:
+                    shown = tag.replace("tag:yaml.org,2002:", "!!")
+                    raise YamlError(
+                        f"tag {shown} is not allowed: the manifest is plain data",
+                        _pos(event.start_mark),
+                        _pos(event.end_mark),
+                    )
+            if kind is yaml.ScalarEvent:
+                if event.style is None or event.style == "":
+                    value: Any = resolve_plain(event.value)
+                    plain = True
+                else:
+                    value = event.value
+                    plain = False
+                done = (value, _pos(event.start_mark), _pos(event.end_mark), plain, event.value)
+            elif kind in (yaml.MappingStartEvent, yaml.SequenceStartEvent):
+                if len(stack) >= MAX_DEPTH:
+                    raise YamlError(
+                        f"nesting deeper than {MAX_DEPTH} levels", _pos(event.start_mark)
+                    )
+                container: Any = {} if kind is yaml.MappingStartEvent else []
+                path = _child_path(stack)
+                stack.append([container, path, None, None, None, event.start_mark])
+                continue
+            elif kind in (yaml.MappingEndEvent, yaml.SequenceEndEvent):
+                frame = stack.pop()
+                done = (frame[0], _pos(frame[5]), _pos(event.end_mark), False, None)
+            else:  # pragma: no cover - PyYAML has no other event kinds
+                continue
+
+            value, start, end, plain, raw = done
+            if not stack:
+                result, have_result = value, True
+                nodes[()] = Node(start, end, plain=plain, raw=raw)
+                continue
+            parent = stack[-1]
+            container = parent[0]
+            if isinstance(container, dict):
+                if parent[2] is None:
+                    # This scalar is a key.
+                    if not isinstance(value, str | int | float | bool) and value is not None:
+                        raise YamlError("a mapping key must be a plain word", start, end)
+                    key = value if isinstance(value, str) else ("" if value is None else str(raw if raw is not None else value))
+                    if key in container:
+                        raise YamlError(f"duplicate key {key!r}: keep only one", start, end)
+                    parent[2], parent[3], parent[4] = key, start, end
+                    container[key] = None  # reserve the order
+                    continue
+                key = parent[2]
+                container[key] = value
+                nodes[(*parent[1], key)] = Node(start, end, parent[3], parent[4], plain, raw)
+                parent[2] = None
+            else:
+                index = len(container)
+                container.append(value)
+                nodes[(*parent[1], index)] = Node(start, end, plain=plain, raw=raw)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise YamlError(problem, _pos(mark) if mark else None) from None
+    except yaml.YAMLError as exc:
+        raise YamlError(str(exc).splitlines()[0] if str(exc) else "invalid YAML") from None
+    except RecursionError:
+        raise YamlError(f"nesting deeper than {MAX_DEPTH} levels") from None
+    if not have_result:
+        return Loaded(None, nodes)
+    return Loaded(result, nodes)
+
+
+def _child_path(stack: list[list[Any]]) -> Path:
+    if not stack:
+        return ()
+    parent = stack[-1]
+    if isinstance(parent[0], dict):
+        return (*parent[1], parent[2])
+    return (*parent[1], len(parent[0]))
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style, lists indented under their key, strings quoted only when a reader needs it."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        return super().increase_indent(flow, False)
+
+    def choose_scalar_style(self) -> str:
+        # The format document quotes with double quotes ("3.12"); they can also hold any text.
+        style = super().choose_scalar_style()
+        return '"' if style == "'" else style
+
+
+# Quote a string when the JSON schema would read it as another type, on top of YAML 1.1's rules.
+_Dumper.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT_RE, list("-0123456789"))
+_Dumper.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^null$"), ["n"])
+
+
+def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    # Multi-line strings read best as literal blocks; trailing spaces force quoting because a
+    # literal block cannot keep them reliably.
+    if "\n" in value and not any(line.endswith(" ") for line in value.split("\n")):
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+
+
+_Dumper.add_representer(str, _str_representer)
+
+
+def dump(data: Any) -> str:
+    """YAML text in the Patch runtime's canonical style (no document markers)."""
+    return yaml.dump(
+        data,
+        Dumper=_Dumper,
+        default_flow_style=False,
+        sort_keys=False,
+        allow_unicode=True,
+        width=2**31 - 1,
+        indent=2,
+    )
