@@ -54,7 +54,9 @@ def test_each_hidden_family_is_found(char: str, kind: str) -> None:
     assert [(h.index, h.char, h.codepoint, h.kind) for h in found] == [(2, char, ord(char), kind)]
 
 
-@pytest.mark.parametrize("text", ["plain text.", "line\nbreak\tand tab", "café, naïve, 日本語", "é", ""])
+@pytest.mark.parametrize(
+    "text", ["plain text.", "line\nbreak\tand tab", "café, naïve, 日本語", "é", ""]
+)
 def test_ordinary_text_has_nothing_hidden(text: str) -> None:
     assert find_hidden(text) == []
     assert visible(text) == text
@@ -121,4 +123,4 @@ def test_visible_never_leaves_a_hidden_character(text: str) -> None:
     assert find_hidden(shown) == []
     assert strip_hidden(text) == "".join(ch for ch in text if hidden_kind(ch) is None)
     # Only hidden characters are replaced, so removing the labels gives the stripped text back.
-    assert len(find_hidden(text)) == shown.count("⟦U+")  - text.count("⟦U+")
+    assert len(find_hidden(text)) == shown.count("⟦U+") - text.count("⟦U+")
