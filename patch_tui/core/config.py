@@ -23,7 +23,7 @@ from pydantic_settings import (
 
 from patch_tui.core import paths
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-5-5"
 
 
 class Settings(BaseSettings):
