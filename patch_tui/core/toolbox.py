@@ -1,0 +1,528 @@
+"""A toolbox: a folder of tool files, or a Patch toolbox (a folder with `tools/` and `index.json`).
+
+Everything that writes goes through `atomic_write`, so a crash or a full disk never leaves a
+half-written tool: the new bytes go to a temporary file in the same folder, are fsynced, and
+replace the old file in one `os.replace`. A symlinked tool is saved through to its target (the
+link stays a link) and the file's permission bits are kept.
+
+`save_tool` refuses to overwrite a file whose bytes changed since they were loaded
+(`FileChangedOnDisk`): the caller decides (reload, keep mine, diff); nothing is lost silently.
+
+Layout of what we keep next to the tools:
+- history: `<history_dir>/<tool name>/<version>.py`, one file per superseded version;
+- trash:   `<root>/.trash/<file stem>-<UTC stamp>.py`: deleting a tool never removes bytes;
+- runs:    `<runs_dir>/`, for the runner's logs.
+
+The Patch runtime's `index.json` shape is not documented; we read the shapes seen in the wild
+(a list of entries, `{"tools": [...]}`, `{"tools": {name: entry}}`, `{name: entry}`), write back
+the same shape, and keep every key we do not know in existing entries. A new index is
+`{"tools": [{"name", "version", "description"}]}`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from patch_tui.core import toolfile
+from patch_tui.core.manifest import NAME_RE, Manifest, bump_version
+
+INDEX_NAME = "index.json"
+TOOLS_DIR_NAME = "tools"
+# Files in the tools folder that are not tools (a package marker, our own temp files).
+_NOT_TOOLS = ("__init__.py",)
+
+Part = Literal["major", "minor", "patch"]
+
+
+class ToolboxError(Exception):
+    """A toolbox operation cannot be done; the message says why, for a person."""
+
+
+class FileChangedOnDisk(ToolboxError):
+    """The file's bytes on disk are not the ones the editor loaded: saving would lose them."""
+
+    def __init__(self, path: Path, expected: str | None, actual: str | None) -> None:
+        self.path = path
+        self.expected = expected
+        self.actual = actual  # None: the file was deleted
+        what = "was deleted" if actual is None else "changed on disk"
+        super().__init__(f"{path} {what} since it was loaded; not overwriting it")
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    path: Path
+    sha256: str  # of the bytes now on disk
+    index_updated: bool = False
+    history_path: Path | None = None  # where the previous version went (save_new_version)
+    version: str | None = None
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str | None:
+    """The sha256 of a file's bytes, or None when it does not exist."""
+    try:
+        with open(path, "rb") as fh:
+            return sha256_bytes(fh.read())
+    except FileNotFoundError:
+        return None
+
+
+def _fsync_dir(folder: Path) -> None:
+    # Makes the rename itself durable; some platforms cannot open a folder, which is fine.
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write bytes so readers see the old file or the new one, never a mix. Returns the path
+    actually written (a symlink's target)."""
+    target = Path(os.path.realpath(path))
+    folder = target.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = None
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is None:
+            # mkstemp creates 0600; a new file gets the usual mode for the user's umask.
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(folder)
+    return target
+
+
+def _to_bytes(text: str | bytes) -> bytes:
+    return text if isinstance(text, bytes) else text.encode("utf-8")
+
+
+def _utc_stamp() -> str:
+    return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+
+
+# --- the tool template -------------------------------------------------------------------
+
+
+def new_tool_text(name: str, description: str | None = None) -> str:
+    """A small, lint-clean tool that takes one string and returns it."""
+    manifest = Manifest.model_validate(
+        {
+            "name": name,
+            "version": "0.1.0",
+            "description": description or f"Describe what {name} does in one sentence.",
+            "inputs": [{"name": "text", "type": "string", "description": "The text to work on."}],
+            "outputs": {"type": "object", "description": "The result."},
+            "capabilities": {"network": False, "filesystem": "none", "human_confirm": False},
+            "runtime": {"language": "python", "python_version": "3.12", "packages": []},
+        }
+    )
+    body = (
+        "import json\n"
+        "import sys\n"
+        "\n"
+        "\n"
+        "def main(text: str) -> dict:\n"
+        '    return {"text": text}\n'
+        "\n"
+        "\n"
+        'if __name__ == "__main__":\n'
+        "    args = json.loads(sys.stdin.read())\n"
+        "    print(json.dumps(main(**args)))\n"
+    )
+    return toolfile.serialize(manifest, body)
+
+
+def _check_name(name: str) -> None:
+    if not NAME_RE.match(name):
+        raise ToolboxError(
+            f"{name!r} is not a valid tool name: use lowercase letters, digits and underscores, "
+            "starting with a letter"
+        )
+
+
+# --- the toolbox ---------------------------------------------------------------------------
+
+
+class Toolbox:
+    """A folder of tools. Use `Toolbox.open(path)`."""
+
+    def __init__(self, root: Path, tools_dir: Path, is_patch_toolbox: bool) -> None:
+        self.root = root
+        self.tools_dir = tools_dir
+        self.is_patch_toolbox = is_patch_toolbox
+
+    def __repr__(self) -> str:
+        kind = "patch" if self.is_patch_toolbox else "folder"
+        return f"Toolbox({str(self.root)!r}, {kind})"
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> Toolbox:
+        """The toolbox holding a tool file, or the toolbox at a folder.
+
+        A folder with `tools/` (and usually `index.json`) is a Patch toolbox; so is its `tools/`
+        folder when the parent has `index.json`. Any other folder is a plain folder of tools.
+        Raises ToolboxError when the path does not exist.
+        """
+        p = Path(path).expanduser()
+        if not p.exists():
+            raise ToolboxError(f"{p}: no such file or folder")
+        folder = (p if p.is_dir() else p.parent).resolve()
+        if (folder / TOOLS_DIR_NAME).is_dir() and (
+            (folder / INDEX_NAME).exists() or not any(folder.glob("*.py"))
+        ):
+            return cls(folder, folder / TOOLS_DIR_NAME, True)
+        if folder.name == TOOLS_DIR_NAME and (folder.parent / INDEX_NAME).exists():
+            return cls(folder.parent, folder, True)
+        return cls(folder, folder, False)
+
+    # -- where things go --------------------------------------------------------------------
+
+    @property
+    def index_path(self) -> Path | None:
+        return self.root / INDEX_NAME if self.is_patch_toolbox else None
+
+    @property
+    def history_dir(self) -> Path:
+        return self.root / ("history" if self.is_patch_toolbox else ".history")
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.root / ("runs" if self.is_patch_toolbox else ".runs")
+
+    @property
+    def trash_dir(self) -> Path:
+        return self.root / ".trash"
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def tool_paths(self) -> list[Path]:
+        """The tool files, sorted by name (hidden and temporary files left out)."""
+        if not self.tools_dir.is_dir():
+            return []
+        return sorted(
+            p
+            for p in self.tools_dir.glob("*.py")
+            if not p.name.startswith(".") and p.name not in _NOT_TOOLS and p.is_file()
+        )
+
+    def path_for(self, name: str) -> Path:
+        """Where a tool of this name lives by convention."""
+        return self.tools_dir / f"{name}.py"
+
+    def find(self, name: str) -> Path | None:
+        """A tool by its manifest name, else by its file stem."""
+        conventional = self.path_for(name)
+        paths = self.tool_paths()
+        # The conventional file usually holds the tool: check it first, then every file.
+        ordered = ([conventional] if conventional in paths else []) + [
+            p for p in paths if p != conventional
+        ]
+        for p in ordered:
+            if _manifest_name(p) == name:
+                return p
+        return conventional if conventional in paths else None
+
+    # -- saving -----------------------------------------------------------------------------
+
+    def save_tool(
+        self,
+        path: str | os.PathLike[str],
+        text: str | bytes,
+        *,
+        expected_sha256: str | None,
+    ) -> SaveResult:
+        """Save a tool atomically. With `expected_sha256` (the hash of the bytes loaded), refuse
+        with FileChangedOnDisk when the file on disk is not those bytes any more. None means
+        "overwrite whatever is there" (the person chose "keep mine")."""
+        p = Path(path)
+        data = _to_bytes(text)
+        if expected_sha256 is not None:
+            actual = file_sha256(p)
+            if actual != expected_sha256:
+                raise FileChangedOnDisk(p, expected_sha256, actual)
+        atomic_write(p, data)
+        updated = self._index_from_bytes(p, data)
+        return SaveResult(p, sha256_bytes(data), updated)
+
+    def _index_from_bytes(self, path: Path, data: bytes) -> bool:
+        if not self.is_patch_toolbox:
+            return False
+        tf = toolfile.parse_bytes(data, path=str(path))
+        if tf.manifest is None:
+            # A broken manifest is saved (never lose work) but not published to the runtime.
+            return False
+        self.update_index(path, tf.manifest)
+        return True
+
+    def save_new_version(
+        self,
+        path: str | os.PathLike[str],
+        text: str | bytes,
+        part: Part = "patch",
+        *,
+        expected_sha256: str | None = None,
+    ) -> SaveResult:
+        """Keep the file's current version in the history, then save `text` with its version
+        bumped (from the larger of the on-disk and the edited version, so it always moves up)."""
+        p = Path(path)
+        data = _to_bytes(text)
+        tf = toolfile.parse_bytes(data, path=str(p))
+        if tf.manifest is None or not isinstance(tf.data, dict):
+            raise ToolboxError(f"{p}: fix the manifest before saving a new version")
+        if expected_sha256 is not None:
+            actual = file_sha256(p)
+            if actual != expected_sha256:
+                raise FileChangedOnDisk(p, expected_sha256, actual)
+        history_path: Path | None = None
+        base = tf.manifest.version
+        if p.exists():
+            old_raw = p.read_bytes()
+            old = toolfile.parse_bytes(old_raw, path=str(p))
+            old_name = old.manifest.name if old.manifest else tf.manifest.name
+            old_version = old.manifest.version if old.manifest else None
+            if old_version is not None:
+                history_path = self.history_dir / old_name / f"{old_version}.py"
+                if history_path.exists() and history_path.read_bytes() != old_raw:
+                    # The version was edited in place after it was kept: keep both, never lose one.
+                    history_path = history_path.with_name(f"{old_version}+{_utc_stamp()}.py")
+                if not history_path.exists():
+                    atomic_write(history_path, old_raw)
+                base = max(base, old_version, key=_version_key)
+        new_version = bump_version(base, part)
+        new_text = toolfile.with_frontmatter(tf, toolfile.set_field(tf.data, ("version",), new_version))
+        new_data = ((toolfile.BOM if tf.bom else "") + new_text).encode("utf-8")
+        atomic_write(p, new_data)
+        updated = self._index_from_bytes(p, new_data)
+        return SaveResult(p, sha256_bytes(new_data), updated, history_path, new_version)
+
+    def history(self, name: str) -> list[tuple[str, Path]]:
+        """Earlier versions of a tool, oldest first: (version, path)."""
+        folder = self.history_dir / name
+        if not folder.is_dir():
+            return []
+        found = [(p.stem, p) for p in folder.glob("*.py") if p.is_file()]
+        return sorted(found, key=lambda vp: (_version_key(vp[0]), vp[0]))
+
+    # -- the index ----------------------------------------------------------------------------
+
+    def read_index(self) -> Any:
+        """The raw index data, or None when there is none or it cannot be read."""
+        ip = self.index_path
+        if ip is None or not ip.exists():
+            return None
+        try:
+            return json.loads(ip.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def update_index(self, path: str | os.PathLike[str], manifest: Manifest) -> None:
+        """Put a tool's name, version and description in index.json, atomically."""
+        self._edit_index(lambda entries: _upsert(entries, manifest, Path(path), self.root))
+
+    def remove_from_index(self, name: str) -> None:
+        self._edit_index(lambda entries: [e for e in entries if _entry_name(e) != name])
+
+    def _edit_index(self, change: Any) -> None:
+        ip = self.index_path
+        if ip is None:
+            return
+        raw = self.read_index() if ip.exists() else {"tools": []}
+        if raw is None:
+            raise ToolboxError(f"{ip}: not valid JSON; fix it by hand, the tool was saved")
+        entries, rebuild = _index_entries(raw)
+        new_raw = rebuild(change(entries))
+        text = json.dumps(new_raw, indent=2, ensure_ascii=False) + "\n"
+        atomic_write(ip, text.encode("utf-8"))
+
+    # -- managing tools -------------------------------------------------------------------
+
+    def create_tool(self, name: str, description: str | None = None, text: str | None = None) -> Path:
+        """A new tool file from the template (or `text`), refusing to replace an existing one."""
+        _check_name(name)
+        target = self.path_for(name)
+        if target.exists() or self.find(name) is not None:
+            raise ToolboxError(f"a tool named {name} already exists")
+        data = _to_bytes(text if text is not None else new_tool_text(name, description))
+        atomic_write(target, data)
+        self._index_from_bytes(target, data)
+        return target
+
+    def _renamed_text(self, path: Path, new_name: str) -> bytes:
+        raw = path.read_bytes()
+        tf = toolfile.parse_bytes(raw, path=str(path))
+        if not isinstance(tf.data, dict) or any(
+            p.code in ("PT001", "PT002", "PT003") for p in tf.problems
+        ):
+            # The manifest cannot be rewritten; the file moves with its text unchanged.
+            return raw
+        text = toolfile.with_frontmatter(tf, toolfile.set_field(tf.data, ("name",), new_name))
+        return ((toolfile.BOM if tf.bom else "") + text).encode("utf-8")
+
+    def duplicate_tool(self, path: str | os.PathLike[str], new_name: str) -> Path:
+        _check_name(new_name)
+        src = Path(path)
+        target = self.path_for(new_name)
+        if target.exists() or self.find(new_name) is not None:
+            raise ToolboxError(f"a tool named {new_name} already exists")
+        data = self._renamed_text(src, new_name)
+        atomic_write(target, data)
+        self._index_from_bytes(target, data)
+        return target
+
+    def rename_tool(self, path: str | os.PathLike[str], new_name: str) -> Path:
+        """Give a tool a new name: the manifest's name and the file's name change together."""
+        _check_name(new_name)
+        src = Path(path)
+        old_name = _manifest_name(src) or src.stem
+        target = self.path_for(new_name)
+        if target.exists() and target.resolve() != src.resolve():
+            raise ToolboxError(f"a tool named {new_name} already exists")
+        data = self._renamed_text(src, new_name)
+        atomic_write(target, data)
+        if target.resolve() != src.resolve():
+            src.unlink()
+            _fsync_dir(src.parent)
+        if self.is_patch_toolbox:
+            self.remove_from_index(old_name)
+            self._index_from_bytes(target, data)
+        return target
+
+    def delete_tool(self, path: str | os.PathLike[str]) -> Path:
+        """Move a tool to the trash folder (never delete bytes). Returns where it went."""
+        src = Path(path)
+        name = _manifest_name(src)
+        self.trash_dir.mkdir(parents=True, exist_ok=True)
+        dest = self.trash_dir / f"{src.stem}-{_utc_stamp()}.py"
+        n = 1
+        while dest.exists():
+            dest = self.trash_dir / f"{src.stem}-{_utc_stamp()}-{n}.py"
+            n += 1
+        if _same_device(src, self.trash_dir):
+            os.replace(src, dest)
+        else:
+            _copy_then_unlink(src, dest)
+        _fsync_dir(src.parent)
+        if self.is_patch_toolbox and name:
+            self.remove_from_index(name)
+        return dest
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def _manifest_name(path: Path) -> str | None:
+    try:
+        tf = toolfile.read(str(path))
+    except OSError:
+        return None
+    if isinstance(tf.data, dict) and isinstance(tf.data.get("name"), str):
+        return tf.data["name"]
+    return None
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    parts = version.split("+")[0].split(".")
+    try:
+        return tuple(int(x) for x in parts)
+    except ValueError:
+        return (-1,)
+
+
+def _same_device(a: Path, folder: Path) -> bool:
+    try:
+        return os.stat(a).st_dev == os.stat(folder).st_dev
+    except OSError:
+        return False
+
+
+def _copy_then_unlink(src: Path, dest: Path) -> None:
+    atomic_write(dest, src.read_bytes())
+    src.unlink()
+
+
+def _entry_name(entry: Any) -> str | None:
+    return entry.get("name") if isinstance(entry, dict) else None
+
+
+def _index_entries(raw: Any) -> tuple[list[Any], Any]:
+    """The entries of an index in any known shape, and a function that rebuilds that shape."""
+    if isinstance(raw, list):
+        return list(raw), lambda entries: entries
+    if isinstance(raw, dict) and isinstance(raw.get("tools"), list):
+        return list(raw["tools"]), lambda entries: {**raw, "tools": entries}
+    if isinstance(raw, dict) and isinstance(raw.get("tools"), dict):
+        entries = [{"name": k, **v} if isinstance(v, dict) else v for k, v in raw["tools"].items()]
+        return entries, lambda es: {**raw, "tools": _as_mapping(es)}
+    if isinstance(raw, dict) and all(isinstance(v, dict) for v in raw.values()):
+        entries = [{"name": k, **v} for k, v in raw.items()]
+        return entries, _as_mapping
+    raise ToolboxError("index.json has a shape we do not know; not changing it")
+
+
+def _as_mapping(entries: list[Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for e in entries:
+        if isinstance(e, dict) and isinstance(e.get("name"), str):
+            rest = {k: v for k, v in e.items() if k != "name"}
+            out[e["name"]] = rest
+    return out
+
+
+# Keys other entries may use to point at their file; a new entry follows their lead.
+_FILE_KEYS = ("file", "path", "filename", "source")
+
+
+def _upsert(entries: list[Any], manifest: Manifest, path: Path, root: Path) -> list[Any]:
+    fields = {
+        "name": manifest.name,
+        "version": manifest.version,
+        "description": manifest.description,
+    }
+    for i, entry in enumerate(entries):
+        if _entry_name(entry) == manifest.name:
+            entries[i] = {**entry, **fields}
+            return entries
+    new: dict[str, Any] = dict(fields)
+    for key in _FILE_KEYS:
+        sample = next((e[key] for e in entries if isinstance(e, dict) and isinstance(e.get(key), str)), None)
+        if sample is None:
+            continue
+        try:
+            rel = path.resolve().relative_to(root)
+        except ValueError:
+            rel = Path(path.name)
+        new[key] = rel.as_posix() if "/" in sample else path.name
+        break
+    entries.append(new)
+    return entries
