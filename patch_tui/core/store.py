@@ -1,0 +1,867 @@
+"""The confirmation store: one SQLite file shared by every process (MCP server, CLI, TUI).
+
+API (everything a caller needs; all times are ISO 8601 UTC strings like
+"2026-11-21T10:20:36.123Z", fixed width so they also sort as text):
+
+    store = Store(path, actor="tui", ttl=300)       # opens or creates; also a context manager
+    action = store.create_pending(kind, tool, version, source_sha256, args, reason,
+                                  tool_path=None, details=None, ttl=None)   -> Action
+    store.get(token)                                  -> Action | None
+    store.list_actions(statuses=("pending",), tool=None, limit=None)  -> list[Action], newest first
+                                                         (statuses=None: every status)
+    store.pending_count()                             -> int
+    store.approve(token, note=None)                   -> Decision   (.ok, .action, .why, .code)
+    store.reject(token, reason=None)                  -> Decision
+    store.claim(token)                                -> Decision   approved+unexpired -> executing
+    store.finish(token, ok, result)                   -> Action     executing -> executed | failed
+    store.mark_interrupted()                          -> int        dead claimers -> interrupted
+    store.expire_due()                                -> int        pending/approved past expiry -> expired
+    store.events(token=None, limit=None)              -> list[Event], oldest first
+    store.data_version()                              -> int        changes whenever anything commits
+    store.record_output(tool, output) / store.recent_outputs()      the taint gate's shared memory
+    store.close()
+
+States: pending -> approved | rejected | expired; approved -> executing (claimed by one
+confirm_action call) | expired; executing -> executed | failed | interrupted (the claiming process
+died; never re-run automatically). Every change is one conditional UPDATE inside one
+`BEGIN IMMEDIATE` transaction, so two approvers or two confirmers can never both win, and each
+change appends a row to the `events` table (actor = OS user @ process label, time, event, detail).
+
+A live UI polls `data_version()` every 250-500 ms and re-reads only when the number changed.
+
+Errors are `StoreError` subclasses whose message is fit to show as is: `StoreBusy` (another process
+held the lock past the busy timeout), `StoreUnavailable` (cannot open: missing folder that cannot be
+created, unreadable, newer schema), `StoreReadOnly` and `StoreCorrupt` (both `StoreUnavailable`).
+A corrupt file is never rewritten or replaced: recorded decisions are worth more than a working
+inbox, so the message tells the person to move it aside.
+
+Why the token is stored in clear, not hashed: the token is a handle on an action, not a
+credential. It authorizes nothing by itself: what authorizes a run is the approval row, bound to
+the exact args (sha256 of their canonical JSON) and to the tool's source sha256. Anyone able to read
+this file (mode 0600, the user's own) can also write it and approve directly, so a hash would
+protect nothing, while `inbox list --json` and `inbox approve TOKEN` need the token itself. Event
+rows refer to actions by row id, and logs print only a token's first 8 characters.
+
+Durability: `synchronous=FULL` on every commit (decisions must survive a power cut; the cost,
+one fsync per change, is measured in bench/store_bench.py).
+"""
+
+from __future__ import annotations
+
+import base64
+import getpass
+import hashlib
+import json
+import math
+import os
+import secrets
+import socket
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+KINDS: tuple[str, ...] = ("human_confirm", "tainted_input")
+STATUSES: tuple[str, ...] = (
+    "pending",
+    "approved",
+    "rejected",
+    "expired",
+    "executing",
+    "executed",
+    "failed",
+    "interrupted",
+)
+DEFAULT_TTL = 300
+BUSY_TIMEOUT_MS = 5000
+# Taint memory, as the Patch runtime keeps it: the last 20 outputs of the last 30 minutes.
+RECENT_OUTPUTS = 20
+RECENT_OUTPUT_MAX_AGE = 30 * 60
+
+Kind = Literal["human_confirm", "tainted_input"]
+
+
+class StoreError(Exception):
+    """The store cannot do what was asked; the message says why, in words for a person."""
+
+
+class StoreBusy(StoreError):
+    """Another process held the database lock longer than the busy timeout."""
+
+
+class StoreUnavailable(StoreError):
+    """The database cannot be opened or used (missing folder, permissions, newer schema)."""
+
+
+class StoreReadOnly(StoreUnavailable):
+    """The database (or its folder) is read-only, so no decision can be recorded."""
+
+
+class StoreCorrupt(StoreUnavailable):
+    """The file is not a SQLite database or is damaged; it is left untouched."""
+
+
+# -- values -----------------------------------------------------------------------------------
+
+
+def now_iso(t: float | None = None) -> str:
+    """ISO 8601 UTC with milliseconds and a Z: fixed width, so text order is time order."""
+    dt = datetime.fromtimestamp(time.time() if t is None else t, tz=UTC)
+    return dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}Z"
+
+
+def parse_iso(text: str) -> float:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp()
+
+
+def canonical_json(value: Any) -> str:
+    """Sorted keys, no spaces, UTF-8 kept: the form whose sha256 an approval binds."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def args_sha256(args: Any) -> str:
+    return hashlib.sha256(canonical_json(args).encode("utf-8")).hexdigest()
+
+
+def new_token() -> str:
+    """24 random bytes, base64url without padding (32 characters)."""
+    return base64.urlsafe_b64encode(secrets.token_bytes(24)).decode("ascii").rstrip("=")
+
+
+def default_actor(label: str) -> str:
+    """`user@label`, e.g. "alice@tui". getpass fails in containers without a passwd entry."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = f"uid{os.getuid()}"
+    return f"{user}@{label}"
+
+
+def _pid_start(pid: int) -> str | None:
+    """The process's start time in clock ticks (Linux), so a reused pid is not taken for alive."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after its last ')'.
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def _pid_alive(pid: int, start: str | None) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # alive, owned by someone else
+    if start is not None:
+        current = _pid_start(pid)
+        if current is not None and current != start:
+            return False  # the pid was reused by a new process
+    return True
+
+
+@dataclass(frozen=True)
+class Action:
+    """One gated tool call. `args` is the dict exactly as received (key order kept)."""
+
+    token: str
+    kind: str
+    tool: str
+    version: str
+    source_sha256: str
+    args: dict[str, Any]
+    args_sha256: str
+    reason: str
+    status: str
+    created_at: str
+    expires_at: str
+    decided_at: str | None = None
+    decided_by: str | None = None
+    note: str | None = None
+    result: Any = None
+    details: dict[str, Any] | None = None
+    tool_path: str | None = None
+    claimed_at: str | None = None
+    claimed_by: str | None = None
+    finished_at: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The `inbox list --json` shape (issue 3): these keys, nothing else."""
+        return {
+            "token": self.token,
+            "kind": self.kind,
+            "tool": self.tool,
+            "version": self.version,
+            "args": self.args,
+            "reason": self.reason,
+            "status": self.status,
+            "created_at": self.created_at,
+            "expires_at": self.expires_at,
+            "decided_at": self.decided_at,
+            "decided_by": self.decided_by,
+            "note": self.note,
+            "result": self.result,
+        }
+
+
+@dataclass(frozen=True)
+class Decision:
+    """The answer to approve / reject / claim.
+
+    `ok` is True only for the one call that made the change. Otherwise `why` says, for a person,
+    why not ("already approved by alice@cli at ...", "expired at ...", "unknown token"), and `code`
+    says it for a program: unknown_token, awaiting_approval, rejected, expired, already_decided,
+    already_used.
+    """
+
+    ok: bool
+    action: Action | None
+    why: str = ""
+    code: str = "ok"
+
+
+@dataclass(frozen=True)
+class Event:
+    id: int
+    token: str
+    at: str
+    actor: str
+    event: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+# -- schema -----------------------------------------------------------------------------------
+
+_STATUS_CHECK = ", ".join(f"'{s}'" for s in STATUSES)
+_KIND_CHECK = ", ".join(f"'{k}'" for k in KINDS)
+
+# MIGRATIONS[i] takes the schema from user_version i to i + 1. Append, never edit.
+MIGRATIONS: tuple[str, ...] = (
+    f"""
+    CREATE TABLE actions (
+        id            INTEGER PRIMARY KEY,
+        token         TEXT NOT NULL UNIQUE,
+        kind          TEXT NOT NULL CHECK (kind IN ({_KIND_CHECK})),
+        tool          TEXT NOT NULL,
+        version       TEXT NOT NULL,
+        source_sha256 TEXT NOT NULL,
+        tool_path     TEXT,
+        args_json     TEXT NOT NULL,
+        args_sha256   TEXT NOT NULL,
+        reason        TEXT NOT NULL,
+        details_json  TEXT,
+        status        TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ({_STATUS_CHECK})),
+        created_at    TEXT NOT NULL,
+        expires_at    TEXT NOT NULL,
+        decided_at    TEXT,
+        decided_by    TEXT,
+        note          TEXT,
+        claimed_at    TEXT,
+        claimed_by    TEXT,
+        claim_host    TEXT,
+        claim_pid     INTEGER,
+        claim_pid_start TEXT,
+        finished_at   TEXT,
+        result_json   TEXT
+    );
+    CREATE INDEX actions_by_status ON actions (status, created_at);
+    CREATE INDEX actions_by_created ON actions (created_at);
+    CREATE TABLE events (
+        id        INTEGER PRIMARY KEY,
+        action_id INTEGER NOT NULL REFERENCES actions (id),
+        at        TEXT NOT NULL,
+        actor     TEXT NOT NULL,
+        event     TEXT NOT NULL,
+        detail    TEXT NOT NULL DEFAULT '{{}}'
+    );
+    CREATE INDEX events_by_action ON events (action_id, id);
+    -- Append-only: the audit trail of decisions cannot be edited through SQL by mistake.
+    CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+        BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
+    CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+        BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
+    CREATE TABLE recent_outputs (
+        id          INTEGER PRIMARY KEY,
+        tool        TEXT NOT NULL,
+        text        TEXT NOT NULL,
+        recorded_at REAL NOT NULL
+    );
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+_ACTION_COLUMNS = (
+    "token, kind, tool, version, source_sha256, tool_path, args_json, args_sha256, reason, "
+    "details_json, status, created_at, expires_at, decided_at, decided_by, note, claimed_at, "
+    "claimed_by, finished_at, result_json"
+)
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def _row_to_action(row: sqlite3.Row | tuple[Any, ...]) -> Action:
+    (
+        token, kind, tool, version, source_sha256, tool_path, args_json, args_hash, reason,
+        details_json, status, created_at, expires_at, decided_at, decided_by, note, claimed_at,
+        claimed_by, finished_at, result_json,
+    ) = tuple(row)
+    return Action(
+        token=token,
+        kind=kind,
+        tool=tool,
+        version=version,
+        source_sha256=source_sha256,
+        args=json.loads(args_json),
+        args_sha256=args_hash,
+        reason=reason,
+        status=status,
+        created_at=created_at,
+        expires_at=expires_at,
+        decided_at=decided_at,
+        decided_by=decided_by,
+        note=note,
+        result=_loads(result_json),
+        details=_loads(details_json),
+        tool_path=tool_path,
+        claimed_at=claimed_at,
+        claimed_by=claimed_by,
+        finished_at=finished_at,
+    )
+
+
+def _translate(exc: sqlite3.Error, path: Path) -> StoreError:
+    """sqlite3's errors, in words for a person who has never heard of SQLite."""
+    msg = str(exc).lower()
+    if "locked" in msg or "busy" in msg:
+        return StoreBusy(
+            f"{path}: the confirmation store is busy (another process held it for more than "
+            f"{BUSY_TIMEOUT_MS // 1000} s); try again"
+        )
+    if "readonly" in msg or "read-only" in msg:
+        return StoreReadOnly(
+            f"{path}: the confirmation store is read-only; no decision can be recorded "
+            "(check the file's and its folder's permissions)"
+        )
+    if "not a database" in msg or "malformed" in msg or "corrupt" in msg:
+        return StoreCorrupt(
+            f"{path}: the confirmation store is damaged ({exc}); it was left untouched. "
+            "Move it aside to start a new one (its recorded decisions stay in the old file)"
+        )
+    if "unable to open" in msg or "disk i/o" in msg:
+        return StoreUnavailable(f"{path}: cannot open the confirmation store ({exc})")
+    return StoreUnavailable(f"{path}: the confirmation store failed: {exc}")
+
+
+class Store:
+    """The confirmation store. Safe to share between threads (one connection behind a lock);
+    every process opens its own `Store` on the same file."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        actor: str = "cli",
+        ttl: float = DEFAULT_TTL,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+    ) -> None:
+        self.path = Path(path)
+        # A bare label ("tui", "mcp") becomes "user@label"; a full "user@label" is kept.
+        self.actor = actor if "@" in actor else default_actor(actor)
+        self.ttl = ttl
+        self._lock = threading.RLock()
+        self._local_commits = 0
+        self._host = socket.gethostname()
+        self._pid = os.getpid()
+        self._conn = self._open(busy_timeout_ms)
+
+    # -- opening ------------------------------------------------------------------------------
+
+    def _open(self, busy_timeout_ms: int) -> sqlite3.Connection:
+        path = self.path
+        if path.is_dir():
+            raise StoreUnavailable(f"{path}: is a folder, not a confirmation store file")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise StoreUnavailable(
+                f"{path}: cannot create the store's folder: {exc.strerror or exc}"
+            ) from None
+        if not path.exists():
+            # Created 0600 before SQLite touches it: args may hold private data.
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+                os.close(fd)
+            except OSError as exc:
+                raise StoreReadOnly(
+                    f"{path}: cannot create the confirmation store: {exc.strerror or exc}"
+                ) from None
+        elif not os.access(path, os.R_OK):
+            raise StoreUnavailable(f"{path}: the confirmation store is not readable (permissions)")
+        # Checked before SQLite opens it: a WAL database cannot even be read without writing its
+        # -shm file, and SQLite's own message ("unable to open database file") explains nothing.
+        if not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK):
+            raise StoreReadOnly(
+                f"{path}: the confirmation store is read-only; no decision can be recorded "
+                "(check the file's and its folder's permissions, or the disk's mount)"
+            )
+        try:
+            conn = sqlite3.connect(
+                str(path),
+                timeout=busy_timeout_ms / 1000,
+                isolation_level=None,  # we issue BEGIN IMMEDIATE ourselves
+                check_same_thread=False,
+            )
+        except sqlite3.Error as exc:
+            raise _translate(exc, path) from None
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            # Reading the header first turns "not a database" into StoreCorrupt before any write.
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise StoreUnavailable(f"{path}: cannot switch the store to WAL mode (got {mode})")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            self._migrate(conn)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise _translate(exc, path) from None
+        except StoreError:
+            conn.close()
+            raise
+        return conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreUnavailable(
+                f"{self.path}: the store was written by a newer patch-tui (schema {version}, "
+                f"this one knows {SCHEMA_VERSION}); upgrade patch-tui"
+            )
+        if version == SCHEMA_VERSION:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Re-read under the write lock: another process may have migrated meanwhile.
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            for index in range(version, SCHEMA_VERSION):
+                for statement in _split_sql(MIGRATIONS[index]):
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _now(self) -> float:
+        return time.time()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One BEGIN IMMEDIATE transaction: the write lock is taken up front, so the conditional
+        UPDATE inside sees the latest committed state and no one else can change it meanwhile."""
+        with self._lock:
+            conn = self._conn
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise _translate(exc, self.path) from None
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise _translate(exc, self.path) from None
+            except BaseException:
+                self._rollback()
+                raise
+            self._local_commits += 1
+
+    def _rollback(self) -> None:
+        try:
+            self._conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+
+    def _read(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            try:
+                return self._conn.execute(sql, tuple(params)).fetchall()
+            except sqlite3.Error as exc:
+                raise _translate(exc, self.path) from None
+
+    def _event(
+        self, conn: sqlite3.Connection, action_id: int, event: str, at: str, **detail: Any
+    ) -> None:
+        conn.execute(
+            "INSERT INTO events (action_id, at, actor, event, detail) VALUES (?, ?, ?, ?, ?)",
+            (action_id, at, self.actor, event, canonical_json(detail)),
+        )
+
+    def _select_action(self, conn: sqlite3.Connection, token: str) -> tuple[int, Action] | None:
+        row = conn.execute(
+            f"SELECT id, {_ACTION_COLUMNS} FROM actions WHERE token = ?", (token,)
+        ).fetchone()
+        if row is None:
+            return None
+        return row[0], _row_to_action(row[1:])
+
+    # -- creating and reading -----------------------------------------------------------------
+
+    def create_pending(
+        self,
+        kind: Kind | str,
+        tool: str,
+        version: str,
+        source_sha256: str,
+        args: dict[str, Any],
+        reason: str,
+        *,
+        tool_path: str | None = None,
+        details: dict[str, Any] | None = None,
+        ttl: float | None = None,
+    ) -> Action:
+        """Record a held call. `args` must be JSON (no NaN); it is kept exactly, key order too."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown confirmation kind {kind!r}; expected one of {KINDS}")
+        if not isinstance(args, dict):
+            raise ValueError("args must be a JSON object")
+        try:
+            args_json = json.dumps(args, ensure_ascii=False, allow_nan=False)
+            details_json = None if details is None else canonical_json(details)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"args are not plain JSON: {exc}") from None
+        now = self._now()
+        life = self.ttl if ttl is None else ttl
+        if not math.isfinite(life) or life < 0:
+            raise ValueError("ttl must be a finite number of seconds >= 0")
+        token = new_token()
+        created, expires = now_iso(now), now_iso(now + life)
+        with self._write() as conn:
+            cur = conn.execute(
+                "INSERT INTO actions (token, kind, tool, version, source_sha256, tool_path, "
+                "args_json, args_sha256, reason, details_json, status, created_at, expires_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+                (
+                    token, kind, tool, version, source_sha256, tool_path, args_json,
+                    args_sha256(args), reason, details_json, created, expires,
+                ),
+            )
+            action_id = int(cur.lastrowid or 0)
+            self._event(conn, action_id, "created", created, kind=kind, tool=tool, expires_at=expires)
+        found = self.get(token)
+        assert found is not None
+        return found
+
+    def get(self, token: str) -> Action | None:
+        rows = self._read(f"SELECT {_ACTION_COLUMNS} FROM actions WHERE token = ?", (token,))
+        return _row_to_action(rows[0]) if rows else None
+
+    def list_actions(
+        self,
+        statuses: Iterable[str] | None = ("pending",),
+        tool: str | None = None,
+        limit: int | None = None,
+    ) -> list[Action]:
+        """Newest first. Due expiries and dead claimers are settled first, so a listed
+        "pending" action really is approvable right now. `statuses=None` lists every status."""
+        self._settle()
+        where: list[str] = []
+        params: list[Any] = []
+        if statuses is not None:
+            wanted = list(statuses)
+            unknown = [s for s in wanted if s not in STATUSES]
+            if unknown:
+                raise ValueError(f"unknown status {unknown[0]!r}; expected one of {STATUSES}")
+            where.append(f"status IN ({', '.join('?' * len(wanted))})")
+            params.extend(wanted)
+        if tool is not None:
+            where.append("tool = ?")
+            params.append(tool)
+        sql = f"SELECT {_ACTION_COLUMNS} FROM actions"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY created_at DESC, id DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(int(limit))
+        return [_row_to_action(r) for r in self._read(sql, params)]
+
+    def pending_count(self) -> int:
+        now = now_iso(self._now())
+        rows = self._read(
+            "SELECT count(*) FROM actions WHERE status = 'pending' AND expires_at > ?", (now,)
+        )
+        return int(rows[0][0])
+
+    def data_version(self) -> int:
+        """A number that changes whenever any process commits a change to the store.
+
+        `PRAGMA data_version` moves on other connections' commits only, so our own commits are
+        added as a counter. Both only grow, so their sum changes exactly when either does."""
+        rows = self._read("PRAGMA data_version")
+        return int(rows[0][0]) + self._local_commits
+
+    def events(self, token: str | None = None, limit: int | None = None) -> list[Event]:
+        sql = (
+            "SELECT e.id, a.token, e.at, e.actor, e.event, e.detail "
+            "FROM events e JOIN actions a ON a.id = e.action_id"
+        )
+        params: list[Any] = []
+        if token is not None:
+            sql += " WHERE a.token = ?"
+            params.append(token)
+        sql += " ORDER BY e.id"
+        if limit is not None:
+            sql = f"SELECT * FROM ({sql.replace(' ORDER BY e.id', ' ORDER BY e.id DESC')} LIMIT ?) ORDER BY 1"
+            params.append(int(limit))
+        return [
+            Event(id=r[0], token=r[1], at=r[2], actor=r[3], event=r[4], detail=json.loads(r[5]))
+            for r in self._read(sql, params)
+        ]
+
+    # -- decisions ----------------------------------------------------------------------------
+
+    def approve(self, token: str, note: str | None = None) -> Decision:
+        """pending -> approved, for the first caller only. The approved action gets a fresh TTL
+        from now, so the agent has a full window to call confirm after a late approval."""
+        now = self._now()
+        at = now_iso(now)
+        with self._write() as conn:
+            cur = conn.execute(
+                "UPDATE actions SET status = 'approved', decided_at = ?, decided_by = ?, note = ?, "
+                "expires_at = ? WHERE token = ? AND status = 'pending' AND expires_at > ?",
+                (at, self.actor, note, now_iso(now + self.ttl), token, at),
+            )
+            decision = self._decided(conn, token, cur.rowcount, "approved", at, note=note)
+        return decision
+
+    def reject(self, token: str, reason: str | None = None) -> Decision:
+        """pending -> rejected, for the first caller only. The reason is kept as the note."""
+        at = now_iso(self._now())
+        with self._write() as conn:
+            cur = conn.execute(
+                "UPDATE actions SET status = 'rejected', decided_at = ?, decided_by = ?, note = ? "
+                "WHERE token = ? AND status = 'pending' AND expires_at > ?",
+                (at, self.actor, reason, token, at),
+            )
+            decision = self._decided(conn, token, cur.rowcount, "rejected", at, reason=reason)
+        return decision
+
+    def _decided(
+        self, conn: sqlite3.Connection, token: str, changed: int, event: str, at: str, **detail: Any
+    ) -> Decision:
+        found = self._select_action(conn, token)
+        if found is None:
+            return Decision(False, None, "unknown token", "unknown_token")
+        action_id, action = found
+        if changed == 1:
+            self._event(conn, action_id, event, at, **detail)
+            return Decision(True, action)
+        if action.status == "pending":  # still pending, so it failed on the expiry condition
+            action = self._expire_one(conn, action_id, action, at)
+            return Decision(False, action, f"expired at {action.expires_at}", "expired")
+        return Decision(False, action, _not_pending_why(action), _not_pending_code(action))
+
+    def _expire_one(self, conn: sqlite3.Connection, action_id: int, action: Action, at: str) -> Action:
+        conn.execute(
+            "UPDATE actions SET status = 'expired' WHERE id = ? AND status = ?",
+            (action_id, action.status),
+        )
+        self._event(conn, action_id, "expired", at, was=action.status)
+        found = self._select_action(conn, action.token)
+        assert found is not None
+        return found[1]
+
+    # -- execution ----------------------------------------------------------------------------
+
+    def claim(self, token: str) -> Decision:
+        """approved and unexpired -> executing, atomically, for exactly one caller. Records this
+        process's pid (and start time) so a crash mid-run is later marked interrupted."""
+        now = self._now()
+        at = now_iso(now)
+        with self._write() as conn:
+            cur = conn.execute(
+                "UPDATE actions SET status = 'executing', claimed_at = ?, claimed_by = ?, "
+                "claim_host = ?, claim_pid = ?, claim_pid_start = ? "
+                "WHERE token = ? AND status = 'approved' AND expires_at > ?",
+                (at, self.actor, self._host, self._pid, _pid_start(self._pid), token, at),
+            )
+            found = self._select_action(conn, token)
+            if found is None:
+                return Decision(False, None, "unknown token", "unknown_token")
+            action_id, action = found
+            if cur.rowcount == 1:
+                self._event(conn, action_id, "claimed", at, pid=self._pid, host=self._host)
+                return Decision(True, action)
+            if action.status in ("pending", "approved") and action.expires_at <= at:
+                action = self._expire_one(conn, action_id, action, at)
+                return Decision(False, action, f"expired at {action.expires_at}", "expired")
+            if action.status == "pending":
+                return Decision(False, action, "awaiting approval", "awaiting_approval")
+            return Decision(False, action, _not_pending_why(action), _not_pending_code(action))
+
+    def finish(self, token: str, ok: bool, result: Any) -> Action:
+        """executing -> executed (ok) or failed, with the result (any JSON value)."""
+        at = now_iso(self._now())
+        status = "executed" if ok else "failed"
+        try:
+            result_json = canonical_json(result)
+        except (TypeError, ValueError):
+            result_json = canonical_json({"error": "result is not JSON", "repr": repr(result)[:2000]})
+        with self._write() as conn:
+            cur = conn.execute(
+                "UPDATE actions SET status = ?, finished_at = ?, result_json = ? "
+                "WHERE token = ? AND status = 'executing'",
+                (status, at, result_json, token),
+            )
+            found = self._select_action(conn, token)
+            if found is None:
+                raise StoreError(f"unknown token {token[:8]}...")
+            action_id, action = found
+            if cur.rowcount != 1:
+                raise StoreError(
+                    f"action {token[:8]}... is {action.status}, not executing; result not recorded"
+                )
+            self._event(conn, action_id, status, at)
+        return action
+
+    def mark_interrupted(self) -> int:
+        """Actions claimed by a process (on this host) that is gone become `interrupted`.
+        They are never re-run: the tool may have done part of its work."""
+        rows = self._read(
+            "SELECT token, claim_pid, claim_pid_start FROM actions "
+            "WHERE status = 'executing' AND claim_host = ?",
+            (self._host,),
+        )
+        dead = [tok for tok, pid, start in rows if pid is None or not _pid_alive(int(pid), start)]
+        if not dead:
+            return 0
+        at = now_iso(self._now())
+        count = 0
+        with self._write() as conn:
+            for tok in dead:
+                found = self._select_action(conn, tok)
+                if found is None:
+                    continue
+                cur = conn.execute(
+                    "UPDATE actions SET status = 'interrupted', finished_at = ? "
+                    "WHERE id = ? AND status = 'executing'",
+                    (at, found[0]),
+                )
+                if cur.rowcount == 1:
+                    count += 1
+                    self._event(conn, found[0], "interrupted", at, why="the claiming process died")
+        return count
+
+    def expire_due(self) -> int:
+        """pending or approved actions past their expiry become `expired` (one event each)."""
+        at = now_iso(self._now())
+        due = self._read(
+            "SELECT id, status FROM actions WHERE status IN ('pending', 'approved') AND expires_at <= ?",
+            (at,),
+        )
+        if not due:
+            return 0  # the common case stays a cheap read: no write lock, no fsync
+        count = 0
+        with self._write() as conn:
+            for action_id, status in due:
+                cur = conn.execute(
+                    "UPDATE actions SET status = 'expired' WHERE id = ? AND status = ? "
+                    "AND expires_at <= ?",
+                    (action_id, status, at),
+                )
+                if cur.rowcount == 1:
+                    count += 1
+                    self._event(conn, action_id, "expired", at, was=status)
+        return count
+
+    def _settle(self) -> None:
+        self.expire_due()
+        self.mark_interrupted()
+
+    # -- taint memory -------------------------------------------------------------------------
+
+    def record_output(self, tool: str, text: str) -> None:
+        """Remember a tool's output text for the taint gate (every process sees it)."""
+        now = self._now()
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO recent_outputs (tool, text, recorded_at) VALUES (?, ?, ?)",
+                (tool, text, now),
+            )
+            conn.execute(
+                "DELETE FROM recent_outputs WHERE recorded_at < ? OR id NOT IN "
+                "(SELECT id FROM recent_outputs ORDER BY id DESC LIMIT ?)",
+                (now - RECENT_OUTPUT_MAX_AGE, RECENT_OUTPUTS),
+            )
+
+    def recent_outputs(self) -> list[tuple[str, str]]:
+        """(tool, text) of the last 20 outputs of the last 30 minutes, newest first."""
+        cutoff = self._now() - RECENT_OUTPUT_MAX_AGE
+        rows = self._read(
+            "SELECT tool, text FROM recent_outputs WHERE recorded_at >= ? ORDER BY id DESC LIMIT ?",
+            (cutoff, RECENT_OUTPUTS),
+        )
+        return [(r[0], r[1]) for r in rows]
+
+
+def _not_pending_why(action: Action) -> str:
+    status = action.status
+    if status in ("approved", "rejected"):
+        why = f"already {status} by {action.decided_by} at {action.decided_at}"
+        if status == "rejected" and action.note:
+            why += f": {action.note}"
+        return why
+    if status == "expired":
+        return f"expired at {action.expires_at}"
+    if status == "executing":
+        return f"already running (claimed by {action.claimed_by} at {action.claimed_at})"
+    if status in ("executed", "failed"):
+        return f"already run ({status} at {action.finished_at})"
+    if status == "interrupted":
+        return "interrupted: the process running it died; it is never re-run automatically"
+    return status
+
+
+def _not_pending_code(action: Action) -> str:
+    return {
+        "approved": "already_decided",
+        "rejected": "rejected",
+        "expired": "expired",
+        "pending": "awaiting_approval",
+    }.get(action.status, "already_used")
+
+
+def _split_sql(script: str) -> list[str]:
+    """Statements of a migration script; triggers keep their inner `;` (BEGIN ... END)."""
+    out: list[str] = []
+    buf = ""
+    for piece in script.split(";"):
+        buf += piece + ";"
+        if sqlite3.complete_statement(buf):
+            if buf.strip(" \n;"):
+                out.append(buf.strip())
+            buf = ""
+    return out

@@ -1,0 +1,303 @@
+"""The confirmation store: states, races between processes, durability and clear failures."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from patch_tui.core.store import (
+    SCHEMA_VERSION,
+    Store,
+    StoreBusy,
+    StoreCorrupt,
+    StoreUnavailable,
+    args_sha256,
+)
+
+SHA = "a" * 64
+
+
+def _pending(store: Store, **kw):
+    base = dict(
+        kind="human_confirm", tool="send_mail", version="1.0.0", source_sha256=SHA,
+        args={"to": "bob@example.com", "body": "hi"}, reason="irreversible",
+    )
+    base.update(kw)
+    return store.create_pending(**base)
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    with Store(tmp_path / "state" / "c.sqlite3", actor="alice@test") as s:
+        yield s
+
+
+def test_create_and_get_keep_args_exactly(store: Store) -> None:
+    args = {"z": 1, "a": [1.5, None, "é"], "m": {"y": True, "b": "x"}}
+    action = _pending(store, args=args, details={"source_tools": ["fetch"]}, tool_path="/t/x.py")
+    assert len(action.token) == 32 and "=" not in action.token
+    got = store.get(action.token)
+    assert got is not None
+    assert got.args == args and list(got.args) == ["z", "a", "m"]  # key order kept
+    assert got.args_sha256 == args_sha256({"a": [1.5, None, "é"], "m": {"b": "x", "y": True}, "z": 1})
+    assert got.status == "pending" and got.details == {"source_tools": ["fetch"]}
+    assert got.tool_path == "/t/x.py"
+    assert got.created_at.endswith("Z") and got.expires_at > got.created_at
+    assert store.get("nope") is None
+    assert set(got.to_json()) == {
+        "token", "kind", "tool", "version", "args", "reason", "status", "created_at",
+        "expires_at", "decided_at", "decided_by", "note", "result",
+    }
+
+
+def test_bad_input_is_refused_clearly(store: Store) -> None:
+    with pytest.raises(ValueError, match="kind"):
+        _pending(store, kind="whatever")
+    with pytest.raises(ValueError, match="JSON"):
+        _pending(store, args={"x": float("nan")})
+
+
+def test_approve_once_then_explain(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    a = Store(path, actor="alice@cli")
+    b = Store(path, actor="bob@tui")
+    action = _pending(a)
+    first = a.approve(action.token, note="looks right")
+    assert first.ok and first.action.status == "approved"
+    assert first.action.decided_by == "alice@cli" and first.action.note == "looks right"
+    second = b.approve(action.token)
+    assert not second.ok and second.code == "already_decided"
+    assert second.why.startswith("already approved by alice@cli at ")
+    third = b.reject(action.token, reason="no")
+    assert not third.ok and "already approved" in third.why
+    unknown = b.approve("missing-token")
+    assert not unknown.ok and unknown.why == "unknown token" and unknown.action is None
+
+
+def test_reject_keeps_reason(store: Store) -> None:
+    action = _pending(store)
+    d = store.reject(action.token, reason="wrong recipient")
+    assert d.ok and d.action.status == "rejected" and d.action.note == "wrong recipient"
+    again = store.approve(action.token)
+    assert not again.ok and again.code == "rejected" and "wrong recipient" in again.why
+
+
+def test_expiry(store: Store) -> None:
+    action = _pending(store, ttl=0)
+    d = store.approve(action.token)
+    assert not d.ok and d.code == "expired" and d.why.startswith("expired at ")
+    assert store.get(action.token).status == "expired"
+    other = _pending(store, ttl=0)
+    assert store.pending_count() == 0
+    assert store.list_actions() == []
+    assert store.get(other.token).status == "expired"  # list settled it
+    assert [e.event for e in store.events(other.token)] == ["created", "expired"]
+
+
+def test_claim_finish_and_events(store: Store) -> None:
+    action = _pending(store)
+    early = store.claim(action.token)
+    assert not early.ok and early.code == "awaiting_approval"
+    assert store.approve(action.token).ok
+    claim = store.claim(action.token)
+    assert claim.ok and claim.action.status == "executing"
+    again = store.claim(action.token)
+    assert not again.ok and again.code == "already_used"
+    done = store.finish(action.token, True, {"sent": True})
+    assert done.status == "executed" and done.result == {"sent": True}
+    assert [e.event for e in store.events(action.token)] == ["created", "approved", "claimed", "executed"]
+    assert all(e.actor == "alice@test" for e in store.events(action.token))
+    assert store.list_actions(statuses=None)[0].status == "executed"
+
+
+def test_list_newest_first_with_filters(store: Store) -> None:
+    first = _pending(store, tool="a")
+    second = _pending(store, tool="b")
+    assert [a.token for a in store.list_actions()] == [second.token, first.token]
+    assert [a.token for a in store.list_actions(tool="a")] == [first.token]
+    assert len(store.list_actions(limit=1)) == 1
+    store.reject(first.token)
+    assert [a.token for a in store.list_actions()] == [second.token]
+    assert {a.status for a in store.list_actions(statuses=None)} == {"pending", "rejected"}
+    assert store.pending_count() == 1
+
+
+def test_data_version_moves_on_any_process_commit(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    ui, other = Store(path, actor="tui"), Store(path, actor="cli")
+    v0 = ui.data_version()
+    assert ui.data_version() == v0  # nothing changed, nothing moves
+    action = _pending(other)
+    v1 = ui.data_version()
+    assert v1 != v0
+    ui.approve(action.token)  # our own commit moves it too
+    assert ui.data_version() != v1
+
+
+def test_events_are_append_only(store: Store, tmp_path: Path) -> None:
+    _pending(store)
+    conn = sqlite3.connect(store.path)
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        conn.execute("UPDATE events SET actor = 'mallory'")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        conn.execute("DELETE FROM events")
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute("UPDATE actions SET status = 'done'")
+    conn.close()
+
+
+def test_file_is_private_and_in_wal_mode(store: Store) -> None:
+    assert (os.stat(store.path).st_mode & 0o777) == 0o600
+    conn = sqlite3.connect(store.path)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    conn.close()
+
+
+def test_corrupt_file_is_reported_and_left_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    junk = b"this is not sqlite at all" * 100
+    path.write_bytes(junk)
+    with pytest.raises(StoreCorrupt, match="left untouched"):
+        Store(path)
+    assert path.read_bytes() == junk
+
+
+def test_newer_schema_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    Store(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    with pytest.raises(StoreUnavailable, match="newer patch-tui"):
+        Store(path)
+
+
+_PROBE_RO = (
+    "import sys\nfrom patch_tui.core.store import Store, StoreReadOnly\n"
+    "for p in sys.argv[1:]:\n"
+    "    try:\n        Store(p)\n    except StoreReadOnly as e:\n        print('RO', e)\n"
+)
+
+
+def _in_read_only_folder(folder: Path, *paths: Path) -> str:
+    """Run the probe with `folder` read-only: by permissions for a normal user; as root (who
+    ignores permissions) through a read-only bind mount in a user namespace."""
+    if os.geteuid() != 0:
+        folder.chmod(0o500)
+        try:
+            cmd = [sys.executable, "-c", _PROBE_RO, *map(str, paths)]
+            return subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout
+        finally:
+            folder.chmod(0o700)
+    script = (
+        f'mount --bind "{folder}" "{folder}" && mount -o remount,bind,ro "{folder}" && '
+        f'exec "{sys.executable}" -c "$0" "$@"'
+    )
+    cmd = ["unshare", "-rm", "sh", "-c", script, _PROBE_RO, *map(str, paths)]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60).stdout
+
+
+def test_read_only_store_and_folder(tmp_path: Path) -> None:
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    path = folder / "c.sqlite3"
+    Store(path).close()
+    out = _in_read_only_folder(folder, path, folder / "new.sqlite3").splitlines()
+    assert len(out) == 2, out
+    assert out[0].startswith("RO ") and "read-only" in out[0]
+    assert out[1].startswith("RO ") and "cannot create" in out[1]
+    blocked = tmp_path / "file-not-dir"
+    blocked.write_text("x")
+    with pytest.raises(StoreUnavailable, match="folder"):
+        Store(blocked / "sub" / "c.sqlite3")
+
+
+def test_locked_store_says_busy(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    s = Store(path, busy_timeout_ms=100)
+    action = _pending(s)
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(StoreBusy, match="busy"):
+            s.approve(action.token)
+    finally:
+        holder.execute("ROLLBACK")
+    assert s.approve(action.token).ok  # nothing was lost or half-done
+
+
+_RACER = textwrap.dedent(
+    """
+    import json, sys, time
+    from patch_tui.core.store import Store
+    path, token, verb, go = sys.argv[1:5]
+    s = Store(path, actor=f"racer{sys.argv[5]}")
+    while time.time() < float(go):
+        time.sleep(0.001)
+    d = s.approve(token) if verb == "approve" else s.claim(token)
+    print(json.dumps({"ok": d.ok, "why": d.why}))
+    """
+)
+
+
+@pytest.mark.parametrize("verb", ["approve", "claim"])
+def test_eight_processes_race_exactly_one_wins(tmp_path: Path, verb: str) -> None:
+    import time
+
+    path = tmp_path / "c.sqlite3"
+    s = Store(path)
+    action = _pending(s)
+    if verb == "claim":
+        s.approve(action.token)
+    go = time.time() + 1.5  # every racer starts its attempt at the same instant
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _RACER, str(path), action.token, verb, str(go), str(i)],
+            stdout=subprocess.PIPE, text=True,
+        )
+        for i in range(8)
+    ]
+    results = [json.loads(p.communicate(timeout=60)[0]) for p in procs]
+    assert sum(r["ok"] for r in results) == 1
+    assert all(r["why"] for r in results if not r["ok"])
+    kinds = [e.event for e in s.events(action.token)]
+    assert kinds.count("approved" if verb == "approve" else "claimed") == 1
+
+
+def test_dead_claimer_is_marked_interrupted_never_rerun(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    s = Store(path)
+    action = _pending(s)
+    s.approve(action.token)
+    code = (
+        "import sys\nfrom patch_tui.core.store import Store\n"
+        "assert Store(sys.argv[1]).claim(sys.argv[2]).ok\n"
+    )
+    subprocess.run([sys.executable, "-c", code, str(path), action.token], check=True, timeout=60)
+    assert s.get(action.token).status == "executing"
+    assert s.mark_interrupted() == 1
+    assert s.get(action.token).status == "interrupted"
+    again = s.claim(action.token)
+    assert not again.ok and again.code == "already_used" and "interrupted" in again.why
+    # A live claimer (this process) is left alone.
+    other = _pending(s)
+    s.approve(other.token)
+    assert s.claim(other.token).ok
+    assert s.mark_interrupted() == 0 and s.get(other.token).status == "executing"
+
+
+def test_recent_outputs_keep_last_twenty(store: Store) -> None:
+    for i in range(25):
+        store.record_output(f"tool{i}", f"output number {i:02d} long enough")
+    recent = store.recent_outputs()
+    assert len(recent) == 20
+    assert recent[0] == ("tool24", "output number 24 long enough")
+    assert recent[-1][0] == "tool5"
