@@ -26,8 +26,12 @@ SHA = "a" * 64
 
 def _pending(store: Store, **kw):
     base = dict(
-        kind="human_confirm", tool="send_mail", version="1.0.0", source_sha256=SHA,
-        args={"to": "bob@example.com", "body": "hi"}, reason="irreversible",
+        kind="human_confirm",
+        tool="send_mail",
+        version="1.0.0",
+        source_sha256=SHA,
+        args={"to": "bob@example.com", "body": "hi"},
+        reason="irreversible",
     )
     base.update(kw)
     return store.create_pending(**base)
@@ -46,14 +50,27 @@ def test_create_and_get_keep_args_exactly(store: Store) -> None:
     got = store.get(action.token)
     assert got is not None
     assert got.args == args and list(got.args) == ["z", "a", "m"]  # key order kept
-    assert got.args_sha256 == args_sha256({"a": [1.5, None, "é"], "m": {"b": "x", "y": True}, "z": 1})
+    assert got.args_sha256 == args_sha256(
+        {"a": [1.5, None, "é"], "m": {"b": "x", "y": True}, "z": 1}
+    )
     assert got.status == "pending" and got.details == {"source_tools": ["fetch"]}
     assert got.tool_path == "/t/x.py"
     assert got.created_at.endswith("Z") and got.expires_at > got.created_at
     assert store.get("nope") is None
     assert set(got.to_json()) == {
-        "token", "kind", "tool", "version", "args", "reason", "status", "created_at",
-        "expires_at", "decided_at", "decided_by", "note", "result",
+        "token",
+        "kind",
+        "tool",
+        "version",
+        "args",
+        "reason",
+        "status",
+        "created_at",
+        "expires_at",
+        "decided_at",
+        "decided_by",
+        "note",
+        "result",
     }
 
 
@@ -112,7 +129,12 @@ def test_claim_finish_and_events(store: Store) -> None:
     assert not again.ok and again.code == "already_used"
     done = store.finish(action.token, True, {"sent": True})
     assert done.status == "executed" and done.result == {"sent": True}
-    assert [e.event for e in store.events(action.token)] == ["created", "approved", "claimed", "executed"]
+    assert [e.event for e in store.events(action.token)] == [
+        "created",
+        "approved",
+        "claimed",
+        "executed",
+    ]
     assert all(e.actor == "alice@test" for e in store.events(action.token))
     assert store.list_actions(statuses=None)[0].status == "executed"
 
@@ -261,7 +283,8 @@ def test_eight_processes_race_exactly_one_wins(tmp_path: Path, verb: str) -> Non
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", _RACER, str(path), action.token, verb, str(go), str(i)],
-            stdout=subprocess.PIPE, text=True,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         for i in range(8)
     ]

@@ -121,7 +121,9 @@ def parse_iso(text: str) -> float:
 
 def canonical_json(value: Any) -> str:
     """Sorted keys, no spaces, UTF-8 kept: the form whose sha256 an approval binds."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return json.dumps(
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
 
 
 def args_sha256(args: Any) -> str:
@@ -310,9 +312,26 @@ def _loads(text: str | None) -> Any:
 
 def _row_to_action(row: sqlite3.Row | tuple[Any, ...]) -> Action:
     (
-        token, kind, tool, version, source_sha256, tool_path, args_json, args_hash, reason,
-        details_json, status, created_at, expires_at, decided_at, decided_by, note, claimed_at,
-        claimed_by, finished_at, result_json,
+        token,
+        kind,
+        tool,
+        version,
+        source_sha256,
+        tool_path,
+        args_json,
+        args_hash,
+        reason,
+        details_json,
+        status,
+        created_at,
+        expires_at,
+        decided_at,
+        decided_by,
+        note,
+        claimed_at,
+        claimed_by,
+        finished_at,
+        result_json,
     ) = tuple(row)
     return Action(
         token=token,
@@ -564,12 +583,24 @@ class Store:
                 "args_json, args_sha256, reason, details_json, status, created_at, expires_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
                 (
-                    token, kind, tool, version, source_sha256, tool_path, args_json,
-                    args_sha256(args), reason, details_json, created, expires,
+                    token,
+                    kind,
+                    tool,
+                    version,
+                    source_sha256,
+                    tool_path,
+                    args_json,
+                    args_sha256(args),
+                    reason,
+                    details_json,
+                    created,
+                    expires,
                 ),
             )
             action_id = int(cur.lastrowid or 0)
-            self._event(conn, action_id, "created", created, kind=kind, tool=tool, expires_at=expires)
+            self._event(
+                conn, action_id, "created", created, kind=kind, tool=tool, expires_at=expires
+            )
         found = self.get(token)
         assert found is not None
         return found
@@ -684,7 +715,9 @@ class Store:
             return Decision(False, action, f"expired at {action.expires_at}", "expired")
         return Decision(False, action, _not_pending_why(action), _not_pending_code(action))
 
-    def _expire_one(self, conn: sqlite3.Connection, action_id: int, action: Action, at: str) -> Action:
+    def _expire_one(
+        self, conn: sqlite3.Connection, action_id: int, action: Action, at: str
+    ) -> Action:
         conn.execute(
             "UPDATE actions SET status = 'expired' WHERE id = ? AND status = ?",
             (action_id, action.status),
@@ -729,7 +762,9 @@ class Store:
         try:
             result_json = canonical_json(result)
         except (TypeError, ValueError):
-            result_json = canonical_json({"error": "result is not JSON", "repr": repr(result)[:2000]})
+            result_json = canonical_json(
+                {"error": "result is not JSON", "repr": repr(result)[:2000]}
+            )
         with self._write() as conn:
             cur = conn.execute(
                 "UPDATE actions SET status = ?, finished_at = ?, result_json = ? "
