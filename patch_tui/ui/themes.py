@@ -1,0 +1,367 @@
+"""Themes: TOML data files validated with pydantic, turned into Textual `Theme` objects.
+
+Where they come from, later folders winning on a name clash:
+1. the themes shipped with the app (`paths.themes_dir()`: patch-dark, patch-light, patch-contrast);
+2. the user's own, in `<config folder>/themes/*.toml`.
+
+Every file that fails to load is collected and reported in ONE notification; the app keeps
+running with whatever loaded (at worst Textual's own themes). Theme files reload live while the
+app runs (`Settings.watch_themes`), and a theme chosen in the app is remembered in the config file.
+
+Wiring from the app (a few lines):  `install_themes(self, choice=args.theme)` in
+`on_mount`, and `ThemeCommands` in the app's `COMMANDS`.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from textual.color import Color, ColorParseError
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.theme import Theme
+
+from patch_tui.core import paths
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from patch_tui.core.watch import FileChange
+
+DEFAULT_THEME = "patch-dark"
+SHIPPED_THEMES = ("patch-dark", "patch-light", "patch-contrast")
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+_VARIABLE_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+# Text-style variables (`block-cursor-text-style = "bold"`) take style flags, not colours.
+_STYLE_FLAGS = frozenset(
+    "bold b dim italic i underline u uu overline o strike reverse blink not none".split()
+)
+_PERCENT = re.compile(r"^\d{1,3}(\.\d+)?%$")
+
+
+def _check_colour(value: str) -> str:
+    try:
+        Color.parse(value)
+    except ColorParseError as exc:
+        raise ValueError(f"{value!r} is not a colour ({exc})") from None
+    return value
+
+
+def _check_variable(name: str, value: str) -> None:
+    """A theme variable ends up inside the app's stylesheet: a bad one would break CSS parsing
+    for the whole app later, so it is refused here, where we can still say which file is wrong."""
+    if not _VARIABLE_NAME.match(name):
+        raise ValueError(f"variable name {name!r}: use lower-case letters, digits and '-'")
+    words = value.split()
+    if not words:
+        raise ValueError(f"variable {name!r} is empty")
+    if name.endswith("-style"):
+        bad = [w for w in words if w.lower() not in _STYLE_FLAGS]
+        if bad:
+            raise ValueError(
+                f"variable {name!r}: {' '.join(bad)!r} is not a text style "
+                f"(use {', '.join(sorted(_STYLE_FLAGS))})"
+            )
+        return
+    # A colour, optionally followed by an alpha percentage ("#81a1c1 35%", "auto 90%").
+    if len(words) > 2 or (len(words) == 2 and not _PERCENT.match(words[1])):
+        raise ValueError(f"variable {name!r}: expected a colour and an optional percentage")
+    if words[0] != "auto":
+        try:
+            Color.parse(words[0])
+        except ColorParseError:
+            raise ValueError(f"variable {name!r}: {words[0]!r} is not a colour") from None
+
+
+class ThemeFile(BaseModel):
+    """One theme file. Colours are anything Textual understands: `#rrggbb`, `#rrggbbaa`,
+    `rgb(…)`, `hsl(…)`, colour names, `ansi_*`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(pattern=_NAME.pattern)
+    """The name you pick it by (`--theme NAME`, `theme = "NAME"` in config.toml)."""
+    dark: bool = True
+    """A dark theme (light text on a dark background)?"""
+    primary: str
+    """The main accent: borders of focused widgets, the cursor, highlights."""
+    secondary: str | None = None
+    accent: str | None = None
+    foreground: str | None = None
+    """Default text colour."""
+    background: str | None = None
+    """The screen's background."""
+    surface: str | None = None
+    """The background of widgets (inputs, lists)."""
+    panel: str | None = None
+    """The background of panels and the lint list."""
+    boost: str | None = None
+    warning: str | None = None
+    error: str | None = None
+    success: str | None = None
+    luminosity_spread: float = Field(default=0.15, ge=0.0, le=1.0)
+    text_alpha: float = Field(default=0.95, ge=0.0, le=1.0)
+    variables: dict[str, str] = Field(default_factory=dict)
+    """Textual theme variables, e.g. `footer-key-foreground = "#4FA3F7"`."""
+
+    @field_validator(
+        "primary", "secondary", "accent", "foreground", "background", "surface", "panel",
+        "boost", "warning", "error", "success",
+    )
+    @classmethod
+    def _colour(cls, value: str | None) -> str | None:
+        return None if value is None else _check_colour(value)
+
+    @field_validator("variables")
+    @classmethod
+    def _variables(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, var in value.items():
+            _check_variable(name, var)
+        return value
+
+    def to_theme(self) -> Theme:
+        return Theme(**self.model_dump())
+
+
+class ThemeError(Exception):
+    """A theme file that cannot be used; the message names the file and says why."""
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "file"
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            msg = "unknown key"
+        parts.append(f"{where}: {msg}")
+    return "; ".join(parts)
+
+
+def load_theme_file(path: Path) -> Theme:
+    """Read and validate one theme file. Raises ThemeError with a one-line reason."""
+    try:
+        data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ThemeError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ThemeError(f"{path}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ThemeError(f"{path}: not valid TOML: {exc}") from None
+    data.setdefault("name", path.stem)  # a file without a name is named after itself
+    try:
+        return ThemeFile.model_validate(data).to_theme()
+    except ValidationError as exc:
+        raise ThemeError(f"{path}: {_describe(exc)}") from None
+
+
+def user_themes_dir() -> Path:
+    return paths.config_dir() / "themes"
+
+
+def theme_folders() -> list[Path]:
+    return [paths.themes_dir(), user_themes_dir()]
+
+
+@dataclass
+class ThemeSet:
+    """What a load found: usable themes (by name), where each came from, and every failure."""
+
+    themes: dict[str, Theme] = field(default_factory=dict)
+    sources: dict[str, Path] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+
+def load_themes(folders: Iterable[Path]) -> ThemeSet:
+    """Load every `*.toml` in `folders` (missing folders are fine). Never raises for a bad file."""
+    result = ThemeSet()
+    for folder in folders:
+        try:
+            files = sorted(p for p in folder.glob("*.toml") if not p.name.startswith("."))
+        except OSError as exc:
+            result.errors.append(f"{folder}: cannot list the folder: {exc}")
+            continue
+        seen_here: dict[str, Path] = {}
+        for path in files:
+            try:
+                theme = load_theme_file(path)
+            except ThemeError as exc:
+                result.errors.append(str(exc))
+                continue
+            if theme.name in seen_here:
+                result.errors.append(
+                    f"{path}: the name {theme.name!r} is already used by {seen_here[theme.name].name}"
+                )
+                continue
+            seen_here[theme.name] = path
+            # A later folder (the user's) overrides a shipped theme of the same name on purpose.
+            result.themes[theme.name] = theme
+            result.sources[theme.name] = path
+    return result
+
+
+def failure_message(errors: Sequence[str]) -> str:
+    """All failures in one message (plain text: it quotes file content and paths)."""
+    if len(errors) == 1:
+        return errors[0]
+    return "\n".join(f"• {e}" for e in errors)
+
+
+class ThemeManager:
+    """Registers our themes with an app, applies the chosen one, reloads them live and
+    remembers a theme the user picks in the app."""
+
+    def __init__(
+        self, app: App[Any], folders: Sequence[Path] | None = None, *, remember: bool = True
+    ) -> None:
+        self.app = app
+        self.folders = list(folders) if folders is not None else theme_folders()
+        self.remember = remember
+        self.sources: dict[str, Path] = {}
+        self._applied: str | None = None
+
+    @property
+    def names(self) -> list[str]:
+        """Our themes (shipped and user), in load order."""
+        return list(self.sources)
+
+    def register(self) -> list[str]:
+        """(Re)load every theme file and register the results. Returns the failures."""
+        found = load_themes(self.folders)
+        for gone in set(self.sources) - set(found.themes):
+            # A deleted theme file: drop the theme, unless it is on screen right now (Textual
+            # needs the current theme registered; it goes away when the user switches).
+            if gone != self.app.theme:
+                self.app.unregister_theme(gone)
+        for theme in found.themes.values():
+            self.app.register_theme(theme)
+        self.sources = found.sources
+        return found.errors
+
+    def apply(self, name: str) -> str | None:
+        """Switch to `name`; returns a problem (unknown name) instead of raising."""
+        if name not in self.app.available_themes:
+            known = ", ".join(sorted(self.app.available_themes))
+            return f"Unknown theme {name!r}; the themes are: {known}"
+        self._applied = name
+        self.app.theme = name
+        return None
+
+    def notify_errors(self, errors: Sequence[str], title: str = "Theme problems") -> None:
+        if errors:
+            self.app.notify(
+                failure_message(errors), title=title, severity="warning", timeout=12, markup=False
+            )
+
+    def start(self, choice: str | None, *, watch: bool) -> None:
+        """Register, apply `choice` (else the config's theme), report all problems at once,
+        remember later switches, and start the live reload when `watch` is on."""
+        errors = self.register()
+        wanted = choice or DEFAULT_THEME
+        problem = self.apply(wanted)
+        if problem is not None:
+            errors.append(problem)
+            fallback = DEFAULT_THEME if DEFAULT_THEME in self.app.available_themes else "textual-dark"
+            self.apply(fallback)
+        self.notify_errors(errors)
+        self.app.theme_changed_signal.subscribe(self.app, self._on_theme_changed)
+        if watch:
+            self.watch()
+
+    def _on_theme_changed(self, theme: Theme) -> None:
+        # Any switch the user makes (our palette command, Textual's own theme picker) lands here;
+        # start-up and live reloads re-apply the same name and are not a choice to remember.
+        if theme.name == self._applied:
+            return
+        self._applied = theme.name
+        if self.remember:
+            self.persist(theme.name)
+
+    def persist(self, name: str) -> None:
+        from patch_tui.core.config import ConfigError, save_setting
+
+        try:
+            save_setting("theme", name)
+        except (ConfigError, OSError) as exc:
+            self.app.notify(
+                f"Theme {name!r} is on, but could not be remembered: {exc}",
+                severity="warning",
+                markup=False,
+            )
+
+    def reload(self) -> list[str]:
+        """Re-read every theme file, re-apply the current theme (its colours may have changed),
+        and report any failures in one notification."""
+        errors = self.register()
+        current = self.app.theme
+        if current in self.app.available_themes:
+            # Same name, new colours: the reactive would not fire on an equal value.
+            self.app.mutate_reactive(type(self.app).theme)
+        self.notify_errors(errors)
+        return errors
+
+    def watch(self) -> None:
+        self.app.run_worker(
+            self._watch_files(), name="theme watcher", group="watch-themes", exclusive=True
+        )
+
+    async def _watch_files(self) -> None:
+        from patch_tui.core.watch import FolderWatcher
+
+        watcher = FolderWatcher(self.folders, patterns=("*.toml",))
+        batch: list[FileChange]
+        async for batch in watcher.changes():
+            if batch:
+                self.reload()
+
+
+def install_themes(
+    app: App[Any], choice: str | None = None, *, watch: bool | None = None
+) -> ThemeManager:
+    """The one call the app makes (in on_mount): `choice` is `--theme`, else the config's theme."""
+    from patch_tui.core.config import ConfigError, load_settings
+
+    try:
+        settings = load_settings()
+        configured, watch_default = settings.theme, settings.watch_themes
+    except ConfigError:
+        configured, watch_default = DEFAULT_THEME, False  # the app reports a broken config itself
+    manager = ThemeManager(app)
+    manager.start(choice or configured, watch=watch_default if watch is None else watch)
+    app.theme_manager = manager  # type: ignore[attr-defined]  # the palette provider finds it here
+    return manager
+
+
+class ThemeCommands(Provider):
+    """Palette commands: "theme: switch" (a picker of every registered theme — ours and
+    Textual's), "theme: reload", and "theme: use NAME" for each theme directly."""
+
+    def _commands(self) -> list[tuple[str, str, Any]]:
+        app = self.app
+        commands: list[tuple[str, str, Any]] = [
+            ("theme: switch", "Pick a colour theme (remembered in the config file)", app.search_themes),
+        ]
+        manager: ThemeManager | None = getattr(app, "theme_manager", None)
+        if manager is not None:
+            commands.append(("theme: reload", "Re-read the theme files", manager.reload))
+        for name in sorted(app.available_themes):
+            commands.append((f"theme: use {name}", "", partial(setattr, app, "theme", name)))
+        return commands
+
+    async def discover(self) -> Hits:
+        for title, help_text, callback in self._commands()[:2]:
+            yield DiscoveryHit(title, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for title, help_text, callback in self._commands():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(score, matcher.highlight(title), callback, help=help_text or None)

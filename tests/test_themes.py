@@ -1,0 +1,205 @@
+"""Theme files: validation, loading, one notification for every failure, switching remembered in
+the config file, live reload."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.widgets import Footer, Header, Static
+
+from patch_tui.core import paths
+from patch_tui.ui.themes import (
+    SHIPPED_THEMES,
+    ThemeCommands,
+    ThemeError,
+    install_themes,
+    load_theme_file,
+    load_themes,
+)
+
+GOOD = """name = "{name}"
+dark = {dark}
+primary = "{primary}"
+background = "#101010"
+[variables]
+footer-key-foreground = "{primary}"
+input-selection-background = "{primary} 30%"
+block-cursor-text-style = "bold"
+"""
+
+
+def write_theme(folder: Path, name: str, primary: str = "#3366FF", dark: str = "true") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.toml"
+    path.write_text(GOOD.format(name=name, primary=primary, dark=dark), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def user_dirs(tmp_path, monkeypatch) -> Path:
+    """Config file and config folder in tmp: nothing touches the real user folders."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("PATCH_TUI_CONFIG", str(tmp_path / "config.toml"))
+    for var in ("PATCH_TUI_THEME", "PATCH_TUI_WATCH_THEMES"):
+        monkeypatch.delenv(var, raising=False)
+    themes = paths.config_dir() / "themes"
+    assert str(themes).startswith(str(tmp_path))
+    return themes
+
+
+def test_shipped_themes_load_cleanly() -> None:
+    found = load_themes([paths.themes_dir()])
+    assert found.errors == []
+    assert set(SHIPPED_THEMES) <= set(found.themes)
+    assert found.themes["patch-light"].dark is False
+    assert found.themes["patch-contrast"].background == "#000000"
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ('name = "x"\nprimary = "#12"\n', "primary: '#12' is not a colour"),
+        ('name = "x"\nprimary = "red"\nbackgroud = "#000000"\n', "backgroud: unknown key"),
+        ('name = "x"\nprimary = "red"\n[variables]\nborder = "red 50"\n', "border"),
+        ('name = "x"\nprimary = "red"\n[variables]\nlink-style = "wavy"\n', "'wavy' is not a text style"),
+        ('name = "x"\nprimary = \n', "not valid TOML"),
+        ('name = "bad name!"\nprimary = "red"\n', "name"),
+        ('name = "x"\n', "primary: Field required"),
+    ],
+)
+def test_broken_theme_file_says_which_file_and_why(tmp_path, text: str, reason: str) -> None:
+    path = tmp_path / "x.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ThemeError) as info:
+        load_theme_file(path)
+    assert str(path) in str(info.value)
+    assert reason in str(info.value)
+
+
+def test_name_defaults_to_file_name(tmp_path) -> None:
+    path = tmp_path / "ocean.toml"
+    path.write_text('primary = "#0077BE"\n', encoding="utf-8")
+    assert load_theme_file(path).name == "ocean"
+
+
+def test_load_collects_every_failure_and_keeps_good_themes(tmp_path) -> None:
+    write_theme(tmp_path, "good")
+    (tmp_path / "bad1.toml").write_text("primary = = \n", encoding="utf-8")
+    (tmp_path / "bad2.toml").write_text('primary = "blurple"\n', encoding="utf-8")
+    found = load_themes([tmp_path, tmp_path / "missing"])
+    assert list(found.themes) == ["good"]
+    assert len(found.errors) == 2
+    assert any("bad1.toml" in e for e in found.errors)
+    assert any("bad2.toml" in e and "blurple" in e for e in found.errors)
+
+
+def test_user_theme_overrides_shipped_one_of_the_same_name(tmp_path) -> None:
+    write_theme(tmp_path, "patch-dark", primary="#FF0000")
+    found = load_themes([paths.themes_dir(), tmp_path])
+    assert found.errors == []
+    assert found.themes["patch-dark"].primary == "#FF0000"
+    assert found.sources["patch-dark"] == tmp_path / "patch-dark.toml"
+
+
+class ShellApp(App[None]):
+    """A stand-in shell: the same wiring the real app does (install in on_mount, palette)."""
+
+    COMMANDS = App.COMMANDS | {ThemeCommands}
+
+    def __init__(self, choice: str | None = None, watch: bool = False) -> None:
+        super().__init__()
+        self.choice = choice
+        self.watch = watch
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Static("hello")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        install_themes(self, self.choice, watch=self.watch)
+
+
+def messages(app: App) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+async def test_shipped_theme_from_config_is_applied(user_dirs, tmp_path) -> None:
+    (tmp_path / "config.toml").write_text('theme = "patch-contrast"\n', encoding="utf-8")
+    app = ShellApp()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        assert app.theme == "patch-contrast"
+        assert app.theme_variables["background"] == "#000000"
+        assert messages(app) == []
+
+
+async def test_broken_themes_give_one_notification_and_no_crash(user_dirs) -> None:
+    write_theme(user_dirs, "fine")
+    (user_dirs / "one.toml").write_text("primary = [\n", encoding="utf-8")
+    (user_dirs / "two.toml").write_text('primary = "red"\n[variables]\nborder = "nope"\n', encoding="utf-8")
+    app = ShellApp(choice="nosuch")
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        notes = messages(app)
+        assert len(notes) == 1
+        assert "one.toml" in notes[0] and "two.toml" in notes[0]
+        assert "Unknown theme 'nosuch'" in notes[0]
+        assert app.theme == "patch-dark"  # the fallback
+        assert "fine" in app.available_themes
+
+
+async def test_switch_in_palette_is_remembered(user_dirs, tmp_path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('model = "m"\n', encoding="utf-8")
+    app = ShellApp(choice="patch-dark")
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+p")
+        await pilot.press(*"theme: use patch-light")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.theme == "patch-light"
+        assert app.current_theme.dark is False
+    saved = tomllib.loads(config.read_text(encoding="utf-8"))
+    assert saved == {"model": "m", "theme": "patch-light"}
+
+
+async def test_theme_given_on_command_line_is_not_remembered(user_dirs, tmp_path) -> None:
+    app = ShellApp(choice="patch-light")
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        assert app.theme == "patch-light"
+    assert not (tmp_path / "config.toml").exists()
+
+
+async def test_theme_files_reload_live(user_dirs) -> None:
+    path = write_theme(user_dirs, "mine", primary="#3366FF")
+    app = ShellApp(choice="mine", watch=True)
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        before = app.theme_variables["primary"]
+        write_theme(user_dirs, "mine", primary="#22AA44")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if app.current_theme.primary == "#22AA44":
+                break
+        assert app.current_theme.primary == "#22AA44"
+        await pilot.pause()
+        after = app.theme_variables["primary"]
+        assert after != before and after.startswith("#2")  # the stylesheet follows too
+        # A new file appears in the picker; a broken edit is reported, the last good one kept.
+        write_theme(user_dirs, "another")
+        path.write_text('primary = "not a colour"\n', encoding="utf-8")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if "another" in app.available_themes and messages(app):
+                break
+        assert "another" in app.available_themes
+        assert any("mine.toml" in m for m in messages(app))
+        assert app.theme == "mine"
+        assert app.current_theme.primary == "#22AA44"
