@@ -11,11 +11,12 @@ from __future__ import annotations
 import ast
 import traceback
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
 
 from patch_tui.core import toolfile as tfmod
+from patch_tui.core import yamlio
 from patch_tui.core.toolfile import Span, ToolFile
 from patch_tui.core.yamlio import Path
 
@@ -213,6 +214,69 @@ class LintContext:
         new_text = tfmod.render_frontmatter(new_data, tf.newline)
         start = lines.start + 1  # 1-based first frontmatter line
         return Fix(title, (Edit(start, 1, lines.stop + 1, 1, new_text),), safe)
+
+    def set_value_fix(
+        self, title: str, path: Path, value: Any, *, safe: bool = True
+    ) -> Fix | None:
+        """A fix that sets one manifest field, touching as few lines as it can.
+
+        A scalar already there is replaced in place; a missing key of a block mapping gets new
+        lines after its last sibling (so comments elsewhere in the frontmatter survive). Anything
+        else (flow style, a new mapping) falls back to re-rendering the frontmatter.
+        """
+        tf = self.tf
+        path = tuple(path)
+        node = tf.nodes.get(path)
+        one_line = not (isinstance(value, str) and "\n" in value)
+        if node is not None and not isinstance(value, dict | list) and one_line and (
+            node.raw is not None and node.start.line == node.end.line
+        ):
+            return Fix(title, (self.node_edit(path, scalar_text(value)),), safe)
+        edit = self._insert_key_edit(path, value) if node is None else None
+        if edit is not None:
+            return Fix(title, (edit,), safe)
+        if not isinstance(self.tf.data, dict):
+            return None
+        return self.frontmatter_fix(title, tfmod.set_field(self.tf.data, path, value), safe=safe)
+
+    def node_edit(self, path: Path, new_text: str, *, key: bool = False) -> Edit:
+        """An edit replacing exactly a value's (or its key's) text in the file."""
+        node = self.tf.nodes[tuple(path)]
+        start, end = (node.key_start, node.key_end) if key else (node.start, node.end)
+        assert start is not None and end is not None
+        line, col = self.tf.yaml_pos_to_file(start)
+        end_line, end_col = self.tf.yaml_pos_to_file(end)
+        return Edit(line, col, end_line, end_col, new_text)
+
+    def _insert_key_edit(self, path: Path, value: Any) -> Edit | None:
+        parent_path, key = path[:-1], path[-1]
+        parent = self.get(*parent_path)
+        if not isinstance(parent, dict) or not isinstance(key, str) or not parent:
+            return None
+        tf = self.tf
+        yaml_lines = tf.yaml_text.split("\n")
+        parent_node = tf.nodes.get(parent_path)
+        if parent_node is not None:
+            row = yaml_lines[parent_node.start.line] if parent_node.start.line < len(yaml_lines) else ""
+            if row[parent_node.start.column : parent_node.start.column + 1] == "{":
+                return None  # flow style: a new line would break it
+        last = tf.nodes.get((*parent_path, list(parent)[-1]))
+        if last is None or last.key_start is None or tf.open_index is None:
+            return None
+        indent = " " * last.key_start.column
+        # A block value ends at column 0 of the line after it; a scalar ends on its own line.
+        yaml_line = last.end.line if last.end.column == 0 else last.end.line + 1
+        rendered = yamlio.dump({key: value})
+        nl = tf.newline
+        text = "".join(f"# {indent}{row}{nl}" for row in rendered.splitlines())
+        file_line = tf.open_index + 2 + yaml_line
+        return Edit(file_line, 1, file_line, 1, text)
+
+
+def scalar_text(value: Any) -> str:
+    """A scalar as the canonical writer would put it after `key: `."""
+    rendered = yamlio.dump({"k": value})
+    return rendered[3:].rstrip("\n")
 
 
 def apply_edits(text: str, edits: Iterable[Edit]) -> str:

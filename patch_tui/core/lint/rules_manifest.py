@@ -1,41 +1,1046 @@
-"""Rules on the manifest's fields (PT001-PT024). PT001-PT003 come from the parser itself."""
+"""Rules on the manifest's fields (PT001-PT024). PT001-PT003 come from the parser itself.
+
+Rules read the raw YAML data (not the pydantic model) so each problem is reported at its own line,
+and several problems in one manifest are all reported at once. Each rule's docstring is its entry
+in `patch-tui rules CODE` and docs/rules.md: first line what it catches, then "Why:" and "Fix:".
+"""
 
 from __future__ import annotations
 
+import difflib
+import json
+import re
 from collections.abc import Iterator
+from typing import Any
 
-from patch_tui.core.lint.engine import Diagnostic, LintContext, rule
-from patch_tui.core.manifest import NAME_RE, REQUIRED_FIELDS, VERSION_RE
+from patch_tui.core import yamlio
+from patch_tui.core.lint.engine import Diagnostic, Fix, LintContext, rule
+from patch_tui.core.manifest import (
+    AUTH_PROVIDERS,
+    AUTH_SCOPE_RE,
+    CAPABILITY_FIELDS,
+    FILESYSTEM_MODES,
+    GENERATED_AT_RE,
+    INPUT_FIELDS,
+    INPUT_TYPES,
+    NAME_RE,
+    OUTPUT_FIELDS,
+    PACKAGE_RE,
+    PYTHON_VERSION_RE,
+    REQUIRED_FIELDS,
+    RUNTIME_FIELDS,
+    TOP_LEVEL_FIELDS,
+    VERSION_RE,
+)
+from patch_tui.core.text_safety import visible
+from patch_tui.core.yamlio import Path
 
 # The parser reports these; registering them makes them selectable and documented.
-for _code, _name, _summary in (
-    ("PT001", "frontmatter-markers", "no opening or no closing `# ---` marker"),
-    ("PT002", "invalid-yaml", "frontmatter is not valid YAML, or uses anchors, aliases, tags or duplicate keys"),
-    ("PT003", "uncommented-line", "a line between the markers that is not a comment"),
-):
-    rule(_code, _name, family="structure", summary=_summary, needs_manifest=False)(lambda ctx: ())
+_PARSER_RULES = (
+    (
+        "PT001",
+        "frontmatter-markers",
+        "no opening or no closing `# ---` marker",
+        """No opening or no closing `# ---` marker (also: a binary or non-UTF-8 file).
+
+Why: the Patch runtime finds the manifest between the first two lines that read `# ---`. Without
+both markers it cannot read the tool at all, and nothing else can be checked.
+
+Fix: put `# ---` on its own line, then the manifest as `# ` comment lines, then `# ---` again,
+above the Python code. Save the file as UTF-8 text.""",
+    ),
+    (
+        "PT002",
+        "invalid-yaml",
+        "frontmatter is not valid YAML, or uses anchors, aliases, tags or duplicate keys",
+        """The frontmatter is not valid YAML, or uses anchors, aliases, tags or duplicate keys.
+
+Why: the manifest must read the same way everywhere. Anchors and aliases can blow up in size
+(the "billion laughs" attack), tags like `!!python/object/apply` run code in careless readers, and
+duplicate keys are silently merged by some readers and refused by others.
+
+Fix: correct the YAML at the reported line (indentation, a missing `:`, an unclosed quote). Write
+repeated values out in full, remove `!!tags`, and keep only one of each key.""",
+    ),
+    (
+        "PT003",
+        "uncommented-line",
+        "a line between the markers that is not a comment",
+        """A line between the `# ---` markers that is not a `#` comment.
+
+Why: the frontmatter must stay a Python comment so the file is still valid Python; an
+uncommented line is both a YAML and a Python problem.
+
+Fix: start the line with `# ` like the other manifest lines, or move it below the closing
+marker.""",
+    ),
+)
+
+
+for _code, _name, _summary, _doc in _PARSER_RULES:
+
+    def _make(doc: str) -> Any:
+        def parser_rule(ctx: LintContext) -> Iterator[Diagnostic]:
+            return iter(())
+
+        parser_rule.__doc__ = doc
+        return parser_rule
+
+    rule(_code, _name, family="structure", summary=_summary, needs_manifest=False)(_make(_doc))
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _show(value: Any) -> str:
+    """A value as it would be written in YAML, safe to print (hidden characters made visible)."""
+    if isinstance(value, str):
+        return visible(value)
+    return visible(json.dumps(value, ensure_ascii=False))
+
+
+def _node(ctx: LintContext, path: Path) -> yamlio.Node | None:
+    return ctx.tf.nodes.get(tuple(path))
+
+
+def _raw(ctx: LintContext, path: Path) -> str | None:
+    node = _node(ctx, path)
+    return node.raw if node is not None else None
+
+
+def _is_plain(ctx: LintContext, path: Path) -> bool:
+    node = _node(ctx, path)
+    return node is not None and node.plain
+
+
+def _quote(text: str) -> str:
+    """A YAML double-quoted scalar (JSON's escapes are valid YAML ones)."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _quote_fix(ctx: LintContext, path: Path, title: str | None = None) -> Fix | None:
+    """Quote a plain scalar exactly as written, so every reader sees the same string."""
+    node = _node(ctx, path)
+    if node is None or not node.plain or node.raw is None:
+        return None
+    return Fix(title or f"quote it: {_quote(node.raw)}", (ctx.node_edit(path, _quote(node.raw)),))
+
+
+def _inputs(ctx: LintContext) -> list[tuple[int, dict[str, Any]]]:
+    inputs = ctx.get("inputs")
+    if not isinstance(inputs, list):
+        return []
+    return [(i, inp) for i, inp in enumerate(inputs) if isinstance(inp, dict)]
+
+
+def _suggest(word: str, choices: tuple[str, ...] | list[str], cutoff: float = 0.7) -> list[str]:
+    lowered = {c.lower(): c for c in choices}
+    if word.lower() in lowered:
+        return [lowered[word.lower()]]
+    squashed = {re.sub(r"[-_ ]", "", c.lower()): c for c in choices}
+    key = re.sub(r"[-_ ]", "", word.lower())
+    if key in squashed:
+        return [squashed[key]]
+    return difflib.get_close_matches(word, list(choices), n=3, cutoff=cutoff)
+
+
+def _did_you_mean(matches: list[str]) -> str:
+    if not matches:
+        return ""
+    return " (did you mean " + " or ".join(f"`{m}`" for m in matches) + "?)"
+
+
+# --- PT004 -----------------------------------------------------------------------------------
+
+
+def _mappings(ctx: LintContext) -> Iterator[tuple[Path, dict[str, Any], tuple[str, ...], str]]:
+    """Every mapping of the manifest with its known keys and a name for messages."""
+    yield (), ctx.data, TOP_LEVEL_FIELDS, "the manifest"
+    for i, inp in _inputs(ctx):
+        yield ("inputs", i), inp, INPUT_FIELDS, f"input `{_show(inp.get('name', i))}`"
+        if isinstance(inp.get("items"), dict):
+            yield ("inputs", i, "items"), inp["items"], ("type",), "items"
+    for key, fields in (
+        ("outputs", OUTPUT_FIELDS),
+        ("capabilities", CAPABILITY_FIELDS),
+        ("runtime", RUNTIME_FIELDS),
+    ):
+        value = ctx.get(key)
+        if isinstance(value, dict):
+            yield (key,), value, fields, f"`{key}`"
+    items = ctx.get("outputs", "items")
+    if isinstance(items, dict):
+        yield ("outputs", "items"), items, ("type",), "`outputs.items`"
+
+
+@rule("PT004", "unknown-field", family="manifest", summary="an unknown field")
+def unknown_field(ctx: LintContext) -> Iterator[Diagnostic]:
+    """An unknown field, at any level of the manifest, with "did you mean" for near misses.
+
+    Why: the Patch runtime ignores fields it does not know, so a typo like `human_confrim: true`
+    silently leaves the safe default in place: the tool runs without the confirmation you asked
+    for. Unknown fields also make the manifest harder to read for reviewers and other tools.
+
+    Fix: rename the field to the suggested one (`patch-tui lint --fix` does it when there is a
+    single obvious suggestion), or remove it.
+    """
+    for path, mapping, known, where in _mappings(ctx):
+        for key in mapping:
+            if key in known:
+                continue
+            matches = [m for m in _suggest(str(key), known) if m not in mapping]
+            fix = None
+            if len(matches) == 1 and (*path, key) in ctx.tf.nodes:
+                fix = Fix(
+                    f"rename `{_show(key)}` to `{matches[0]}`",
+                    (ctx.node_edit((*path, key), matches[0], key=True),),
+                )
+            hint = _did_you_mean(matches) or f": {where} has only " + ", ".join(
+                f"`{k}`" for k in known
+            )
+            yield ctx.diag(
+                "PT004",
+                f"unknown field `{_show(key)}` in {where}{hint}",
+                *path,
+                key,
+                severity="warning",
+                key=True,
+                fix=fix,
+            )
+
+
+# --- PT010-PT013 -------------------------------------------------------------------------------
+
+_DEFAULTS: dict[str, Any] = {
+    "inputs": [],
+    "outputs": {"type": "object"},
+    "capabilities": {"network": False, "filesystem": "none", "human_confirm": False},
+    "runtime": {"language": "python", "python_version": "3.12", "packages": []},
+}
 
 
 @rule("PT010", "missing-field", family="manifest", summary="a required field is missing")
 def missing_field(ctx: LintContext) -> Iterator[Diagnostic]:
+    """A required field is missing (name, version, description, inputs, outputs, capabilities,
+    runtime, or an input's name).
+
+    Why: the Patch runtime refuses a manifest without its required fields, so the tool cannot be
+    registered or called. An input without a name cannot be passed to `main()`.
+
+    Fix: add the field. `inputs: []` declares a tool without arguments; `capabilities` and
+    `runtime` are small mappings, e.g. `capabilities: {network: false, filesystem: none,
+    human_confirm: false}`. The quick fix adds the least-privilege defaults for you to review.
+    """
     for name in REQUIRED_FIELDS:
-        if name not in ctx.data:
-            yield ctx.diag("PT010", f"required field `{name}` is missing: add `{name}:` to the manifest")
+        if name in ctx.data:
+            continue
+        fix = None
+        if name in _DEFAULTS:
+            fix = ctx.set_value_fix(
+                f"add `{name}` with defaults", (name,), _DEFAULTS[name], safe=False
+            )
+        yield ctx.diag(
+            "PT010", f"required field `{name}` is missing: add `{name}:` to the manifest", fix=fix
+        )
+    for i, inp in _inputs(ctx):
+        if "name" not in inp:
+            yield ctx.diag(
+                "PT010",
+                f"input {i + 1} has no `name`: add the name of the matching main() parameter",
+                "inputs",
+                i,
+            )
 
 
 @rule("PT011", "name-not-snake-case", family="manifest", summary="name is not snake_case")
 def name_not_snake_case(ctx: LintContext) -> Iterator[Diagnostic]:
-    name = ctx.get("name")
-    if isinstance(name, str) and name and not NAME_RE.match(name):
-        yield ctx.diag(
-            "PT011",
-            f"name `{name}` is not snake_case: use lowercase letters, digits and `_`, starting with a letter",
-            "name",
-        )
+    """The tool's name (or an input's name) is not snake_case `^[a-z][a-z0-9_]*$`.
+
+    Why: the tool name is its identity in the registry and the function name an AI agent calls;
+    input names are Python parameter names of `main()`. Both must be plain identifiers.
+
+    Fix: use lowercase letters, digits and `_`, starting with a letter: `Fetch-URL` becomes
+    `fetch_url`.
+    """
+    targets: list[tuple[Path, Any, str]] = [(("name",), ctx.get("name"), "name")]
+    targets += [(("inputs", i, "name"), inp.get("name"), "input name") for i, inp in _inputs(ctx)]
+    for path, name, what in targets:
+        if isinstance(name, str) and name and not NAME_RE.match(name):
+            suggestion = re.sub(r"[^a-z0-9_]+", "_", name.strip().lower()).strip("_")
+            suggestion = re.sub(r"_+", "_", suggestion)
+            if suggestion and not suggestion[0].isalpha():
+                suggestion = "t_" + suggestion
+            good = bool(suggestion) and NAME_RE.match(suggestion) is not None
+            hint = f", e.g. `{suggestion}`" if good else ""
+            fix = None
+            if good and path == ("name",) and path in ctx.tf.nodes:
+                # Renaming a tool changes its identity in the registry: offered, never automatic.
+                fix = Fix(f"rename to `{suggestion}`", (ctx.node_edit(path, suggestion),), safe=False)
+            yield ctx.diag(
+                "PT011",
+                f"{what} `{_show(name)}` is not snake_case: use lowercase letters, digits and `_`, "
+                f"starting with a letter{hint}",
+                *path,
+                fix=fix,
+            )
+        elif isinstance(name, str) and not name and path == ("name",):
+            yield ctx.diag("PT011", "name is empty: give the tool a snake_case name", *path)
 
 
 @rule("PT012", "version-not-semver", family="manifest", summary="version is not strict x.y.z")
 def version_not_semver(ctx: LintContext) -> Iterator[Diagnostic]:
+    """The version is not strict semver `x.y.z`.
+
+    Why: the registry never overwrites a published version: every change gets a new one, and
+    versions are compared as three numbers. `1.0`, `v1.0.0` or `1.0.0-beta` cannot be compared.
+
+    Fix: write three dot-separated numbers without leading zeros, e.g. `version: 1.0.0`.
+    """
     version = ctx.get("version")
     if isinstance(version, str) and not VERSION_RE.match(version):
-        yield ctx.diag("PT012", f"version `{version}` is not strict semver: write it as x.y.z, e.g. 1.0.0", "version")
+        parts = re.findall(r"\d+", version)
+        hint = ""
+        fix = None
+        if 1 <= len(parts) <= 3:
+            guess = ".".join(str(int(p)) for p in (parts + ["0", "0"])[:3])
+            hint = f" (e.g. {guess})"
+            # "1.0" and "v1.2.3" only lack parts or carry a prefix: the same version.
+            same = re.fullmatch(r"[vV]?\d+(\.\d+){0,2}", version.strip()) is not None
+            fix = ctx.set_value_fix(f"write {guess}", ("version",), guess, safe=same)
+        yield ctx.diag(
+            "PT012",
+            f"version `{_show(version)}` is not strict semver: write it as x.y.z{hint or ', e.g. 1.0.0'}",
+            "version",
+            fix=fix,
+        )
+
+
+# A full stop ends a sentence unless it follows one of these (lower-cased, without the dot).
+_ABBREVIATIONS = frozenset(
+    "e.g i.e etc vs cf approx incl resp no nos fig mr mrs ms dr st jr sr e.x a.k.a u.s et al".split()
+)
+_SENTENCE_END_RE = re.compile(r"([.!?]+)[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+
+
+def count_sentences(text: str) -> int:
+    """How many sentences a description has. "e.g.", "21.5" and "v1.2" do not end one."""
+    text = " ".join(text.split())
+    if not text:
+        return 0
+    count = 1
+    for match in _SENTENCE_END_RE.finditer(text):
+        before = text[: match.start(1)].rsplit(" ", 1)[-1].lower().rstrip(".")
+        if match.group(1) == "." and (before in _ABBREVIATIONS or len(before) == 1):
+            continue  # "e.g. X", "J. Smith"
+        count += 1
+    return count
+
+
+@rule(
+    "PT013",
+    "description-sentence",
+    family="manifest",
+    summary="description empty or more than one sentence",
+)
+def description_sentence(ctx: LintContext) -> Iterator[Diagnostic]:
+    """The description is empty (error), or is more than one sentence (warning).
+
+    Why: the description is what an AI agent reads to decide when to call the tool, and what a
+    person reads when approving it. The format asks for one sentence: long descriptions hide
+    instructions and get truncated by hosts.
+
+    Fix: write one sentence that says what the tool does, e.g. "Extract tables from a PDF file
+    as JSON." Put details in the input descriptions or the code's docstring.
+    """
+    if "description" in ctx.data:
+        desc = ctx.get("description")
+        if desc is None or (isinstance(desc, str) and not desc.strip()):
+            yield ctx.diag(
+                "PT013",
+                "description is empty: write one sentence saying what the tool does",
+                "description",
+            )
+        elif isinstance(desc, str) and count_sentences(desc) > 1:
+            yield ctx.diag(
+                "PT013",
+                f"description has {count_sentences(desc)} sentences: keep it to one sentence "
+                "saying what the tool does",
+                "description",
+                severity="warning",
+            )
+    for i, inp in _inputs(ctx):
+        desc = inp.get("description")
+        if isinstance(desc, str) and count_sentences(desc) > 1:
+            yield ctx.diag(
+                "PT013",
+                f"the description of input `{_show(inp.get('name', i))}` has "
+                f"{count_sentences(desc)} sentences: keep it to one",
+                "inputs",
+                i,
+                "description",
+                severity="warning",
+            )
+
+
+# --- PT014-PT016: inputs ---------------------------------------------------------------------
+
+# Type names people write out of habit, mapped to the JSON type they mean.
+_TYPE_ALIASES = {
+    "str": "string",
+    "text": "string",
+    "int": "integer",
+    "float": "number",
+    "double": "number",
+    "bool": "boolean",
+    "list": "array",
+    "dict": "object",
+    "map": "object",
+}
+
+
+@rule("PT014", "bad-input-type", family="manifest", summary="an input type is not a JSON type")
+def bad_input_type(ctx: LintContext) -> Iterator[Diagnostic]:
+    """An input's type (or an `items` or `outputs` type) is not string, number, integer,
+    boolean, array or object.
+
+    Why: the runtime and every AI host turn these types into a JSON Schema; Python names like
+    `str` or `int` mean nothing there, so the tool is rejected or gets unchecked arguments.
+
+    Fix: use the JSON name: `str` -> `string`, `int` -> `integer`, `float` -> `number`, `bool` ->
+    `boolean`, `list` -> `array`, `dict` -> `object` (the quick fix does this).
+    """
+    targets: list[tuple[Path, tuple[str, ...]]] = []
+    for i, _inp in _inputs(ctx):
+        targets.append((("inputs", i, "type"), INPUT_TYPES))
+        targets.append((("inputs", i, "items", "type"), INPUT_TYPES))
+    targets.append((("outputs", "type"), (*INPUT_TYPES, "null")))
+    targets.append((("outputs", "items", "type"), INPUT_TYPES))
+    if isinstance(ctx.get("outputs", "items"), str):
+        targets.append((("outputs", "items"), INPUT_TYPES))
+    for path, allowed in targets:
+        value = ctx.get(*path)
+        if not isinstance(value, str) or value in allowed:
+            continue
+        alias = _TYPE_ALIASES.get(value.lower())
+        matches = [alias] if alias else _suggest(value, allowed)
+        fix = None
+        if len(matches) == 1 and tuple(path) in ctx.tf.nodes:
+            fix = Fix(
+                f"use `{matches[0]}`",
+                (ctx.node_edit(path, matches[0]),),
+                safe=alias is not None or value.lower() == matches[0],
+            )
+        yield ctx.diag(
+            "PT014",
+            f"type `{_show(value)}` is not a JSON type{_did_you_mean(matches)}: use one of "
+            + ", ".join(allowed),
+            *path,
+            fix=fix,
+        )
+
+
+def _infer_items_type(default: Any) -> str:
+    kinds = {_json_type(v) for v in default} if isinstance(default, list) and default else set()
+    return kinds.pop() if len(kinds) == 1 else "string"
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return "string"
+
+
+@rule("PT015", "array-without-items", family="manifest", summary="an array input without items")
+def array_without_items(ctx: LintContext) -> Iterator[Diagnostic]:
+    """An input of type `array` without `items`.
+
+    Why: hosts build a JSON Schema from the inputs, and an array schema without `items` lets the
+    AI send anything in it (strict hosts reject the tool outright).
+
+    Fix: declare the element type, e.g. `items: {type: string}`. The quick fix adds
+    `items: {type: string}` (the type the runtime assumes), or the type of the default's elements.
+    """
+    for i, inp in _inputs(ctx):
+        if inp.get("type") == "array" and "items" not in inp:
+            kind = _infer_items_type(inp.get("default"))
+            fix = ctx.set_value_fix(
+                f"add `items: {{type: {kind}}}`", ("inputs", i, "items"), {"type": kind}
+            )
+            yield ctx.diag(
+                "PT015",
+                f"array input `{_show(inp.get('name', i))}` has no `items`: add `items: {{type: {kind}}}` "
+                "(or the type of its elements)",
+                "inputs",
+                i,
+                "type",
+                fix=fix,
+            )
+
+
+@rule("PT016", "duplicate-input", family="manifest", summary="two inputs share a name")
+def duplicate_input(ctx: LintContext) -> Iterator[Diagnostic]:
+    """Two inputs share a name.
+
+    Why: inputs become keyword arguments of `main()` and properties of a JSON object: a name can
+    only appear once, and which declaration wins depends on the reader.
+
+    Fix: rename one of them (and the matching `main()` parameter), or remove the duplicate.
+    """
+    seen: dict[str, int] = {}
+    for i, inp in _inputs(ctx):
+        name = inp.get("name")
+        if not isinstance(name, str):
+            continue
+        if name in seen:
+            line = ctx.span("inputs", seen[name], "name").line
+            yield ctx.diag(
+                "PT016",
+                f"input `{_show(name)}` is declared twice (first on line {line}): rename or remove one",
+                "inputs",
+                i,
+                "name",
+            )
+        else:
+            seen[name] = i
+
+
+# --- PT017-PT021 -----------------------------------------------------------------------------
+
+
+@rule(
+    "PT017",
+    "bad-filesystem",
+    family="manifest",
+    summary="filesystem is not none / read-only / read-write",
+)
+def bad_filesystem(ctx: LintContext) -> Iterator[Diagnostic]:
+    """`capabilities.filesystem` is not `none`, `read-only` or `read-write`.
+
+    Why: the filesystem capability tells people and the runtime what the tool may touch; an
+    unknown value cannot be enforced or reviewed, and lint cannot check the code against it.
+
+    Fix: write one of `none`, `read-only`, `read-write` (spelled with a hyphen). The quick fix
+    corrects spellings like `read_only` or `ReadOnly`.
+    """
+    value = ctx.get("capabilities", "filesystem")
+    if isinstance(value, str) and value not in FILESYSTEM_MODES:
+        matches = _suggest(value, FILESYSTEM_MODES, cutoff=0.6)
+        exact = [
+            m for m in matches if re.sub(r"[-_ ]", "", m) == re.sub(r"[-_ ]", "", value.lower())
+        ]
+        fix = None
+        if len(matches) == 1 and ("capabilities", "filesystem") in ctx.tf.nodes:
+            fix = Fix(
+                f"use `{matches[0]}`",
+                (ctx.node_edit(("capabilities", "filesystem"), matches[0]),),
+                safe=bool(exact),
+            )
+        yield ctx.diag(
+            "PT017",
+            f"filesystem `{_show(value)}` is not none, read-only or read-write{_did_you_mean(matches)}",
+            "capabilities",
+            "filesystem",
+            fix=fix,
+        )
+
+
+@rule("PT018", "bad-language", family="manifest", summary="runtime.language is not python")
+def bad_language(ctx: LintContext) -> Iterator[Diagnostic]:
+    """`runtime.language` is not `python`.
+
+    Why: the Patch runtime only runs Python tools; any other value makes it refuse the tool.
+
+    Fix: write `language: python` (lowercase).
+    """
+    value = ctx.get("runtime", "language")
+    if isinstance(value, str) and value != "python":
+        fix = None
+        if value.strip().lower() in ("python", "python3", "py", "cpython"):
+            fix = Fix("use `python`", (ctx.node_edit(("runtime", "language"), "python"),))
+        yield ctx.diag(
+            "PT018",
+            f"runtime.language `{_show(value)}` is not supported: write `language: python`",
+            "runtime",
+            "language",
+            fix=fix,
+        )
+
+
+@rule(
+    "PT019",
+    "unpinned-package",
+    family="manifest",
+    summary="a package is not pinned as name==version",
+)
+def unpinned_package(ctx: LintContext) -> Iterator[Diagnostic]:
+    """A package in `runtime.packages` is not pinned as `name==x.y.z`.
+
+    Why: an unpinned package installs whatever version is newest when the tool runs, so the same
+    tool can behave differently tomorrow, or pull in a compromised release. The runtime only
+    accepts `^[a-zA-Z0-9._-]+==\\d+(\\.\\d+){0,2}$`.
+
+    Fix: pin the exact version you tested, e.g. `requests==2.32.3` (no ranges, extras or URLs).
+    """
+    packages = ctx.get("runtime", "packages")
+    if not isinstance(packages, list):
+        return
+    for i, pkg in enumerate(packages):
+        if not isinstance(pkg, str) or PACKAGE_RE.match(pkg):
+            continue
+        name = re.split(r"[\s\[<>=!~;@]", pkg.strip(), maxsplit=1)[0] or "package"
+        yield ctx.diag(
+            "PT019",
+            f"package `{_show(pkg)}` is not pinned: write `{_show(name)}==x.y.z` with the exact version you tested",
+            "runtime",
+            "packages",
+            i,
+        )
+
+
+@rule(
+    "PT020",
+    "bad-external-auth",
+    family="manifest",
+    summary="an external_auth entry is not provider.scope",
+)
+def bad_external_auth(ctx: LintContext) -> Iterator[Diagnostic]:
+    """An `external_auth` entry is not `provider.scope`, or its provider is not supported.
+
+    Why: the runtime mints a short-lived token for each `provider.scope` before the call and
+    injects it as `PATCH_ACCESS_TOKEN`. Only gmail, google_calendar, slack, github and linear are
+    supported; anything else means the tool runs without the credentials it expects.
+
+    Fix: write entries like `gmail.read` or `slack.send_message`, with a supported provider.
+    """
+    entries = ctx.get("external_auth")
+    if not isinstance(entries, list):
+        return
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, str):
+            continue
+        m = AUTH_SCOPE_RE.match(entry)
+        if not m:
+            yield ctx.diag(
+                "PT020",
+                f"external_auth entry `{_show(entry)}` is not `provider.scope`: write e.g. `gmail.read`",
+                "external_auth",
+                i,
+            )
+            continue
+        provider = m.group(1)
+        if provider not in AUTH_PROVIDERS:
+            matches = _suggest(provider, AUTH_PROVIDERS, cutoff=0.6)
+            fix = None
+            if len(matches) == 1 and ("external_auth", i) in ctx.tf.nodes:
+                fixed = matches[0] + entry[len(provider) :]
+                fix = Fix(
+                    f"use `{fixed}`", (ctx.node_edit(("external_auth", i), fixed),), safe=False
+                )
+            yield ctx.diag(
+                "PT020",
+                f"unknown provider `{_show(provider)}`{_did_you_mean(matches)}: supported are "
+                + ", ".join(AUTH_PROVIDERS),
+                "external_auth",
+                i,
+                fix=fix,
+            )
+
+
+@rule(
+    "PT021",
+    "bad-provenance",
+    family="manifest",
+    summary="generated_at not ISO 8601 UTC, or only one of generated_by/generated_at",
+)
+def bad_provenance(ctx: LintContext) -> Iterator[Diagnostic]:
+    """`generated_at` is not ISO 8601 UTC, or only one of `generated_by` / `generated_at` is set.
+
+    Why: the provenance stamp tells reviewers which model wrote a tool and when; half a stamp, or
+    a time in an unknown zone, cannot be trusted or compared.
+
+    Fix: set both, e.g. `generated_by: claude-opus-4-7` and
+    `generated_at: "2026-05-04T12:34:56Z"` (UTC, with seconds and a `Z`), or remove both.
+    """
+    by, at = ctx.get("generated_by"), ctx.get("generated_at")
+    if isinstance(at, str) and not GENERATED_AT_RE.match(at):
+        fix = None
+        utc = _to_utc(at)
+        if utc is not None and ("generated_at",) in ctx.tf.nodes:
+            fix = Fix(f"write {utc}", (ctx.node_edit(("generated_at",), _quote(utc)),))
+        yield ctx.diag(
+            "PT021",
+            f'generated_at `{_show(at)}` is not ISO 8601 UTC: write it like "2026-05-04T12:34:56Z"'
+            + (f' (here "{utc}")' if utc else ""),
+            "generated_at",
+            fix=fix,
+        )
+    has_by, has_at = (
+        by is not None and "generated_by" in ctx.data,
+        at is not None and "generated_at" in ctx.data,
+    )
+    if has_by and not has_at:
+        yield ctx.diag(
+            "PT021",
+            "generated_by is set without generated_at: add when the tool was generated (UTC), or remove both",
+            "generated_by",
+            key=True,
+        )
+    if has_at and not has_by:
+        yield ctx.diag(
+            "PT021",
+            "generated_at is set without generated_by: add the model that generated the tool, or remove both",
+            "generated_at",
+            key=True,
+        )
+
+
+def _to_utc(text: str) -> str | None:
+    """A timestamp with an explicit zone, converted to the canonical UTC stamp."""
+    from datetime import UTC, datetime
+
+    try:
+        parsed = datetime.fromisoformat(text.strip().replace("z", "Z"))
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return None  # an unknown zone: guessing would change the meaning
+    return parsed.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --- PT022-PT024 -----------------------------------------------------------------------------
+
+_STR, _BOOL, _LIST, _DICT, _ANY = "string", "boolean", "list", "mapping", "any"
+
+_TOP_TYPES = {
+    "name": _STR,
+    "version": _STR,
+    "description": _STR,
+    "inputs": _LIST,
+    "outputs": _DICT,
+    "capabilities": _DICT,
+    "runtime": _DICT,
+    "external_auth": _LIST,
+    "generated_by": _STR,
+    "generated_at": _STR,
+}
+_INPUT_TYPES = {
+    "name": _STR,
+    "type": _STR,
+    "description": _STR,
+    "required": _BOOL,
+    "default": _ANY,
+    "tainted_ok": _BOOL,
+    "items": _DICT,
+}
+_OUTPUT_TYPES = {"type": _STR, "description": _STR, "items": _ANY}
+_CAP_TYPES = {"network": _BOOL, "filesystem": _STR, "human_confirm": _BOOL, "browser": _BOOL}
+_RUNTIME_TYPES = {"language": _STR, "python_version": _ANY, "packages": _LIST}
+_ITEMS_TYPES = {"type": _STR}
+
+# A value of these JSON types is what each input type expects as a default.
+_DEFAULT_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "number": (int, float),
+    "integer": (int,),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+def _yaml11_reading(raw: str) -> str | None:
+    """What YAML 1.1 (PyYAML's default) makes of a plain scalar the runtime reads as a string."""
+    if yamlio.YAML11_BOOL_RE.match(raw):
+        return "a boolean"
+    if yamlio.YAML11_TIMESTAMP_RE.match(raw):
+        return "a date" if len(raw) <= 10 else "a timestamp"
+    if yamlio.YAML11_NULL_RE.match(raw):
+        return "null"
+    if yamlio.YAML11_NUMBER_RE.match(raw):
+        return "an octal number" if re.match(r"^[-+]?0[0-7_]+$", raw) else "a number"
+    return None
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return "a string"
+
+
+def _check_value(
+    ctx: LintContext, path: Path, value: Any, expected: str, label: str
+) -> Iterator[Diagnostic]:
+    raw = _raw(ctx, path)
+    plain = _is_plain(ctx, path)
+    shown = _show(raw if raw is not None else value)
+    if expected == _STR:
+        if isinstance(value, str):
+            reading = _yaml11_reading(value) if plain else None
+            if reading is not None:
+                yield ctx.diag(
+                    "PT022",
+                    f"`{label}: {shown}` is a string to the Patch runtime but {reading} to YAML 1.1 "
+                    f"readers: quote it: {_quote(value)}",
+                    *path,
+                    severity="warning",
+                    fix=_quote_fix(ctx, path),
+                )
+        elif value is None:
+            if path != ("description",):  # PT013 reports an empty description
+                yield ctx.diag("PT022", f"`{label}` is empty: give it a value", *path)
+        elif isinstance(value, bool | int | float) and plain and raw is not None:
+            yield ctx.diag(
+                "PT022",
+                f"`{label}: {shown}` is read as {_type_name(value)}, not a string: quote it: {_quote(raw)}",
+                *path,
+                fix=_quote_fix(ctx, path),
+            )
+        else:
+            yield ctx.diag("PT022", f"`{label}` must be a string, not {_type_name(value)}", *path)
+    elif expected == _BOOL:
+        if isinstance(value, bool):
+            return
+        if isinstance(value, str) and plain and yamlio.YAML11_BOOL_RE.match(value):
+            meant = value.lower() in ("y", "yes", "true", "on")
+            word = "true" if meant else "false"
+            yield ctx.diag(
+                "PT022",
+                f'`{label}: {shown}`: the Patch runtime reads it as the string "{visible(value)}", '
+                f"not a boolean: write {word}",
+                *path,
+                fix=ctx.set_value_fix(f"write {word}", path, meant),
+            )
+        elif isinstance(value, str) and not plain and value.strip().lower() in ("true", "false"):
+            word = value.strip().lower()
+            yield ctx.diag(
+                "PT022",
+                f"`{label}` is the string {_quote(value)} in quotes, not a boolean: write {word} without quotes",
+                *path,
+                fix=ctx.set_value_fix(f"write {word}", path, word == "true"),
+            )
+        else:
+            yield ctx.diag(
+                "PT022", f"`{label}: {shown}` must be true or false, not {_type_name(value)}", *path
+            )
+    elif expected == _LIST:
+        if isinstance(value, list):
+            return
+        fix = None
+        if value is None:
+            fix = ctx.set_value_fix("write []", path, [])
+            message = f"`{label}` is empty: write `{label}: []` for none"
+        elif isinstance(value, str):
+            fix = ctx.set_value_fix(f"make it a list: [{visible(value)}]", path, [value])
+            message = f"`{label}` must be a list: write [{shown}]"
+        else:
+            message = f"`{label}` must be a list, not {_type_name(value)}"
+        yield ctx.diag("PT022", message, *path, fix=fix)
+    elif expected == _DICT:
+        if isinstance(value, dict):
+            return
+        fix = None
+        if isinstance(value, str) and value in INPUT_TYPES and path[-1] == "items":
+            fix = ctx.set_value_fix(f"write {{type: {value}}}", path, {"type": value})
+            message = f"`{label}` must be a mapping: write `{label}: {{type: {value}}}`"
+        else:
+            message = f"`{label}` must be a mapping of fields, not {_type_name(value)}"
+        yield ctx.diag("PT022", message, *path, fix=fix)
+
+
+def _check_fields(
+    ctx: LintContext, base: Path, mapping: dict[str, Any], types: dict[str, str], where: str
+) -> Iterator[Diagnostic]:
+    for key, expected in types.items():
+        if key in mapping and expected != _ANY:
+            label = f"{where}.{key}" if where else key
+            yield from _check_value(ctx, (*base, key), mapping[key], expected, label)
+
+
+@rule(
+    "PT022",
+    "wrong-type",
+    family="manifest",
+    summary="a field of the wrong type, or read differently by YAML 1.1",
+)
+def wrong_type(ctx: LintContext) -> Iterator[Diagnostic]:
+    """A field has the wrong type, including values that YAML 1.1 readers and the Patch runtime
+    read differently.
+
+    Why: the Patch runtime reads YAML with the JSON schema: only `true` and `false` are booleans,
+    `no`, `yes`, `on` and `off` are strings, dates stay strings, and `1.0` is a number. PyYAML
+    and many other tools use YAML 1.1, where `no` is false and `2026-05-04` is a date. A value
+    that means one thing to the runtime and another to your editor or CI is a bug waiting to
+    happen; a wrong type makes the runtime refuse the tool.
+
+    Fix: write booleans as `true` / `false` without quotes, quote strings that look like other
+    things (`version: "1.0.0"`, `generated_at: "2026-05-04T12:34:56Z"`), and use lists and
+    mappings where the format asks for them. `patch-tui fmt` quotes ambiguous strings for you.
+    """
+    data = ctx.data
+    for key, expected in _TOP_TYPES.items():
+        if key not in data or expected == _ANY:
+            continue
+        if key in REQUIRED_FIELDS[3:] and data[key] is None and key != "inputs":
+            yield ctx.diag("PT022", f"`{key}` is empty: fill in its fields", key)
+            continue
+        yield from _check_value(ctx, (key,), data[key], expected, key)
+    inputs = ctx.get("inputs")
+    if isinstance(inputs, list):
+        for i, inp in enumerate(inputs):
+            if not isinstance(inp, dict):
+                yield ctx.diag(
+                    "PT022",
+                    f"input {i + 1} must be a mapping with name, type and description, not {_type_name(inp)}",
+                    "inputs",
+                    i,
+                )
+                continue
+            where = f"inputs[{i}]"
+            yield from _check_fields(ctx, ("inputs", i), inp, _INPUT_TYPES, where)
+            if isinstance(inp.get("items"), dict):
+                yield from _check_fields(
+                    ctx, ("inputs", i, "items"), inp["items"], _ITEMS_TYPES, f"{where}.items"
+                )
+            yield from _check_default(ctx, i, inp)
+    for key, types in (
+        ("outputs", _OUTPUT_TYPES),
+        ("capabilities", _CAP_TYPES),
+        ("runtime", _RUNTIME_TYPES),
+    ):
+        mapping = ctx.get(key)
+        if isinstance(mapping, dict):
+            yield from _check_fields(ctx, (key,), mapping, types, key)
+    items = ctx.get("outputs", "items")
+    if isinstance(items, dict):
+        yield from _check_fields(ctx, ("outputs", "items"), items, _ITEMS_TYPES, "outputs.items")
+    elif items is not None and not isinstance(items, str):
+        yield ctx.diag(
+            "PT022",
+            "`outputs.items` must be a type like `object` or `{type: object}`",
+            "outputs",
+            "items",
+        )
+    for list_path in (("runtime", "packages"), ("external_auth",)):
+        values = ctx.get(*list_path)
+        if isinstance(values, list):
+            for j, v in enumerate(values):
+                yield from _check_value(
+                    ctx, (*list_path, j), v, _STR, f"{'.'.join(map(str, list_path))}[{j}]"
+                )
+
+
+def _check_default(ctx: LintContext, i: int, inp: dict[str, Any]) -> Iterator[Diagnostic]:
+    if "default" not in inp or inp["default"] is None:
+        return
+    kind = inp.get("type", "string")
+    allowed = _DEFAULT_TYPES.get(kind) if isinstance(kind, str) else None
+    if allowed is None:
+        return
+    value = inp["default"]
+    path: Path = ("inputs", i, "default")
+    label = f"inputs[{i}].default"
+    if kind == "boolean" or kind == "string":
+        yield from _check_value(ctx, path, value, _BOOL if kind == "boolean" else _STR, label)
+        return
+    ok = isinstance(value, allowed) and not (
+        isinstance(value, bool) and kind in ("number", "integer")
+    )
+    if not ok:
+        yield ctx.diag(
+            "PT022",
+            f"the default of {kind} input `{_show(inp.get('name', i))}` is {_type_name(value)}: "
+            f"give a default of type {kind}",
+            *path,
+        )
+
+
+@rule("PT023", "bad-python-version", family="manifest", summary='python_version is not like "3.12"')
+def bad_python_version(ctx: LintContext) -> Iterator[Diagnostic]:
+    """`runtime.python_version` is not a quoted string like `"3.12"`.
+
+    Why: unquoted, `3.12` is the number 3.12 to the runtime's YAML reader, and `3.10` becomes
+    `3.1`: the tool asks for a Python that does not exist. The runtime wants major.minor only.
+
+    Fix: quote it: `python_version: "3.12"` (the quick fix keeps the digits exactly as you wrote
+    them).
+    """
+    path: Path = ("runtime", "python_version")
+    if not isinstance(ctx.get("runtime"), dict) or "python_version" not in ctx.get("runtime"):
+        return
+    value = ctx.get(*path)
+    raw = _raw(ctx, path)
+    if (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and _is_plain(ctx, path)
+        and raw
+    ):
+        bad = "" if PYTHON_VERSION_RE.match(raw) else " (and use major.minor, like 3.12)"
+        lost = f", which is {value}" if str(value) != raw else ""
+        yield ctx.diag(
+            "PT023",
+            f"python_version {raw} is read as a number{lost}: quote it: {_quote(raw)}{bad}",
+            *path,
+            fix=_quote_fix(ctx, path) if not bad else None,
+        )
+    elif isinstance(value, str):
+        if not PYTHON_VERSION_RE.match(value):
+            m = re.match(r"^(?:python|py)?\s*(3\.\d{1,2})(?:\.\d+)?$", value.strip(), re.I)
+            fix = None
+            if m and path in ctx.tf.nodes:
+                fix = Fix(
+                    f'write "{m.group(1)}"', (ctx.node_edit(path, _quote(m.group(1))),), safe=False
+                )
+            yield ctx.diag(
+                "PT023",
+                f'python_version `{_show(value)}` is not major.minor: write it like "3.12"',
+                *path,
+                fix=fix,
+            )
+    else:
+        yield ctx.diag("PT023", 'python_version must be a quoted string like "3.12"', *path)
+
+
+@rule(
+    "PT024",
+    "browser-without-network",
+    family="manifest",
+    summary="capabilities.browser true with network false",
+)
+def browser_without_network(ctx: LintContext) -> Iterator[Diagnostic]:
+    """`capabilities.browser` is true while `capabilities.network` is false.
+
+    Why: a headless browser needs the network; the runtime boots the sandbox without internet
+    access when network is false, so every page load fails.
+
+    Fix: set `network: true` (and review what the tool may reach), or drop `browser: true`.
+    """
+    if (
+        ctx.get("capabilities", "browser") is True
+        and ctx.get("capabilities", "network") is not True
+    ):
+        yield ctx.diag(
+            "PT024",
+            "browser: true needs network: true (the sandbox has no internet access): set network: true or remove browser",
+            "capabilities",
+            "browser",
+            fix=ctx.set_value_fix(
+                "set network: true", ("capabilities", "network"), True, safe=False
+            ),
+        )
