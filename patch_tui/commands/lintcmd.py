@@ -1,26 +1,358 @@
-"""(being written)"""
+"""`patch-tui lint`, `fmt`, `new` and `rules`: the headless authoring commands.
+
+They talk like ruff: `path:line:col: CODE message`, a summary line, exit 0 when there is no
+error, 1 when there are errors, 2 for usage errors and unreadable paths. Nothing here imports
+Textual, anthropic or mcp (tests/test_headless_imports.py), and every piece of file content that
+reaches the terminal goes through `text_safety.visible`, so a hostile file cannot send escape
+sequences or reorder what you read.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from patch_tui.core.text_safety import visible
+
+if TYPE_CHECKING:
+    from patch_tui.core.lint.engine import Diagnostic, Rule
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """A problem with the command line or a path; exit 2 with this message."""
+
+
+def _err(message: str) -> None:
+    print(f"patch-tui: {visible(message)}", file=sys.stderr)
+
+
+def _split_codes(value: str | None) -> list[str]:
+    return [c.strip().upper() for c in (value or "").split(",") if c.strip()]
+
+
+def expand_paths(paths: Iterable[str]) -> tuple[list[str], list[str]]:
+    """Files to check (a folder means every `*.py` directly in it, sorted) and the paths that do
+    not exist or cannot be listed (reported, exit 2)."""
+    files: list[str] = []
+    bad: list[str] = []
+    seen: set[str] = set()
+    for raw in paths:
+        p = Path(raw)
+        if p.is_dir():
+            try:
+                found = sorted(str(c) for c in p.iterdir() if c.suffix == ".py" and c.is_file())
+            except OSError as exc:
+                bad.append(f"{raw}: cannot list the folder ({exc.strerror or exc})")
+                continue
+        elif p.exists():
+            found = [raw]
+        else:
+            bad.append(f"{raw}: no such file or folder")
+            continue
+        for f in found:
+            if f not in seen:
+                seen.add(f)
+                files.append(f)
+    return files, bad
+
+
+def _read(path: str) -> tuple[bytes | None, str | None]:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(), None
+    except OSError as exc:
+        return None, f"{path}: cannot read the file ({exc.strerror or exc})"
+
+
+def _write(path: str, text: str, bom: bool) -> None:
+    # The toolbox's writer: temp file in the same folder, fsync, os.replace, mode kept.
+    from patch_tui.core.toolbox import atomic_write
+
+    atomic_write(path, (("\ufeff" if bom else "") + text).encode("utf-8"))
+
+
+# --- lint ------------------------------------------------------------------------------------
+
+
+@dataclass
+class LintRun:
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    fixed: int = 0
+    usage_errors: list[str] = field(default_factory=list)
+
+
+def _rules(select: list[str], ignore: list[str]) -> list[Rule]:
+    from patch_tui.core.lint.engine import iter_codes, selected_rules
+
+    codes = [r.code for r in iter_codes()]
+    for prefix in select + ignore:
+        if not any(code.startswith(prefix) for code in codes):
+            raise UsageError(f"unknown rule code or prefix `{prefix}`: see `patch-tui rules`")
+    return selected_rules(select, ignore)
+
+
+def lint_paths(paths: list[str], rules: list[Rule], *, fix: bool = False) -> LintRun:
+    from patch_tui.core import toolfile
+    from patch_tui.core.lint.engine import fix_text, lint_toolfile
+
+    run = LintRun()
+    files, run.usage_errors = expand_paths(paths)
+    for path in files:
+        raw, error = _read(path)
+        if raw is None:
+            run.usage_errors.append(error or path)
+            continue
+        tf = toolfile.parse_bytes(raw, path=path)
+        # Undecodable files parse to empty text: there is nothing to fix, and nothing to write.
+        if fix and tf.text:
+            new_text, applied = fix_text(tf.text, rules)
+            if applied and new_text != tf.text:
+                try:
+                    _write(path, new_text, tf.bom)
+                except OSError as exc:
+                    run.usage_errors.append(
+                        f"{path}: cannot write the fixes ({exc.strerror or exc})"
+                    )
+                else:
+                    run.fixed += applied
+                    tf = toolfile.parse(new_text, path=path, bom=tf.bom)
+        run.diagnostics.extend(lint_toolfile(tf, rules))
+    return run
+
+
+def _github_escape(text: str, *, prop: bool = False) -> str:
+    # GitHub workflow commands: % \r \n always; `:` and `,` too inside properties.
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def format_text_line(d: Diagnostic) -> str:
+    return f"{visible(d.path or '-')}:{d.line}:{d.column}: {d.code} {visible(d.message)}"
+
+
+def format_github_line(d: Diagnostic) -> str:
+    level = {"error": "error", "warning": "warning"}.get(d.severity, "notice")
+    props = ",".join(
+        [
+            f"file={_github_escape(visible(d.path or '-'), prop=True)}",
+            f"line={d.line}",
+            f"col={d.column}",
+            f"endLine={d.span.end_line}",
+            f"endColumn={d.span.end_column}",
+            f"title={d.code}",
+        ]
+    )
+    return f"::{level} {props}::{_github_escape(visible(d.message))}"
+
+
+def _summary(diags: list[Diagnostic], fixed: int) -> str:
+    errors = sum(1 for d in diags if d.severity == "error")
+    warnings = sum(1 for d in diags if d.severity == "warning")
+    fixable = sum(1 for d in diags if d.fix is not None and d.fix.safe)
+    fixed_part = f"Fixed {fixed} problem{'s' if fixed != 1 else ''}. " if fixed else ""
+    if not diags:
+        return f"{fixed_part}All checks passed!"
+    found = f"Found {errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
+    more = f" ({fixable} fixable with --fix)" if fixable else ""
+    return f"{fixed_part}{found}{more}."
+
+
+def _statistics(diags: list[Diagnostic], out: TextIO) -> None:
+    from patch_tui.core.lint.engine import RULES
+
+    counts = Counter(d.code for d in diags)
+    fixable = {d.code for d in diags if d.fix is not None and d.fix.safe}
+    width = max((len(str(n)) for n in counts.values()), default=1)
+    for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
+        name = RULES[code].name if code in RULES else ""
+        mark = "[*]" if code in fixable else "   "
+        print(f"{n:>{width}}\t{code}\t{mark} {name}", file=out)
 
 
 def run_lint(args: argparse.Namespace) -> int:
-    print("patch-tui: this command is not built yet", file=sys.stderr)
-    return 2
+    fmt = getattr(args, "format", "text") or "text"
+    try:
+        rules = _rules(
+            _split_codes(getattr(args, "select", "")), _split_codes(getattr(args, "ignore", ""))
+        )
+    except UsageError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    run = lint_paths(list(args.paths), rules, fix=bool(getattr(args, "fix", False)))
+    for message in run.usage_errors:
+        _err(message)
+    diags = run.diagnostics
+    out = sys.stdout
+    if fmt == "json":
+        json.dump([d.to_json() for d in diags], out, ensure_ascii=False, indent=2)
+        out.write("\n")
+    elif fmt == "github":
+        for d in diags:
+            print(format_github_line(d), file=out)
+    else:
+        if getattr(args, "statistics", False):
+            _statistics(diags, out)
+        else:
+            for d in diags:
+                print(format_text_line(d), file=out)
+        if diags or run.fixed or not run.usage_errors:
+            print(_summary(diags, run.fixed), file=out)
+    if run.usage_errors:
+        return EXIT_USAGE
+    return EXIT_ERRORS if any(d.severity == "error" for d in diags) else EXIT_OK
+
+
+# --- fmt -------------------------------------------------------------------------------------
 
 
 def run_fmt(args: argparse.Namespace) -> int:
-    print("patch-tui: this command is not built yet", file=sys.stderr)
-    return 2
+    from patch_tui.core import toolfile
+
+    check = bool(getattr(args, "check", False))
+    diff = bool(getattr(args, "diff", False))
+    files, bad = expand_paths(args.paths)
+    for message in bad:
+        _err(message)
+    changed: list[str] = []
+    unchanged = 0
+    failed = 0
+    for path in files:
+        raw, error = _read(path)
+        if raw is None:
+            _err(error or path)
+            bad.append(path)
+            continue
+        tf = toolfile.parse_bytes(raw, path=path)
+        new = toolfile.format_text(tf)
+        if new is None:
+            problem = next(
+                (p for p in tf.problems if p.code in ("PT001", "PT002", "PT003")),
+                None,
+            )
+            where = (
+                f"{problem.span.line}:{problem.span.column}: {problem.code} {problem.message}"
+                if problem
+                else "the frontmatter cannot be read"
+            )
+            _err(f"{path}:{where} (not formatted)")
+            failed += 1
+            continue
+        if new == tf.text:
+            unchanged += 1
+            continue
+        changed.append(path)
+        if diff:
+            _print_diff(path, tf.text, new)
+        if check:
+            if not diff:
+                print(f"Would reformat: {visible(path)}")
+            continue
+        if diff:
+            continue
+        try:
+            _write(path, new, tf.bom)
+        except OSError as exc:
+            _err(f"{path}: cannot write ({exc.strerror or exc})")
+            bad.append(path)
+            changed.remove(path)
+    n = len(changed)
+    files_word = "file" if n == 1 else "files"
+    if check or diff:
+        summary = f"{n} {files_word} would be reformatted"
+    else:
+        summary = f"{n} {files_word} reformatted"
+    if unchanged:
+        summary += f", {unchanged} file{'s' if unchanged != 1 else ''} already formatted"
+    if failed:
+        summary += f", {failed} could not be read"
+    print(summary, file=sys.stderr if diff else sys.stdout)
+    if bad:
+        return EXIT_USAGE
+    if failed or ((check or diff) and changed):
+        return EXIT_ERRORS
+    return EXIT_OK
+
+
+def _print_diff(path: str, old: str, new: str) -> None:
+    import difflib
+
+    shown = visible(path)
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True),
+        new.splitlines(keepends=True),
+        fromfile=shown,
+        tofile=shown,
+    )
+    for line in lines:
+        text = line.rstrip("\r\n")
+        sys.stdout.write(visible(text) + "\n")
+
+
+# --- new -------------------------------------------------------------------------------------
 
 
 def run_new(args: argparse.Namespace) -> int:
-    print("patch-tui: this command is not built yet", file=sys.stderr)
-    return 2
+    from patch_tui.core.lint.engine import lint_text
+    from patch_tui.core.manifest import NAME_RE
+    from patch_tui.core.toolbox import new_tool_text
+
+    name = args.name
+    if not NAME_RE.match(name):
+        _err(
+            f"`{name}` is not a valid tool name: use lowercase letters, digits and `_`, "
+            "starting with a letter (e.g. `word_count`)"
+        )
+        return EXIT_USAGE
+    text = new_tool_text(name, getattr(args, "description", None))
+    errors = [d for d in lint_text(text) if d.severity == "error"]
+    if errors:
+        for d in errors:
+            _err(f"{d.code} {d.message}")
+        return EXIT_USAGE
+    folder = Path(getattr(args, "dir", None) or ".")
+    target = folder / f"{name}.py"
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        # O_EXCL: never overwrite, even if the file appears between a check and the write.
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        _err(f"{target} already exists: choose another name, or edit that file")
+        return EXIT_ERRORS
+    except OSError as exc:
+        _err(f"{target}: cannot create the file ({exc.strerror or exc})")
+        return EXIT_USAGE
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+        fh.write(text)
+    print(target)
+    return EXIT_OK
+
+
+# --- rules -----------------------------------------------------------------------------------
 
 
 def run_rules(args: argparse.Namespace) -> int:
-    print("patch-tui: this command is not built yet", file=sys.stderr)
-    return 2
+    from patch_tui.core.lint.docs import rule_doc, rule_severity
+    from patch_tui.core.lint.engine import iter_codes
+
+    code = (getattr(args, "code", None) or "").strip().upper()
+    rules = [r for r in iter_codes() if r.code.startswith(code)]
+    if not rules:
+        _err(f"no rule `{code}`: run `patch-tui rules` for the list")
+        return EXIT_USAGE
+    if len(rules) == 1 and code:
+        print(rule_doc(rules[0]))
+        return EXIT_OK
+    for r in rules:
+        print(f"{r.code}  {rule_severity(r.code):<15}  {r.name:<26}  {r.summary}")
+    return EXIT_OK
