@@ -408,12 +408,13 @@ def _modules_after(code: str) -> set[str]:
 def test_anthropic_not_imported_before_generation_starts(tmp_path: Path) -> None:
     tool = tmp_path / "t.py"
     tool.write_text(TOOL, encoding="utf-8")
+    path = str(tool)
     loaded = _modules_after(
         "import patch_tui.cli, patch_tui.commands.generate, patch_tui.core.generate\n"
         "from patch_tui.core import generate as g\n"
-        "g.system_prompt(); g.check(open(%r).read())\n"
+        f"g.system_prompt(); g.check(open({path!r}).read())\n"
         "from patch_tui.cli import main\n"
-        "main(['lint', %r])\n" % (str(tool), str(tool))
+        f"main(['lint', {path!r}])\n"
     )
     assert "anthropic" not in loaded and "httpx2" not in loaded
     assert "patch_tui" in loaded
