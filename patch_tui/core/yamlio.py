@@ -208,6 +208,17 @@ def load(text: str) -> Loaded:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"
         raise YamlError(problem, _pos(mark) if mark else None) from None
+    except yaml.reader.ReaderError as exc:
+        # A forbidden character (control, etc.): point at it and show its code, never the raw byte.
+        where = text[: exc.position]
+        line = where.count("\n")
+        column = exc.position - (where.rfind("\n") + 1)
+        char = exc.character
+        code = char if isinstance(char, int) else ord(char[:1] or "\0")
+        raise YamlError(
+            f"character U+{code:04X} is not allowed in YAML: remove it",
+            Pos(line, column),
+        ) from None
     except yaml.YAMLError as exc:
         raise YamlError(str(exc).splitlines()[0] if str(exc) else "invalid YAML") from None
     except RecursionError:
