@@ -1,0 +1,102 @@
+"""The F1 help screen lists the live bindings (keymap applied), and the binding audit catches
+bindings without ids and swallowed chords without an F-key twin."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, Static, TextArea
+
+from patch_tui.ui.screens.help import (
+    HelpScreen,
+    audit_bindings,
+    collect_bindings,
+    install_keymap,
+)
+
+
+class Pane(Static, can_focus=True):
+    BINDINGS = [Binding("ctrl+h,f6", "noop", "Hide the pane", id="desk.hide")]
+
+    def action_noop(self) -> None:
+        pass
+
+
+class Shell(App[None]):
+    BINDINGS = [
+        Binding("ctrl+s,f2", "noop", "Save", id="app.save"),
+        Binding("f1", "help", "Help", id="app.help"),
+        Binding("ctrl+j", "noop", "Jump"),  # no id, no F-key twin: the audit must say so
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Pane("pane")
+        yield TextArea("text")
+        yield Footer()
+
+    def action_noop(self) -> None:
+        pass
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+
+def help_text(app: App) -> str:
+    """What the help screen shows, as plain text."""
+    console = Console(width=120, record=True, file=io.StringIO())
+    for static in app.screen.query(Static):
+        console.print(static.content)
+    return console.export_text()
+
+
+async def test_f1_opens_help_with_every_binding_and_escape_closes_it() -> None:
+    app = Shell()
+    async with app.run_test(size=(100, 50)) as pilot:
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        rows = collect_bindings(app, app.screen_stack[0])
+        by_id = {r.binding_id: r for r in rows if r.binding_id}
+        assert by_id["app.save"].key_names == ["ctrl+s", "f2"]
+        assert by_id["desk.hide"].area == "Authoring desk"
+        assert "Jump" in {r.description for r in rows}
+        # TextArea's own editing keys are listed as built in; scrolling keys are not.
+        assert any(r.area == "TextArea (built in)" and r.action == "undo" for r in rows)
+        assert not any(r.action.startswith("scroll_") for r in rows)
+        shown = help_text(app)
+        for words in ("ctrl+s F2", "app.save", "desk.hide", "How the desk works"):
+            assert words in shown
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_remapped_key_shows_in_help() -> None:
+    app = Shell()
+    async with app.run_test(size=(100, 50)) as pilot:
+        assert install_keymap(app, {"app.save": " ctrl+w , f3 ", "desk.nothing": ""}) == {
+            "app.save": "ctrl+w,f3"
+        }
+        await pilot.press("f1")
+        await pilot.pause()
+        rows = collect_bindings(app, app.screen_stack[0])
+        save = next(r for r in rows if r.binding_id == "app.save")
+        assert save.key_names == ["ctrl+w", "f3"]
+        assert "ctrl+w F3" in help_text(app)
+
+
+async def test_audit_reports_missing_ids_and_f_key_twins() -> None:
+    app = Shell()
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        problems = audit_bindings(collect_bindings(app, app.screen))
+        joined = "\n".join(problems)
+        assert "'Jump' (ctrl+j) has no id" in joined
+        assert "ctrl+j is often swallowed" in joined
+        # Textual's own ctrl+q quit has no F-key twin: people on flow-control terminals are stuck.
+        assert "ctrl+q is often swallowed" in joined
+        # ctrl+s has F2, ctrl+h has F6: fine.
+        assert "Save" not in joined and "Hide the pane" not in joined
