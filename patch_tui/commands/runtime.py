@@ -1,26 +1,286 @@
-"""(being written)"""
+"""`patch-tui run`, `confirm`, `inbox` and `serve`: the runtime side, headless.
+
+Exit codes are part of the interface (issue 3):
+- run:     0 and the result JSON on stdout; 3 and the confirmation_required JSON on stdout when
+           the call is held; 1 when the tool failed (message on stderr); 2 usage (bad --args,
+           unknown tool, unknown or missing input).
+- confirm: 0 only for the call that actually ran the action (and the tool succeeded); 1 otherwise,
+           with the status JSON on stdout (awaiting_approval, rejected, expired, tool_changed,
+           unknown_token, already_used) and a sentence on stderr; 3 when confirming a taint
+           approval opened the tool's own human_confirm action.
+- inbox approve / reject: 0 when this call made the decision; 1 when the action is not pending.
+- inbox list: 0; store problems are 1 everywhere, with one clear line, never a traceback.
+
+Module import stays light: core modules are imported inside the functions.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from typing import Any
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HELD = 0, 1, 2, 3
+
+
+def _err(message: str) -> None:
+    print(f"patch-tui: {message}", file=sys.stderr)
+
+
+def _out(value: Any) -> None:
+    print(json.dumps(value, ensure_ascii=False, indent=2))
+
+
+def _visible(text: str) -> str:
+    """Untrusted text for a terminal: control characters (escape sequences) shown, not obeyed."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if (
+            code < 0x20
+            or code == 0x7F
+            or 0x80 <= code < 0xA0
+            or 0x200B <= code <= 0x200F
+            or 0x202A <= code <= 0x202E
+            or 0x2066 <= code <= 0x2069
+        ):
+            out.append(f"\\u{code:04x}" if code > 0xFF else f"\\x{code:02x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _settings_ttl() -> float | None:
+    from patch_tui.core.config import ConfigError, load_settings
+
+    try:
+        return float(load_settings().confirm_ttl)
+    except ConfigError as exc:
+        _err(str(exc))
+        return None
+
+
+def _open_store(args: argparse.Namespace, label: str) -> Any:
+    """The store, or None after printing why (the caller exits 1)."""
+    from patch_tui.core import paths
+    from patch_tui.core.store import DEFAULT_TTL, Store, StoreError
+
+    ttl = _settings_ttl()
+    try:
+        return Store(
+            paths.default_store(getattr(args, "store", None)),
+            actor=label,
+            ttl=DEFAULT_TTL if ttl is None else ttl,
+        )
+    except StoreError as exc:
+        _err(str(exc))
+        return None
+
+
+def _open_toolbox(args: argparse.Namespace) -> Any:
+    from patch_tui.core import paths
+    from patch_tui.core.toolbox import Toolbox, ToolboxError
+
+    try:
+        return Toolbox.open(paths.default_toolbox(getattr(args, "toolbox", None)))
+    except ToolboxError:
+        return None  # no toolbox: tools can still be given as files
+
+
+def _report_outcome(outcome: Any, *, confirming: bool) -> int:
+    status = outcome.status
+    if status == "ok":
+        run = outcome.run
+        if run is not None and run.output_type_error:
+            _err(f"warning: {run.output_type_error}")
+        _out(outcome.payload)
+        return EXIT_OK
+    if status == "confirmation_required":
+        _out(outcome.payload)
+        _err(
+            f"{outcome.payload['tool']}: held for a person's approval "
+            f"({outcome.payload['kind']}); see `patch-tui inbox`"
+        )
+        return EXIT_HELD
+    if status == "invalid":
+        _err(_visible(str(outcome.payload.get("error"))))
+        return EXIT_USAGE
+    if status == "failed":
+        _err(_visible(str(outcome.payload.get("error"))))
+        if confirming:
+            _out(outcome.payload)
+        return EXIT_FAILED
+    # awaiting_approval, rejected, expired, tool_changed, unknown_token, already_used
+    _out(outcome.payload)
+    message = outcome.payload.get("message", status)
+    if status == "rejected" and outcome.payload.get("reason"):
+        message += f" Reason: {outcome.payload['reason']}"
+    _err(f"{status}: {_visible(message)}")
+    return EXIT_FAILED
+
+
+# -- run / confirm ----------------------------------------------------------------------------
 
 
 def run_run(args: argparse.Namespace) -> int:
-    print("patch-tui: this command is not built yet", file=sys.stderr)
-    return 2
+    from patch_tui.core.gate import Gate, GateError, find_tool
+    from patch_tui.core.store import StoreError
+
+    try:
+        call_args = json.loads(args.args)
+    except ValueError as exc:
+        _err(f"--args is not valid JSON: {exc}")
+        return EXIT_USAGE
+    if not isinstance(call_args, dict):
+        _err('--args must be a JSON object, like \'{"text": "hi"}\'')
+        return EXIT_USAGE
+    if not (args.timeout > 0):
+        _err("--timeout must be a positive number of seconds")
+        return EXIT_USAGE
+    toolbox = _open_toolbox(args)
+    try:
+        path = find_tool(args.tool, toolbox)
+    except GateError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    store = _open_store(args, "cli")
+    if store is None:
+        return EXIT_FAILED
+    gate = Gate(store, toolbox=toolbox, timeout=args.timeout, allow_install=not args.no_install)
+    try:
+        outcome = gate.call(path, call_args)
+    except (GateError, StoreError) as exc:
+        _err(str(exc))
+        return EXIT_FAILED
+    finally:
+        store.close()
+    return _report_outcome(outcome, confirming=False)
 
 
 def run_confirm(args: argparse.Namespace) -> int:
-    print("patch-tui: this command is not built yet", file=sys.stderr)
-    return 2
+    from patch_tui.core.gate import Gate, GateError
+    from patch_tui.core.store import StoreError
+
+    store = _open_store(args, "cli")
+    if store is None:
+        return EXIT_FAILED
+    gate = Gate(store, toolbox=_open_toolbox(args))
+    try:
+        outcome = gate.confirm_action(args.token)
+    except (GateError, StoreError) as exc:
+        _err(str(exc))
+        return EXIT_FAILED
+    finally:
+        store.close()
+    return _report_outcome(outcome, confirming=True)
+
+
+# -- inbox ------------------------------------------------------------------------------------
+
+
+def _format_row(action: Any) -> str:
+    args_text = json.dumps(action.args, ensure_ascii=False)
+    if len(args_text) > 120:
+        args_text = args_text[:119] + "\u2026"
+    lines = [
+        f"{action.token}  {action.status:<11} {action.kind:<13} {action.tool} {action.version}",
+        f"    args:    {_visible(args_text)}",
+        f"    reason:  {_visible(action.reason)}",
+        f"    created: {action.created_at}   expires: {action.expires_at}",
+    ]
+    if action.decided_at:
+        decided = f"    decided: {action.decided_at} by {_visible(action.decided_by or '?')}"
+        if action.note:
+            decided += f" ({_visible(action.note)})"
+        lines.append(decided)
+    return "\n".join(lines)
+
+
+def _inbox_list(args: argparse.Namespace) -> int:
+    from patch_tui.core.store import StoreError
+
+    store = _open_store(args, "cli")
+    if store is None:
+        return EXIT_FAILED
+    try:
+        actions = store.list_actions(statuses=None if args.all else ("pending",))
+    except StoreError as exc:
+        _err(str(exc))
+        return EXIT_FAILED
+    finally:
+        store.close()
+    if args.json:
+        _out([a.to_json() for a in actions])
+        return EXIT_OK
+    if not actions:
+        print("No pending actions." if not args.all else "No actions.")
+        return EXIT_OK
+    print("\n\n".join(_format_row(a) for a in actions))
+    return EXIT_OK
+
+
+def _inbox_decide(args: argparse.Namespace, verb: str) -> int:
+    from patch_tui.core.store import StoreError
+
+    store = _open_store(args, "cli")
+    if store is None:
+        return EXIT_FAILED
+    try:
+        if verb == "approve":
+            decision = store.approve(args.token, note=args.note)
+        else:
+            decision = store.reject(args.token, reason=args.reason)
+    except StoreError as exc:
+        _err(str(exc))
+        return EXIT_FAILED
+    finally:
+        store.close()
+    if not decision.ok:
+        _err(f"cannot {verb} {_visible(args.token)}: {_visible(decision.why)}")
+        return EXIT_FAILED
+    action = decision.action
+    done = "approved" if verb == "approve" else "rejected"
+    print(f"{done} {action.token} ({action.tool} {action.version})")
+    return EXIT_OK
 
 
 def run_inbox(args: argparse.Namespace) -> int:
-    print("patch-tui: this command is not built yet", file=sys.stderr)
-    return 2
+    action = getattr(args, "inbox_command", None)
+    if action == "list":
+        return _inbox_list(args)
+    if action in ("approve", "reject"):
+        return _inbox_decide(args, action)
+    # `patch-tui inbox`: the TUI's inbox screen, when it is built.
+    import importlib
+
+    try:
+        module = importlib.import_module("patch_tui.ui.screens.inbox")
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.startswith("patch_tui.ui.screens.inbox"):
+            _err(
+                "the inbox screen is not part of this build yet; use `patch-tui inbox list`, "
+                "`patch-tui inbox approve TOKEN` or `patch-tui inbox reject TOKEN`"
+            )
+            return EXIT_USAGE
+        raise
+    entry = getattr(module, "run_inbox", None) or getattr(module, "main", None)
+    if entry is None:
+        _err("the inbox screen has no entry point (run_inbox); use `patch-tui inbox list`")
+        return EXIT_USAGE
+    return int(entry(args) or 0)
+
+
+# -- serve ------------------------------------------------------------------------------------
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    print("patch-tui: this command is not built yet", file=sys.stderr)
-    return 2
+    from patch_tui.core import paths
+    from patch_tui.core.serve import serve
+
+    ttl = _settings_ttl()
+    return serve(
+        paths.default_toolbox(getattr(args, "toolbox", None)),
+        paths.default_store(getattr(args, "store", None)),
+        ttl=ttl,
+    )

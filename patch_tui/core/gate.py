@@ -1,0 +1,363 @@
+"""The gates between a tool call and a run: human_confirm, tainted input, and confirm_action.
+
+    gate = Gate(store, toolbox=None, timeout=60, allow_install=True)
+    gate.call(path, args)          -> Outcome   run it, or hold it as a pending action
+    gate.confirm_action(token)     -> Outcome   run a held call once a person approved it
+    find_tool(ref, toolbox)        -> Path      a file path, or a tool name in the toolbox
+
+`Outcome.status` is "ok" (ran; `payload` is the tool's result), "failed" (ran or could not run;
+`payload` = {"error": ...}), "invalid" (bad call: unknown input, missing one), or a held/refused
+answer whose `payload` is the JSON object to hand back: "confirmation_required",
+"awaiting_approval", "rejected" (with the reason), "expired", "tool_changed", "unknown_token",
+"already_used" (the action was already run, is running, or was interrupted).
+
+The gates, as the Patch runtime has them, with one fix: they are separate. A call is checked for
+tainted input first: a string of 16+ characters (anywhere in an input's value) that occurs in one of
+the last 20 tool outputs of the last 30 minutes (kept in the store, so every process shares them),
+flowing into an input without `tainted_ok`, holds the call as a `tainted_input` action naming the
+source tools and the inputs. A `human_confirm` tool's call is held as a `human_confirm` action.
+When a person approves a taint confirmation for a human_confirm tool, confirming it does not run
+the tool: it opens the human_confirm action (a new token) that a person must approve in turn.
+(The Patch runtime skipped every check on confirm, so one approval let both gates through.)
+
+confirm_action runs a call only when its action is approved and unexpired and the tool file's
+sha256 is still the one the person saw; the claim is atomic, so of many concurrent confirms
+exactly one runs it. The exact bytes that were hashed are the bytes that run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from patch_tui.core import toolfile
+from patch_tui.core.manifest import Manifest
+from patch_tui.core.runner import DEFAULT_TIMEOUT, RunResult, run_source
+from patch_tui.core.store import Action, Store
+from patch_tui.core.toolbox import Toolbox, ToolboxError
+
+MIN_TAINT_LENGTH = 16
+HUMAN_CONFIRM_REASON = "Tool is marked capabilities.human_confirm: true (irreversible action)."
+# Statuses whose payload is an answer for the caller, not a failure of the call.
+HELD = ("confirmation_required", "awaiting_approval")
+
+
+class GateError(Exception):
+    """The tool cannot be found or read; the message is for a person."""
+
+
+@dataclass
+class Outcome:
+    status: str
+    payload: Any
+    run: RunResult | None = None
+    action: Action | None = None
+
+    @property
+    def is_error(self) -> bool:
+        return self.status not in ("ok", *HELD)
+
+
+def summarize_args(args: dict[str, Any], max_len: int = 200) -> str:
+    text = json.dumps(args, ensure_ascii=False)
+    return text if len(text) <= max_len else text[: max_len - 1] + "\u2026"
+
+
+def find_tool(ref: str, toolbox: Toolbox | None) -> Path:
+    """`ref` is a tool file path, or a tool's name in the toolbox."""
+    p = Path(ref).expanduser()
+    if p.is_file():
+        return p.resolve()
+    if toolbox is not None and "/" not in ref and not ref.endswith(".py"):
+        found = toolbox.find(ref)
+        if found is not None:
+            return found.resolve()
+        raise GateError(f"no tool named {ref!r} in the toolbox {toolbox.root}")
+    if p.is_dir():
+        raise GateError(f"{ref}: is a folder; give a tool file or a tool name")
+    raise GateError(
+        f"{ref}: no such tool file" + ("" if toolbox else " (and no toolbox to look in)")
+    )
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    return []
+
+
+def _output_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def find_tainted_inputs(
+    args: dict[str, Any], manifest: Manifest, recent: list[tuple[str, str]]
+) -> list[dict[str, Any]]:
+    """[{"input", "source_tools"}] for each non-tainted_ok input carrying a recent output."""
+    found: list[dict[str, Any]] = []
+    for inp in manifest.inputs:
+        if inp.tainted_ok or inp.name not in args:
+            continue
+        sources: list[str] = []
+        for text in _strings(args[inp.name]):
+            if len(text) < MIN_TAINT_LENGTH:
+                continue
+            for tool, output in recent:
+                if text in output and tool not in sources:
+                    sources.append(tool)
+        if sources:
+            found.append({"input": inp.name, "source_tools": sources})
+    return found
+
+
+def check_args(args: Any, manifest: Manifest) -> str | None:
+    """Why the call cannot work (unknown or missing inputs), before any gate holds it."""
+    if not isinstance(args, dict):
+        return "the arguments must be a JSON object"
+    names = [i.name for i in manifest.inputs]
+    unknown = [k for k in args if k not in names]
+    if unknown:
+        return f"{manifest.name} has no input {unknown[0]!r} (inputs: {', '.join(names) or 'none'})"
+    missing = [
+        i.name for i in manifest.inputs if i.required and not i.has_default and i.name not in args
+    ]
+    if missing:
+        return f"{manifest.name} needs the input {missing[0]!r}"
+    return None
+
+
+def confirmation_payload(
+    action: Action, tainted: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    """The Patch runtime's confirmation_required answer, plus expires_at."""
+    out: dict[str, Any] = {
+        "status": "confirmation_required",
+        "kind": action.kind,
+        "tool": action.tool,
+        "confirmation_token": action.token,
+        "args_summary": summarize_args(action.args),
+        "reason": action.reason,
+        "expires_at": action.expires_at,
+    }
+    if tainted is not None:
+        out["tainted_inputs"] = tainted
+    # Deliberately no shell command here: an agent that can run commands must not be handed the
+    # way to approve its own call. Approval happens out of band, by a person.
+    out["instruction"] = (
+        "Surface this to the user. A person must approve this call in the patch-tui inbox; "
+        "only after that, call patch_confirm_action with "
+        f'{{"confirmation_token": "{action.token}"}}. Never approve it yourself. '
+        f"The token expires at {action.expires_at}."
+    )
+    return out
+
+
+class Gate:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        toolbox: Toolbox | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        allow_install: bool = True,
+        venv_root: Path | None = None,
+    ) -> None:
+        self.store = store
+        self.toolbox = toolbox
+        self.timeout = timeout
+        self.allow_install = allow_install
+        self.venv_root = venv_root
+
+    # -- a call -------------------------------------------------------------------------------
+
+    def _load(self, path: Path) -> tuple[bytes, toolfile.ToolFile]:
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise GateError(f"{path}: cannot read the tool: {exc.strerror or exc}") from None
+        return raw, toolfile.parse_bytes(raw, path=str(path))
+
+    def call(self, path: str | os.PathLike[str], args: dict[str, Any]) -> Outcome:
+        p = Path(path).resolve()
+        _raw, tf = self._load(p)
+        manifest = tf.manifest
+        if manifest is None:
+            why = tf.problems[0].message if tf.problems else str(tf.manifest_error)
+            return Outcome("failed", {"error": f"{p}: the manifest is not valid: {why}"})
+        bad = check_args(args, manifest)
+        if bad:
+            return Outcome("invalid", {"error": bad})
+        tainted = find_tainted_inputs(args, manifest, self.store.recent_outputs())
+        if tainted:
+            sources = list(dict.fromkeys(s for t in tainted for s in t["source_tools"]))
+            reason = (
+                "Tainted data is being passed to inputs that are not declared tainted_ok: "
+                f"{', '.join(t['input'] for t in tainted)}. Origin: {', '.join(sources)}."
+            )
+            action = self._hold(
+                "tainted_input",
+                manifest,
+                tf,
+                p,
+                args,
+                reason,
+                {"tainted_inputs": tainted, "source_tools": sources},
+            )
+            return Outcome(
+                "confirmation_required", confirmation_payload(action, tainted), action=action
+            )
+        if manifest.capabilities.human_confirm:
+            action = self._hold("human_confirm", manifest, tf, p, args, HUMAN_CONFIRM_REASON, None)
+            return Outcome("confirmation_required", confirmation_payload(action), action=action)
+        return self._execute(tf, p, args)
+
+    def _hold(
+        self,
+        kind: str,
+        manifest: Manifest,
+        tf: toolfile.ToolFile,
+        path: Path,
+        args: dict[str, Any],
+        reason: str,
+        details: dict[str, Any] | None,
+    ) -> Action:
+        return self.store.create_pending(
+            kind,
+            manifest.name,
+            manifest.version,
+            tf.sha256,
+            args,
+            reason,
+            tool_path=str(path),
+            details=details,
+        )
+
+    def _runs_dir(self, path: Path) -> Path | None:
+        if self.toolbox is not None:
+            return self.toolbox.runs_dir
+        try:
+            return Toolbox.open(path).runs_dir
+        except (ToolboxError, OSError):
+            return None
+
+    def _execute(self, tf: toolfile.ToolFile, path: Path, args: dict[str, Any]) -> Outcome:
+        run = run_source(
+            tf.text,
+            args,
+            timeout=self.timeout,
+            allow_install=self.allow_install,
+            runs_dir=self._runs_dir(path),
+            venv_root=self.venv_root,
+            path=str(path),
+        )
+        if not run.ok:
+            return Outcome("failed", {"error": run.error, "run_id": run.run_id}, run=run)
+        text = _output_text(run.result)
+        if len(text) >= MIN_TAINT_LENGTH and tf.manifest is not None:
+            self.store.record_output(tf.manifest.name, text)
+        return Outcome("ok", run.result, run=run)
+
+    # -- confirm ------------------------------------------------------------------------------
+
+    def _locate(self, action: Action) -> Path | None:
+        if action.tool_path and Path(action.tool_path).is_file():
+            return Path(action.tool_path)
+        if self.toolbox is not None:
+            return self.toolbox.find(action.tool)
+        return None
+
+    def confirm_action(self, token: str) -> Outcome:
+        decision = self.store.claim(token)
+        if not decision.ok:
+            return self._refusal(token, decision.code, decision.action, decision.why)
+        action = decision.action
+        assert action is not None
+        path = self._locate(action)
+        tf: toolfile.ToolFile | None = None
+        if path is not None:
+            try:
+                _raw, tf = self._load(path)
+            except GateError:
+                tf = None
+        actual = tf.sha256 if tf is not None else None
+        if tf is None or actual != action.source_sha256:
+            payload = {
+                "status": "tool_changed",
+                "tool": action.tool,
+                "confirmation_token": token,
+                "approved_sha256": action.source_sha256,
+                "current_sha256": actual,
+                "message": (
+                    f"{action.tool} changed (or is gone) since the call was approved; it was "
+                    "not run. Make the call again to get a new confirmation."
+                ),
+            }
+            self.store.finish(token, False, payload)
+            return Outcome("tool_changed", payload, action=action)
+        assert path is not None
+        manifest = tf.manifest
+        if (
+            action.kind == "tainted_input"
+            and manifest is not None
+            and manifest.capabilities.human_confirm
+        ):
+            # The taint gate passed; the human_confirm gate still stands, with its own token.
+            nxt = self._hold(
+                "human_confirm",
+                manifest,
+                tf,
+                path,
+                action.args,
+                HUMAN_CONFIRM_REASON,
+                {"after_tainted_input": token},
+            )
+            payload = confirmation_payload(nxt)
+            self.store.finish(
+                token, True, {"status": "passed_to_human_confirm", "confirmation_token": nxt.token}
+            )
+            return Outcome("confirmation_required", payload, action=nxt)
+        try:
+            outcome = self._execute(tf, path, action.args)
+        except BaseException as exc:
+            self.store.finish(token, False, {"error": f"the run crashed: {exc!r}"})
+            raise
+        record = outcome.payload if outcome.status == "ok" else dict(outcome.payload)
+        self.store.finish(token, outcome.status == "ok", record)
+        outcome.action = self.store.get(token)
+        return outcome
+
+    def _refusal(self, token: str, code: str, action: Action | None, why: str) -> Outcome:
+        base: dict[str, Any] = {"status": code, "confirmation_token": token}
+        if action is not None:
+            base["tool"] = action.tool
+        if code == "unknown_token":
+            base["message"] = (
+                "No such confirmation token. Make the original tool call again to get one."
+            )
+        elif code == "awaiting_approval":
+            base["message"] = (
+                "Not approved yet. Ask the user to approve it in the patch-tui inbox, then call "
+                "patch_confirm_action again. Nothing was run."
+            )
+            if action is not None:
+                base["expires_at"] = action.expires_at
+        elif code == "rejected":
+            base["reason"] = action.note if action is not None else None
+            base["message"] = "The user rejected this call; it was not run."
+        elif code == "expired":
+            base["message"] = (
+                "The confirmation expired before it was used; make the call again for a new one."
+            )
+        else:
+            base["status"] = "already_used"
+            base["message"] = f"This confirmation cannot run the call again: {why}."
+            if action is not None:
+                base["previous_status"] = action.status
+        return Outcome(base["status"], base, action=action)

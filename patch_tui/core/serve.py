@@ -1,0 +1,458 @@
+"""`patch-tui serve`: an MCP server on stdio over a toolbox, sharing the confirmation store.
+
+    serve(toolbox_dir, store_path, *, timeout=60, allow_install=True) -> int   (blocks)
+
+tools/list is every valid tool in the toolbox (name, description, inputSchema from its inputs,
+annotations from its capabilities) plus `patch_confirm_action`, `patch_list_tools` and
+`patch_list_runs`. A tool file that does not parse is left out with one line on stderr; it never
+breaks the list. tools/call goes through core.gate: a human_confirm or tainted call comes back as
+the `confirmation_required` object, and only runs after a person approved it in the inbox (the
+TUI, or `patch-tui inbox approve`) and the host calls `patch_confirm_action`. Failures come back
+with `isError: true`; every result carries `structuredContent` (an object: a non-object result is
+wrapped as {"result": value}).
+
+The toolbox folder is watched (watchfiles); when the set of tools or any tool's listing changes,
+the server sends `notifications/tools/list_changed` (handshake-era clients, which is what MCP hosts
+speak today) and publishes the event on the `subscriptions/listen` bus (2026-07-28 clients). In a
+Patch toolbox (`tools/` + `index.json`), index.json is kept in sync with the files, which are the
+truth.
+
+Everything that blocks (the store, running a tool) runs in a worker thread, so one slow tool
+never stalls the protocol loop. mcp and watchfiles are imported inside the functions that need
+them; Textual is never imported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from patch_tui import __version__
+from patch_tui.core import toolfile
+from patch_tui.core.gate import Gate, Outcome
+from patch_tui.core.manifest import Manifest, input_json_schema
+from patch_tui.core.runner import DEFAULT_TIMEOUT, list_runs
+from patch_tui.core.store import Store
+from patch_tui.core.toolbox import Toolbox, ToolboxError
+
+META_CONFIRM = "patch_confirm_action"
+META_LIST_TOOLS = "patch_list_tools"
+META_LIST_RUNS = "patch_list_runs"
+META_NAMES = (META_CONFIRM, META_LIST_TOOLS, META_LIST_RUNS)
+
+
+def log(message: str) -> None:
+    """One line on stderr: the host's log. stdout is the protocol."""
+    print(f"patch-tui serve: {message}", file=sys.stderr, flush=True)
+
+
+@dataclass(frozen=True)
+class ToolEntry:
+    name: str
+    path: Path
+    manifest: Manifest
+    sha256: str
+
+
+class ToolCatalog:
+    """The toolbox's valid tools, re-read only for files whose stat changed."""
+
+    def __init__(self, toolbox: Toolbox) -> None:
+        self.toolbox = toolbox
+        self._cache: dict[Path, tuple[tuple[int, int], ToolEntry | None]] = {}
+        self._reported: dict[Path, tuple[int, int]] = {}
+
+    def scan(self) -> dict[str, ToolEntry]:
+        entries: dict[str, ToolEntry] = {}
+        seen: set[Path] = set()
+        for path in self.toolbox.tool_paths():
+            seen.add(path)
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            key = (st.st_mtime_ns, st.st_size)
+            cached = self._cache.get(path)
+            if cached is not None and cached[0] == key:
+                entry = cached[1]
+            else:
+                entry = self._load(path, key)
+                self._cache[path] = (key, entry)
+            if entry is None:
+                continue
+            if entry.name in META_NAMES:
+                self._report(path, key, f"the name {entry.name} is reserved; tool left out")
+            elif entry.name in entries:
+                other = entries[entry.name].path.name
+                self._report(
+                    path, key, f"a tool named {entry.name} is already in {other}; left out"
+                )
+            else:
+                entries[entry.name] = entry
+        for gone in set(self._cache) - seen:
+            del self._cache[gone]
+        return entries
+
+    def _report(self, path: Path, key: tuple[int, int], message: str) -> None:
+        # Once per file version: a broken file does not flood the host's log on every list.
+        if self._reported.get(path) != key:
+            self._reported[path] = key
+            log(f"{path}: {message}")
+
+    def _load(self, path: Path, key: tuple[int, int]) -> ToolEntry | None:
+        try:
+            tf = toolfile.parse_bytes(path.read_bytes(), path=str(path))
+        except OSError as exc:
+            self._report(path, key, f"cannot read: {exc.strerror or exc}; tool left out")
+            return None
+        if tf.manifest is None:
+            if tf.problems:
+                why = tf.problems[0].message
+            elif tf.manifest_error is not None:
+                first = tf.manifest_error.errors()[0]
+                where = ".".join(str(p) for p in first["loc"])
+                why = f"{where}: {first['msg']}"
+            else:
+                why = "no manifest"
+            self._report(path, key, f"not a valid tool ({why}); left out")
+            return None
+        return ToolEntry(tf.manifest.name, path, tf.manifest, tf.sha256)
+
+
+def annotations(manifest: Manifest) -> dict[str, Any]:
+    """MCP hints from the capabilities. readOnly only when nothing can change the world."""
+    caps = manifest.capabilities
+    destructive = caps.human_confirm or caps.filesystem == "read-write"
+    read_only = (
+        not caps.network
+        and not caps.human_confirm
+        and caps.filesystem in ("none", "read-only")
+        and not manifest.external_auth
+    )
+    return {
+        "read_only_hint": read_only,
+        "destructive_hint": destructive,
+        "open_world_hint": caps.network,
+    }
+
+
+def describe(entry: ToolEntry) -> dict[str, Any]:
+    m = entry.manifest
+    description = m.description
+    if m.capabilities.human_confirm:
+        description += (
+            " Every call is held until a person approves it in the patch-tui inbox "
+            "(the answer is confirmation_required)."
+        )
+    return {
+        "name": m.name,
+        "description": description,
+        "input_schema": input_json_schema(m),
+        "annotations": annotations(m),
+    }
+
+
+def meta_tools() -> list[dict[str, Any]]:
+    return [
+        {
+            "name": META_CONFIRM,
+            "description": (
+                "Run a tool call that was held with a 'confirmation_required' answer, once a "
+                "person has approved it in the patch-tui inbox. Pass the confirmation_token from "
+                "that answer. Never approve a call yourself: until a person approves it, this "
+                "answers awaiting_approval and nothing runs. Each token runs at most once."
+            ),
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "confirmation_token": {
+                        "type": "string",
+                        "description": "The token from the confirmation_required answer.",
+                    }
+                },
+                "required": ["confirmation_token"],
+                "additionalProperties": False,
+            },
+            "annotations": {"read_only_hint": False, "destructive_hint": True},
+        },
+        {
+            "name": META_LIST_TOOLS,
+            "description": "List every tool in the toolbox with its name, version and description.",
+            "input_schema": {"type": "object", "properties": {}, "additionalProperties": False},
+            "annotations": {
+                "read_only_hint": True,
+                "destructive_hint": False,
+                "open_world_hint": False,
+            },
+        },
+        {
+            "name": META_LIST_RUNS,
+            "description": "List recent tool runs from the toolbox's audit records, newest first.",
+            "input_schema": {
+                "type": "object",
+                "properties": {
+                    "limit": {
+                        "type": "integer",
+                        "description": "At most this many (default 20, max 200).",
+                    },
+                    "tool_name": {"type": "string", "description": "Only runs of this tool."},
+                },
+                "additionalProperties": False,
+            },
+            "annotations": {
+                "read_only_hint": True,
+                "destructive_hint": False,
+                "open_world_hint": False,
+            },
+        },
+    ]
+
+
+def sync_index(toolbox: Toolbox, entries: dict[str, ToolEntry]) -> None:
+    """Make index.json list exactly the valid tools, with their current version and description."""
+    if not toolbox.is_patch_toolbox:
+        return
+    raw = toolbox.read_index()
+    listed: dict[str, dict[str, Any]] = {}
+    if raw is not None:
+        items = raw.get("tools", raw) if isinstance(raw, dict) else raw
+        if isinstance(items, dict):
+            items = [{"name": k, **v} for k, v in items.items() if isinstance(v, dict)]
+        if isinstance(items, list):
+            listed = {
+                e["name"]: e
+                for e in items
+                if isinstance(e, dict) and isinstance(e.get("name"), str)
+            }
+    try:
+        for name, entry in entries.items():
+            have = listed.get(name)
+            m = entry.manifest
+            if (
+                have is None
+                or have.get("version") != m.version
+                or have.get("description") != m.description
+            ):
+                toolbox.update_index(entry.path, m)
+        for name in listed:
+            if name not in entries:
+                toolbox.remove_from_index(name)
+    except (ToolboxError, OSError) as exc:
+        log(f"cannot keep index.json in sync: {exc}")
+
+
+def _listing_key(entries: dict[str, ToolEntry]) -> str:
+    return json.dumps([describe(e) for _, e in sorted(entries.items())], sort_keys=True)
+
+
+class PatchServer:
+    """The server's state, independent of the transport (tests drive it over real stdio)."""
+
+    def __init__(
+        self, toolbox: Toolbox, store: Store, *, timeout: float, allow_install: bool
+    ) -> None:
+        self.toolbox = toolbox
+        self.store = store
+        self.gate = Gate(store, toolbox=toolbox, timeout=timeout, allow_install=allow_install)
+        self.catalog = ToolCatalog(toolbox)
+        self.entries = self.catalog.scan()
+        self.listing = _listing_key(self.entries)
+        sync_index(toolbox, self.entries)
+        self.sessions: list[Any] = []
+
+    def rescan(self) -> bool:
+        """Re-read the folder; True when what tools/list shows changed."""
+        self.entries = self.catalog.scan()
+        sync_index(self.toolbox, self.entries)
+        listing = _listing_key(self.entries)
+        changed = listing != self.listing
+        self.listing = listing
+        return changed
+
+    def remember(self, session: Any) -> None:
+        if all(s is not session for s in self.sessions):
+            self.sessions.append(session)
+
+    # -- handlers (called in a worker thread) --------------------------------------------------
+
+    def call(self, name: str, args: dict[str, Any]) -> tuple[Any, bool]:
+        """(payload, is_error) for tools/call."""
+        if name == META_CONFIRM:
+            token = args.get("confirmation_token")
+            if not isinstance(token, str) or not token:
+                return {"error": "confirmation_token (a string) is required"}, True
+            return _answer(self.gate.confirm_action(token))
+        if name == META_LIST_TOOLS:
+            self.rescan()
+            return [
+                {
+                    "name": e.name,
+                    "version": e.manifest.version,
+                    "description": e.manifest.description,
+                    "human_confirm": e.manifest.capabilities.human_confirm,
+                }
+                for _, e in sorted(self.entries.items())
+            ], False
+        if name == META_LIST_RUNS:
+            limit = args.get("limit", 20)
+            if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+                limit = 20
+            tool = args.get("tool_name")
+            return list_runs(
+                self.toolbox.runs_dir, min(limit, 200), tool if isinstance(tool, str) else None
+            ), False
+        entry = self.entries.get(name)
+        if entry is None or not entry.path.exists():
+            self.rescan()
+            entry = self.entries.get(name)
+        if entry is None:
+            return {
+                "error": f"unknown tool {name!r}; call patch_list_tools to see the toolbox"
+            }, True
+        return _answer(self.gate.call(entry.path, args))
+
+
+def _answer(outcome: Outcome) -> tuple[Any, bool]:
+    return outcome.payload, outcome.is_error
+
+
+def _result(payload: Any, is_error: bool) -> Any:
+    import mcp_types as types
+
+    structured = payload if isinstance(payload, dict) else {"result": payload}
+    text = json.dumps(payload, ensure_ascii=False, indent=2)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)],
+        structured_content=structured,
+        is_error=is_error,
+    )
+
+
+def build_server(state: PatchServer, watch: bool = True) -> Any:
+    """The lowlevel mcp Server wired to `state`, with the folder watcher in its lifespan."""
+    import anyio
+    import mcp_types as types
+    from mcp.server.lowlevel.server import Server
+    from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+
+    bus = InMemorySubscriptionBus()
+
+    async def notify_changed() -> None:
+        await bus.publish(ToolsListChanged())
+        for session in list(state.sessions):
+            try:
+                await session.send_tool_list_changed()
+            except Exception as exc:  # a closed client must not stop the watcher
+                log(f"could not notify a client of the tool list change: {exc}")
+                state.sessions = [s for s in state.sessions if s is not session]
+
+    async def watch_folder() -> None:
+        from watchfiles import awatch
+
+        folder = state.toolbox.tools_dir if state.toolbox.tools_dir.is_dir() else state.toolbox.root
+        # The index and runs live next to tools/, so watching tools/ alone never sees our own writes.
+        async for _changes in awatch(folder, debounce=200, step=50, recursive=False):
+            changed = await anyio.to_thread.run_sync(state.rescan)
+            if changed:
+                await notify_changed()
+
+    @asynccontextmanager
+    async def lifespan(_server: Any) -> AsyncIterator[dict[str, Any]]:
+        async with anyio.create_task_group() as tg:
+            if watch:
+                tg.start_soon(watch_folder)
+            yield {}
+            tg.cancel_scope.cancel()
+
+    async def on_list_tools(ctx: Any, params: Any) -> Any:
+        state.remember(ctx.session)
+        await anyio.to_thread.run_sync(state.rescan)
+        tools = [describe(e) for _, e in sorted(state.entries.items())]
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(
+                    name=t["name"],
+                    description=t["description"],
+                    input_schema=t["input_schema"],
+                    annotations=types.ToolAnnotations(**t["annotations"]),
+                )
+                for t in [*meta_tools(), *tools]
+            ]
+        )
+
+    async def on_call_tool(ctx: Any, params: Any) -> Any:
+        state.remember(ctx.session)
+        args = params.arguments or {}
+        try:
+            payload, is_error = await anyio.to_thread.run_sync(state.call, params.name, args)
+        except Exception as exc:  # a clear isError answer, never a dropped connection
+            log(f"{params.name}: {type(exc).__name__}: {exc}")
+            payload, is_error = {"error": f"{type(exc).__name__}: {exc}"}, True
+        return _result(payload, is_error)
+
+    return Server(
+        "patch-tui",
+        version=__version__,
+        instructions=(
+            "Tools from a Patch toolbox. A call may answer confirmation_required: show it to the "
+            "user, who approves or rejects it in the patch-tui inbox; then call "
+            "patch_confirm_action with its token. Never approve a call yourself."
+        ),
+        lifespan=lifespan,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+        on_subscriptions_listen=ListenHandler(bus),
+    )
+
+
+def serve(
+    toolbox_dir: str | os.PathLike[str],
+    store_path: str | os.PathLike[str],
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    allow_install: bool = True,
+    ttl: float | None = None,
+) -> int:
+    """Serve until stdin closes. Returns the exit code; problems are one line on stderr."""
+    import anyio
+    from mcp.server.lowlevel.server import NotificationOptions
+    from mcp.server.stdio import stdio_server
+
+    from patch_tui.core.store import DEFAULT_TTL, StoreError
+
+    try:
+        toolbox = Toolbox.open(toolbox_dir)
+    except ToolboxError as exc:
+        log(f"no toolbox: {exc}")
+        return 2
+    try:
+        store = Store(store_path, actor="mcp", ttl=DEFAULT_TTL if ttl is None else ttl)
+        store.mark_interrupted()
+    except StoreError as exc:
+        log(str(exc))
+        return 1
+    state = PatchServer(toolbox, store, timeout=timeout, allow_install=allow_install)
+    log(f"serving {len(state.entries)} tools from {toolbox.root} (store: {store.path})")
+    server = build_server(state)
+
+    async def main() -> None:
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(
+                read_stream,
+                write_stream,
+                server.create_initialization_options(NotificationOptions(tools_changed=True)),
+            )
+
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        store.close()
+    return 0
