@@ -74,3 +74,95 @@ def only(text: str, code: str) -> list[Diagnostic]:
 
 def fixed(text: str, *codes: str) -> str:
     return fix_text(text, selected_rules(codes or ("PT0", "PT1", "PT2", "PT05")))[0]
+
+
+# --- hypothesis strategies ------------------------------------------------------------------
+
+from hypothesis import strategies as st  # noqa: E402
+
+from patch_tui.core.manifest import INPUT_TYPES, Manifest  # noqa: E402
+
+names = st.from_regex(r"\A[a-z][a-z0-9_]{0,20}\Z")
+# Any text a person might type, including quotes, colons, `#`, newlines and hidden characters;
+# surrogates cannot be encoded as UTF-8 and never come out of a decoded file.
+any_text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40)
+json_scalars = st.none() | st.booleans() | st.integers(-(10**6), 10**6) | any_text
+json_values = st.recursive(
+    json_scalars,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(names, children, max_size=3),
+    max_leaves=6,
+)
+
+
+@st.composite
+def inputs(draw: st.DrawFn) -> dict:
+    data: dict = {"name": draw(names), "type": draw(st.sampled_from(INPUT_TYPES))}
+    if draw(st.booleans()):
+        data["description"] = draw(any_text)
+    if draw(st.booleans()):
+        data["required"] = draw(st.booleans())
+    if draw(st.booleans()):
+        data["default"] = draw(json_values)
+    if draw(st.booleans()):
+        data["tainted_ok"] = draw(st.booleans())
+    if data["type"] == "array" or draw(st.booleans()):
+        data["items"] = {"type": draw(st.sampled_from(INPUT_TYPES))}
+    return data
+
+
+@st.composite
+def manifests(draw: st.DrawFn) -> Manifest:
+    data: dict = {
+        "name": draw(names),
+        "version": draw(
+            st.from_regex(r"\A(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\.(0|[1-9][0-9]{0,3})\Z")
+        ),
+        "description": draw(any_text.filter(bool)),
+        "inputs": draw(st.lists(inputs(), max_size=3)),
+        "outputs": {"type": draw(st.sampled_from((*INPUT_TYPES, "null")))},
+        "capabilities": {
+            "network": draw(st.booleans()),
+            "filesystem": draw(st.sampled_from(("none", "read-only", "read-write"))),
+            "human_confirm": draw(st.booleans()),
+        },
+        "runtime": {
+            "language": "python",
+            "python_version": draw(st.from_regex(r"\A3\.[0-9]{1,2}\Z")),
+            "packages": draw(
+                st.lists(
+                    st.from_regex(r"\A[a-z][a-z0-9._-]{0,10}==[0-9]{1,3}(\.[0-9]{1,3}){0,2}\Z"),
+                    max_size=3,
+                )
+            ),
+        },
+    }
+    if draw(st.booleans()):
+        data["outputs"]["description"] = draw(any_text)
+    if draw(st.booleans()):
+        data["capabilities"]["browser"] = draw(st.booleans())
+    if draw(st.booleans()):
+        data["external_auth"] = draw(
+            st.lists(
+                st.sampled_from(
+                    ["gmail.read", "slack.send_message", "github.repo", "linear.write"]
+                ),
+                max_size=3,
+            )
+        )
+    if draw(st.booleans()):
+        data["generated_by"] = draw(any_text)
+        data["generated_at"] = "2026-05-04T12:34:56Z"
+    return Manifest.model_validate(data)
+
+
+bodies = st.lists(
+    st.sampled_from(
+        ["# ---", "# ---\r", "#", "x = 1", "\u202e", "é", "\t", " ", "'''", "\x0c", "\u2028"]
+    )
+    | st.text(st.characters(blacklist_categories=("Cs",)), max_size=12),
+    max_size=8,
+).flatmap(
+    lambda parts: st.lists(
+        st.sampled_from(["\n", "\r\n", "\r"]), min_size=len(parts), max_size=len(parts)
+    ).map(lambda ends: "".join(p + e for p, e in zip(parts, ends, strict=True)))
+) | st.text(st.characters(blacklist_categories=("Cs",)), max_size=200)
