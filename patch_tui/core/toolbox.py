@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 from patch_tui.core import toolfile
 from patch_tui.core.manifest import NAME_RE, Manifest, bump_version
+from patch_tui.core.watch import note_own_write
 
 INDEX_NAME = "index.json"
 TOOLS_DIR_NAME = "tools"
@@ -115,6 +116,7 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> Path:
             os.umask(umask)
             mode = 0o666 & ~umask
         os.chmod(tmp, mode)
+        note_own_write(target, data)  # the folder watcher must not report our own save
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -411,6 +413,7 @@ class Toolbox:
         data = self._renamed_text(src, new_name)
         atomic_write(target, data)
         if target.resolve() != src.resolve():
+            note_own_write(src, None)
             src.unlink()
             _fsync_dir(src.parent)
         if self.is_patch_toolbox:
@@ -428,6 +431,7 @@ class Toolbox:
         while dest.exists():
             dest = self.trash_dir / f"{src.stem}-{_utc_stamp()}-{n}.py"
             n += 1
+        note_own_write(src, None)
         if _same_device(src, self.trash_dir):
             os.replace(src, dest)
         else:
