@@ -181,3 +181,18 @@ async def test_live_new_renamed_and_deleted_tools(folder) -> None:
 async def test_missing_folder_ends_quietly(tmp_path) -> None:
     watcher = FolderWatcher([tmp_path / "nope"])
     assert [b async for b in watcher.changes()] == []
+
+
+async def test_live_toolbox_saves_renames_and_deletes_are_not_echoed(folder) -> None:
+    """The toolbox records what it writes in the process-wide registry the watcher consults."""
+    from patch_tui.core.toolbox import Toolbox
+
+    box = Toolbox.open(folder)
+    async with Live(FolderWatcher([folder])) as live:
+        box.save_tool(folder / "a.py", "a = 10\n", expected_sha256=None)
+        await asyncio.sleep(0.3)
+        assert live.changes() == []
+        # ...while an outside edit right after is reported: the watcher was listening.
+        rename_save(folder / "a.py", "a = 11\n")
+        await live.wait(1)
+        assert live.changes() == [("modified", "a.py", None)]
