@@ -143,7 +143,15 @@ def new_tool_text(name: str, description: str | None = None) -> str:
             "name": name,
             "version": "0.1.0",
             "description": description or f"Describe what {name} does in one sentence.",
-            "inputs": [{"name": "text", "type": "string", "description": "The text to work on."}],
+            # main() only reads the text as data, so outside content may flow in (PT046).
+            "inputs": [
+                {
+                    "name": "text",
+                    "type": "string",
+                    "description": "The text to work on.",
+                    "tainted_ok": True,
+                }
+            ],
             "outputs": {"type": "object", "description": "The result."},
             "capabilities": {"network": False, "filesystem": "none", "human_confirm": False},
             "runtime": {"language": "python", "python_version": "3.12", "packages": []},
