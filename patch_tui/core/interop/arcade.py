@@ -67,7 +67,8 @@ def _value_schema(type_: str, item: str | None, *, where: str, report: LossRepor
     if type_ != "array":
         return {"val_type": VAL_TYPES[type_]}
     if item is None:
-        report.add(f"{where}.items", f"no item type: exported as an array of {missing_item}")
+        if where == "outputs":  # an input's missing items are reported with the common losses
+            report.add(f"{where}.items", f"no item type: exported as an array of {VAL_TYPES[missing_item]}")
         item = missing_item
     elif item == "array":
         report.add(f"{where}.items", "Arcade has no arrays of arrays: exported as an array of json")
@@ -105,7 +106,7 @@ def export(manifest: Manifest, *, toolkit: str | None = None) -> tuple[dict[str,
         output["description"] = out.description
     if out.type != "null":
         output["value_schema"] = _value_schema(
-            out.type, output_item_type(manifest), where="outputs", report=report, missing_item="json"
+            out.type, output_item_type(manifest), where="outputs", report=report, missing_item="object"
         )
     definition: dict[str, Any] = {
         "name": tool,

@@ -315,10 +315,12 @@ def inputs_from_object_schema(
         return []
     if not isinstance(schema, dict):
         raise DefinitionError(f"`{where}` must be a JSON object (a JSON Schema with properties)")
-    props = schema.get("properties") or {}
+    props = schema.get("properties")
+    props = {} if props is None else props
     if not isinstance(props, dict):
         raise DefinitionError(f"`{where}.properties` must be a JSON object")
-    required = schema.get("required") or []
+    required = schema.get("required")
+    required = [] if required is None else required
     if not isinstance(required, list):
         raise DefinitionError(f"`{where}.required` must be a list of names")
     for key in schema:
@@ -546,10 +548,17 @@ def report_unportable(
     when it differs, the flag is lost (`where_network` says where the format shows it, if anywhere).
     """
     for inp in manifest.inputs:
+        if inp.type == "array" and inp.items is None:
+            report.add(f"inputs.{inp.name}.items", "no item type: exported as an array of string")
+        elif inp.type != "array" and inp.items is not None:
+            report.add(f"inputs.{inp.name}.items", f"items on a {inp.type} input: not exported")
         if inp.tainted_ok:
             report.add(f"inputs.{inp.name}.tainted_ok", "no place for tainted_ok: the input will be treated as not accepting untrusted content")
         if not keeps_defaults and inp.has_default:
             report.add(f"inputs.{inp.name}.default", f"no place for a default (`{inp.default!r}`)")
+    out = manifest.outputs
+    if out.type != "array" and out.items is not None:
+        report.add("outputs.items", f"items on a {out.type} output: not exported")
     caps = manifest.capabilities
     if infer_network is not None and caps.network != infer_network:
         shown = f" ({where_network})" if where_network else ""

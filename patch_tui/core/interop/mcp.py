@@ -38,13 +38,13 @@ def annotations_for(manifest: Manifest) -> dict[str, bool]:
     Every hint is explicit because MCP's defaults are the pessimistic ones (destructive, open
     world). destructiveHint: a person must confirm, or it may write files. openWorldHint: it
     uses the network. readOnlyHint: only when nothing can change the world (no confirmation, no
-    writes, no network). `patch-tui serve` uses this function too:
+    writes, no network, no account token). `patch-tui serve` can use this function too:
     `mcp.types.ToolAnnotations.model_validate(annotations_for(m))`.
     """
     caps = manifest.capabilities
     destructive = caps.human_confirm or caps.filesystem == "read-write"
     return {
-        "readOnlyHint": not (destructive or caps.network),
+        "readOnlyHint": not (destructive or caps.network or manifest.external_auth),
         "destructiveHint": destructive,
         "openWorldHint": caps.network,
     }
@@ -75,7 +75,7 @@ def export(manifest: Manifest, *, toolkit: str | None = None) -> tuple[dict[str,
             report.add("outputs.type", f"MCP declares only object outputs: a {out.type} result is not described (imports back as string)")
         if out.description:
             report.add("outputs.description", "MCP describes only object outputs: not exported")
-        if out.items is not None:
+        if out.type == "array" and out.items is not None:
             report.add("outputs.items", "MCP describes only object outputs: not exported")
     definition["annotations"] = annotations_for(manifest)
     caps = manifest.capabilities

@@ -61,6 +61,8 @@ def export(manifest: Manifest, *, toolkit: str | None = None) -> tuple[dict[str,
         "input_schema": {"parameters": parameters},
         "output_schema": output_schema(manifest),
     }
+    if manifest.outputs.type == "null" and manifest.outputs.description:
+        report.add("outputs.description", "output_schema is null for a tool returning nothing: the description has no place")
     providers = oauth_requirements(manifest)
     if providers:
         definition["requirements"] = {
