@@ -353,6 +353,8 @@ def run_rules(args: argparse.Namespace) -> int:
     if len(rules) == 1 and code:
         print(rule_doc(rules[0]))
         return EXIT_OK
+    sev_w = max(len(rule_severity(r.code)) for r in rules)
+    name_w = max(len(r.name) for r in rules)
     for r in rules:
-        print(f"{r.code}  {rule_severity(r.code):<15}  {r.name:<26}  {r.summary}")
+        print(f"{r.code}  {rule_severity(r.code):<{sev_w}}  {r.name:<{name_w}}  {r.summary}")
     return EXIT_OK

@@ -1,0 +1,221 @@
+"""`patch-tui lint`, `new` and `rules` as a user runs them: output formats, exit codes, --fix,
+--select/--ignore, folders, unreadable paths, and untrusted text kept harmless."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+
+import pytest
+from lintkit import CLEAN, edit
+
+from patch_tui.cli import main as cli
+from patch_tui.core.lint import docs
+
+BROKEN = edit("#   network: false", "#   network: no")  # PT022 error with a safe fix
+BROKEN = edit(
+    "#   human_confirm: false", "#   human_confrim: false", BROKEN
+)  # PT004 warning, safe fix
+BROKEN = edit(
+    "#   packages: []", "#   packages: [requests]", BROKEN
+)  # PT019 error, no fix; PT043 warning
+
+
+@pytest.fixture
+def broken(tmp_path):
+    path = tmp_path / "broken.py"
+    path.write_text(BROKEN)
+    return path
+
+
+def run(*argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "patch_tui", *argv], capture_output=True, text=True, timeout=60
+    )
+
+
+def test_clean_file_passes(tmp_path, capsys) -> None:
+    path = tmp_path / "ok.py"
+    path.write_text(CLEAN)
+    assert cli(["lint", str(path)]) == 0
+    assert capsys.readouterr().out == "All checks passed!\n"
+
+
+def test_text_output_like_ruff(broken, capsys) -> None:
+    assert cli(["lint", str(broken)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    assert (
+        f'{broken}:21:14: PT022 `capabilities.network: no`: the Patch runtime reads it as the string "no", not a boolean: write false'
+        in lines
+    )
+    assert any(
+        line.startswith(f"{broken}:23:5: PT004 unknown field `human_confrim`") for line in lines
+    )
+    assert any(
+        line.startswith(f"{broken}:27:16: PT019 package `requests` is not pinned") for line in lines
+    )
+    summary = lines[-1]
+    assert summary.startswith("Found 2 errors, ") and "(2 fixable with --fix)" in summary
+
+
+def test_warnings_only_exit_0(tmp_path, capsys) -> None:
+    path = tmp_path / "w.py"
+    path.write_text(edit("#   human_confirm: false", "#   human_confirm: false\n#   colour: blue"))
+    assert cli(["lint", str(path)]) == 0
+    assert "Found 0 errors, 1 warning" in capsys.readouterr().out
+
+
+def test_json_output(broken, capsys) -> None:
+    assert cli(["lint", "--format", "json", str(broken)]) == 1
+    found = json.loads(capsys.readouterr().out)
+    by_code = {d["code"]: d for d in found}
+    d = by_code["PT022"]
+    assert {k: d[k] for k in ("path", "severity", "line", "column", "end_line", "end_column")} == {
+        "path": str(broken),
+        "severity": "error",
+        "line": 21,
+        "column": 14,
+        "end_line": 21,
+        "end_column": 16,
+    }
+    assert d["fix"]["safe"] is True and d["fix"]["edits"][0]["new_text"] == "false"
+    assert "fix" not in by_code["PT019"]
+    assert by_code["PT004"]["severity"] == "warning"
+
+
+def test_github_output(broken, capsys) -> None:
+    assert cli(["lint", "--format", "github", str(broken)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    head = f"::error file={broken},line=21,col=14,endLine=21,endColumn=16,title=PT022::"
+    assert any(line.startswith(head) and "write false" in line for line in out)
+    assert any(line.startswith("::warning ") and "title=PT004::" in line for line in out)
+
+
+def test_select_and_ignore(broken, capsys) -> None:
+    assert cli(["lint", "--select", "PT00", str(broken)]) == 0
+    assert "PT004" in capsys.readouterr().out
+    assert cli(["lint", "--ignore", "PT02,PT019,PT04", str(broken)]) == 0
+    out = capsys.readouterr().out
+    assert "PT022" not in out and "PT019" not in out and "PT004" in out
+    assert cli(["lint", "--select", "PT999", str(broken)]) == 2
+    assert "unknown rule code" in capsys.readouterr().err
+
+
+def test_statistics(broken, capsys) -> None:
+    cli(["lint", "--statistics", str(broken)])
+    out = capsys.readouterr().out
+    assert "1\tPT022\t[*] wrong-type" in out and "1\tPT019\t    unpinned-package" in out
+
+
+def test_fix_applies_safe_fixes_and_reports_the_rest(broken, capsys) -> None:
+    os.chmod(broken, 0o751)
+    assert cli(["lint", "--fix", str(broken)]) == 1  # PT019 needs a person
+    out = capsys.readouterr().out
+    text = broken.read_text()
+    assert "#   network: false\n" in text and "#   human_confirm: false\n" in text
+    assert text.endswith(CLEAN[CLEAN.index("# ---\nimport") :])  # body untouched
+    assert (
+        "PT019" in out
+        and "PT022" not in out
+        and out.splitlines()[-1].startswith("Fixed 2 problems. Found 1 error")
+    )
+    assert stat.S_IMODE(os.stat(broken).st_mode) == 0o751
+    assert not [p for p in broken.parent.iterdir() if p.name != "broken.py"]  # no temp files left
+
+
+def test_folder_means_every_py_file_sorted(tmp_path, capsys) -> None:
+    (tmp_path / "b.py").write_text(BROKEN)
+    (tmp_path / "a.py").write_text(BROKEN)
+    (tmp_path / "notes.txt").write_text("not a tool")
+    cli(["lint", "--format", "json", str(tmp_path)])
+    paths = [d["path"] for d in json.loads(capsys.readouterr().out)]
+    assert paths and all(p.endswith(("a.py", "b.py")) for p in paths)
+    assert paths == sorted(paths)
+
+
+def test_missing_and_unreadable_paths_exit_2(tmp_path, capsys) -> None:
+    ok = tmp_path / "ok.py"
+    ok.write_text(CLEAN)
+    assert cli(["lint", str(ok), str(tmp_path / "missing.py")]) == 2
+    err = capsys.readouterr().err
+    assert "missing.py: no such file or folder" in err
+    if os.geteuid() != 0:
+        locked = tmp_path / "locked.py"
+        locked.write_text(CLEAN)
+        locked.chmod(0)
+        assert cli(["lint", str(locked)]) == 2
+        assert "cannot read the file" in capsys.readouterr().err
+
+
+def test_untrusted_text_never_reaches_the_terminal_raw(tmp_path) -> None:
+    path = tmp_path / "evil.py"
+    path.write_text(
+        edit(
+            "# description: Count the words in a text, e.g. a paragraph of 21.5 lines.",
+            "# description: Count words\u202e\u2066 quietly.",
+        )
+    )
+    proc = run("lint", str(path))
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "\u202e" not in proc.stdout and "\u2066" not in proc.stdout
+    assert "⟦U+202E⟧" in proc.stdout
+
+
+def test_usage_error_exits_2() -> None:
+    proc = run("lint")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_new_creates_a_lint_clean_working_tool(tmp_path) -> None:
+    proc = run(
+        "new", "shout", "--dir", str(tmp_path / "tools"), "--description", "Echo a text back."
+    )
+    assert proc.returncode == 0, proc.stderr
+    path = tmp_path / "tools" / "shout.py"
+    assert proc.stdout.strip() == str(path)
+    assert run("lint", str(path)).stdout.strip() == "All checks passed!"
+    result = subprocess.run(
+        [sys.executable, str(path)],
+        input='{"text": "hi"}',
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 0 and json.loads(result.stdout.splitlines()[-1]) == {"text": "hi"}
+    again = run("new", "shout", "--dir", str(tmp_path / "tools"))
+    assert again.returncode == 1 and "already exists" in again.stderr
+
+
+@pytest.mark.parametrize("name", ["Shout", "2fast", "my-tool", ""])
+def test_new_refuses_bad_names(tmp_path, capsys, name: str) -> None:
+    assert cli(["new", name, "--dir", str(tmp_path)]) == 2
+    assert "not a valid tool name" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_new_refuses_a_description_with_hidden_characters(tmp_path, capsys) -> None:
+    assert cli(["new", "ok_name", "--dir", str(tmp_path), "--description", "Do it\u202e now."]) == 2
+    assert "PT050" in capsys.readouterr().err and list(tmp_path.iterdir()) == []
+
+
+def test_rules_lists_and_explains(capsys) -> None:
+    assert cli(["rules"]) == 0
+    out = capsys.readouterr().out
+    assert "PT022" in out and "PT051" in out
+    assert cli(["rules", "pt022"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        out.startswith("PT022 wrong-type (error / warning)")
+        and "Why it matters" in out
+        and "How to fix it" in out
+    )
+    assert cli(["rules", "PT999"]) == 2
+
+
+def test_rules_page_is_up_to_date() -> None:
+    assert docs.DOCS_PATH.read_text(encoding="utf-8") == docs.render(), (
+        "docs/rules.md is stale: run `python -m patch_tui.core.lint.docs`"
+    )
