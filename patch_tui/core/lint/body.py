@@ -455,7 +455,6 @@ class _Analyser:
         self.path_names: set[str] = set()
         self.top_defs: dict[str, ast.AST] = {}
         self.top_classes: set[str] = set()
-        self.module_names: set[str] = set()
         self.flags: dict[str, set[str]] = {}  # region -> guard-relevant facts
         self.region_calls: dict[str, set[str]] = {}  # region -> names of functions it calls
         self.work_ids: set[int] = set()
@@ -527,10 +526,8 @@ class _Analyser:
             return True
         if kind in (ast.Assign, ast.AnnAssign, ast.AugAssign) or kind.__name__ == "TypeAlias":
             for target in getattr(node, "targets", None) or [getattr(node, "target", None)]:
-                if isinstance(target, ast.Name):
-                    self.module_names.add(target.id)
-                    if is_top and target.id == "main":
-                        self.facts.main_candidates.append(node)
+                if is_top and isinstance(target, ast.Name) and target.id == "main":
+                    self.facts.main_candidates.append(node)
             return True
         if kind is ast.If:
             test = node.test  # type: ignore[attr-defined]
@@ -570,9 +567,12 @@ class _Analyser:
         if q is not None:
             if q in PURE_CALLS or q.startswith(PURE_PREFIXES) or q in self.top_classes:
                 return True
-            root = q.partition(".")[0]
-            # A method of a module-level constant ("a b".split() or WORDS.split()).
-            if "." in q and root in self.module_names:
+            # A method of a constant or a local value (WORDS.split(), w.upper() in a
+            # comprehension); a call on an imported module (requests.get) is real work.
+            func_root = node.func
+            while isinstance(func_root, ast.Attribute):
+                func_root = func_root.value
+            if "." in q and isinstance(func_root, ast.Name) and func_root.id not in self.aliases:
                 return True
         func = node.func
         return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Constant | ast.JoinedStr)
@@ -730,7 +730,7 @@ class _Analyser:
         if q is not None and q in OPEN_CALLS:
             index, default_mode = OPEN_CALLS[q]
             facts.file_access.append(FileUse(node, _open_kind(node, index, default_mode), f"{q}()"))
-        elif q is not None and q in FILE_CALLS:
+        elif q is not None and q in FILE_CALLS and not _in_memory_db(node, q):
             facts.file_access.append(FileUse(node, FILE_CALLS[q], f"{q}()"))
         elif q == "os.open":
             writes = any(
@@ -792,7 +792,11 @@ class _Analyser:
     def _irreversible(self, node: ast.Call, q: str | None, method: str | None) -> None:
         facts = self.facts
         func = node.func
-        name = method if method is not None else (func.id if isinstance(func, ast.Name) else None)
+        # The imported name, not the local alias: `from os import remove as rm; rm(p)`.
+        if q is not None and isinstance(func, ast.Name):
+            name: str | None = q.rpartition(".")[2]
+        else:
+            name = method if method is not None else (func.id if isinstance(func, ast.Name) else None)
         if name is None:
             return
         verb: str | None = None
@@ -884,6 +888,11 @@ def _network_module(dotted: str) -> str | None:
         if prefix in NETWORK_MODULES:
             return prefix
     return None
+
+
+def _in_memory_db(node: ast.Call, q: str) -> bool:
+    first = node.args[0] if node.args else None
+    return q == "sqlite3.connect" and isinstance(first, ast.Constant) and first.value == ":memory:"
 
 
 def _open_kind(node: ast.Call, index: int, default: str) -> FileKind:
