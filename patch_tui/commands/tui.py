@@ -1,11 +1,61 @@
-"""(being written)"""
+"""`patch-tui [PATH]`: the TUI on a tool file, a folder of tools, or the Patch toolbox."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
+from typing import Any
+
+
+def _target(args: argparse.Namespace) -> tuple[Path, Path | None]:
+    """The folder to browse and the file to open first (None: the first tool)."""
+    from patch_tui.core import paths
+
+    if args.path:
+        p = Path(args.path).expanduser()
+        if not p.exists():
+            raise FileNotFoundError(f"{p}: no such file or folder")
+        return (p.parent if p.is_file() else p), (p if p.is_file() else None)
+    toolbox = paths.default_toolbox(getattr(args, "toolbox", None))
+    tools = toolbox / "tools"
+    if tools.is_dir():
+        return toolbox, None
+    return paths.sample_tools_dir(), None
+
+
+def build_app(args: argparse.Namespace) -> Any:
+    """The app for parsed arguments (raises FileNotFoundError / ToolboxError / ConfigError)."""
+    from patch_tui.core.config import load_settings
+    from patch_tui.core.toolbox import Toolbox
+    from patch_tui.ui.app import PatchApp
+
+    folder, first = _target(args)
+    toolbox = Toolbox.open(first or folder)
+    settings = load_settings()
+    store = getattr(args, "store", None)
+    return PatchApp(
+        toolbox,
+        first,
+        settings=settings,
+        theme=getattr(args, "theme", None),
+        store_path=Path(store) if store else None,
+    )
+
+
+def parse_for_bench(path: str) -> argparse.Namespace:
+    """The arguments `patch-tui PATH` would give (the start-up benchmark uses this)."""
+    return argparse.Namespace(path=path, theme=None, toolbox=None, store=None)
 
 
 def run_tui(args: argparse.Namespace) -> int:
-    print("patch-tui: this command is not built yet", file=sys.stderr)
-    return 2
+    from patch_tui.core.config import ConfigError
+    from patch_tui.core.toolbox import ToolboxError
+
+    try:
+        app = build_app(args)
+    except (FileNotFoundError, ToolboxError, ConfigError) as exc:
+        print(f"patch-tui: {exc}", file=sys.stderr)
+        return 2
+    app.run()
+    return 0

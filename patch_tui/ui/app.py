@@ -1,0 +1,157 @@
+"""The Textual app: wiring only (STYLE.md 2). Screens and widgets live in their own modules.
+
+Adding a screen from another area is one line in `SCREENS_LAZY` (imported when first shown, so
+start-up stays light) and, for a key, one Binding in `BINDINGS`:
+
+    "inbox": ("patch_tui.ui.screens.inbox:InboxScreen", "inbox: open", "The confirmation inbox"),
+    Binding("i", "open_screen('inbox')", "Inbox", id="app.inbox"),
+
+Each entry also becomes a palette command under its "area: verb" name. The screen class is
+built with no arguments; it finds what it needs on the app (`app.settings`, `app.toolbox`,
+`app.store_path`, `app.editor`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual.app import App
+from textual.binding import Binding
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.screen import Screen
+from textual.worker import Worker, WorkerState
+
+from patch_tui.core.config import Settings
+from patch_tui.core.toolbox import Toolbox
+from patch_tui.ui.screens.editor import EditorCommands, EditorScreen
+from patch_tui.ui.widgets.confirm import ChoiceModal
+
+# name -> ("module:Class", palette command, palette help). Other areas add their line here.
+SCREENS_LAZY: dict[str, tuple[str, str, str]] = {
+    "help": ("patch_tui.ui.screens.help:HelpScreen", "help: keys", "Every key of this screen (F1)"),
+}
+
+
+def _load(target: str) -> type[Screen[Any]]:
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+class ScreenCommands(Provider):
+    """Palette commands that open the registered screens."""
+
+    def _commands(self) -> list[tuple[str, str, str]]:
+        return [(cmd, help_text, name) for name, (_t, cmd, help_text) in SCREENS_LAZY.items()]
+
+    async def discover(self) -> Hits:
+        app = self.app
+        for cmd, help_text, name in self._commands():
+            yield DiscoveryHit(cmd, lambda n=name: app.action_open_screen(n), help=help_text)  # type: ignore[attr-defined]
+
+    async def search(self, query: str) -> Hits:
+        app = self.app
+        matcher = self.matcher(query)
+        for cmd, help_text, name in self._commands():
+            score = matcher.match(cmd)
+            if score > 0:
+                yield Hit(
+                    score,
+                    matcher.highlight(cmd),
+                    lambda n=name: app.action_open_screen(n),  # type: ignore[attr-defined]
+                    help=help_text,
+                )
+
+
+def _theme_commands() -> set[Any]:
+    try:
+        from patch_tui.ui.themes import ThemeCommands
+    except ImportError:  # themes are optional wiring: the desk works without them
+        return set()
+    return {ThemeCommands}
+
+
+class PatchApp(App[None]):
+    """patch-tui: the authoring desk and, through SCREENS_LAZY, everything else."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "patch-tui"
+    COMMANDS = App.COMMANDS | {EditorCommands, ScreenCommands} | _theme_commands()
+    BINDINGS: ClassVar[list[Any]] = [
+        Binding("ctrl+q,f12", "quit", "Quit", id="app.quit", priority=True),
+        Binding("f1", "open_screen('help')", "Help", id="app.help"),
+    ]
+
+    def __init__(
+        self,
+        toolbox: Toolbox,
+        path: Path | None = None,
+        *,
+        settings: Settings | None = None,
+        theme: str | None = None,
+        store_path: Path | None = None,
+    ) -> None:
+        super().__init__()
+        self.toolbox = toolbox
+        self.settings = settings or Settings()
+        self.theme_choice = theme
+        self.store_path = store_path
+        self.editor = EditorScreen(toolbox, path)
+        self.tool_watch: Any = None
+
+    def on_mount(self) -> None:
+        from patch_tui.ui.screens.help import install_keymap
+        from patch_tui.ui.themes import install_themes
+
+        install_themes(self, self.theme_choice, watch=self.settings.watch_themes)
+        install_keymap(self, self.settings.keymap)
+        self.push_screen(self.editor)
+        if self.settings.watch_tools:
+            from patch_tui.ui.watching import install_tool_watch
+
+            self.tool_watch = install_tool_watch(self, [self.toolbox.tools_dir], enabled=True)
+
+    def reload_theme(self) -> None:
+        """Re-read the theme files (the theme watcher and "theme: reload" call this)."""
+        themes = getattr(self, "themes", None)
+        if themes is not None:
+            themes.reload()
+
+    def action_open_screen(self, name: str) -> None:
+        entry = SCREENS_LAZY.get(name)
+        if entry is None:
+            self.notify(f"No screen called {name}", severity="error")
+            return
+        if isinstance(self.screen, _load(entry[0])):
+            return
+        self.push_screen(_load(entry[0])())
+
+    async def action_quit(self) -> None:
+        """Quitting with unsaved edits asks first."""
+        editor = self.editor
+        if not editor.dirty or editor.current_path is None:
+            self.exit()
+            return
+
+        def decided(choice: str | None) -> None:
+            if choice == "save" and editor.save():
+                self.exit()
+            elif choice == "discard":
+                self.exit()
+
+        self.push_screen(
+            ChoiceModal(
+                f"{editor.current_path.name} has unsaved changes.",
+                [("save", "Save and quit", "s"), ("discard", "Quit without saving", "d"), ("cancel", "Cancel", "c")],
+                title="Quit",
+                focus="cancel",
+            ),
+            decided,
+        )
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # The one place a failed worker becomes a notification (STYLE.md 5).
+        if event.state == WorkerState.ERROR:
+            error = event.worker.error
+            self.notify(f"{event.worker.name or 'background task'} failed: {error}", severity="error", markup=False)

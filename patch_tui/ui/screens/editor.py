@@ -1,0 +1,900 @@
+"""The authoring desk: tool browser, manifest form, source pane and lint panel.
+
+One source of truth (DESIGN.md): the text in the source pane. The form is a view of its parsed
+frontmatter; a form edit rewrites only the frontmatter lines that changed, as one TextArea edit
+(undo works); a source edit re-parses and lints after a short debounce in a thread worker, then
+refreshes the form without touching the focused field.
+
+Saving never loses work: the sha256 of the bytes loaded is compared with the disk's before every
+save (`Toolbox.save_tool`), a change on disk with unsaved edits asks (Reload / Keep mine / Diff),
+and switching tools or quitting with unsaved edits asks first.
+
+Hooks for other parts of the app:
+- `on_file_changed_outside(path)` / `on_tools_changed()`: the file watcher calls these;
+- `EditorScreen.Linted`: posted after each lint (benchmarks and tests wait for it);
+- `EditorScreen.current_path`, `.toolbox`, `.source_text`: what is open.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Button, Footer, Header, Label, Static, TextArea
+
+from patch_tui.core import toolfile
+from patch_tui.core.lint.engine import Diagnostic, Edit, lint_toolfile
+from patch_tui.core.text_safety import visible
+from patch_tui.core.toolbox import (
+    FileChangedOnDisk,
+    Toolbox,
+    ToolboxError,
+    file_sha256,
+    sha256_bytes,
+)
+from patch_tui.ui.widgets.confirm import ChoiceModal, ConfirmModal, PromptModal
+from patch_tui.ui.widgets.lint_panel import LintPanel
+from patch_tui.ui.widgets.manifest_form import ManifestForm
+from patch_tui.ui.widgets.source_pane import SourceArea
+from patch_tui.ui.widgets.tool_browser import ToolBrowser
+
+# Quiet time after a keystroke before the file is re-parsed and linted (issue: <= 150 ms).
+LINT_DEBOUNCE = 0.12
+# Widths below which the layout folds: form and source share one pane, then the browser hides.
+SPLIT_MIN_WIDTH = 120
+BROWSER_MIN_WIDTH = 70
+STRUCTURE_CODES = ("PT001", "PT002", "PT003")
+
+
+class EditorScreen(Screen[None]):
+    """The main screen."""
+
+    BINDINGS = [
+        Binding("ctrl+s,f2", "save", "Save", id="desk.save"),
+        Binding("f6", "save_version", "New version", id="desk.new_version"),
+        Binding("ctrl+b,f3", "toggle_browser", "Tools", id="desk.browser"),
+        Binding("ctrl+t,f4", "toggle_view", "Form/Source", id="desk.toggle_view"),
+        Binding("ctrl+l,f5", "focus_lint", "Lint", id="lint.focus"),
+        Binding("f8", "apply_fix", "Fix", id="lint.fix_here"),
+        Binding("ctrl+o,f7", "open_in_editor", "$EDITOR", id="desk.open_editor"),
+        Binding("f9", "copy_source", "Copy", id="desk.copy", show=False),
+        Binding("f10", "history", "History", id="desk.history", show=False),
+        Binding("ctrl+n", "new_tool", "New tool", id="desk.new_tool", show=False),
+    ]
+
+    AUTO_FOCUS = "#browser-list"
+
+    dirty: reactive[bool] = reactive(False)
+
+    class Linted(Message):
+        """The open tool was re-parsed and linted (`text` is what was linted)."""
+
+        def __init__(self, diagnostics: list[Diagnostic], text: str) -> None:
+            self.diagnostics = diagnostics
+            self.text = text
+            super().__init__()
+
+    def __init__(self, toolbox: Toolbox, path: Path | None = None) -> None:
+        super().__init__()
+        self.toolbox = toolbox
+        self.current_path: Path | None = None
+        self._initial_path = path
+        self.loaded_sha: str | None = None  # sha256 of the bytes on disk when loaded or saved
+        self.saved_text = ""
+        self.bom = False
+        self.read_only_reason: str | None = None
+        self.tf: toolfile.ToolFile | None = None
+        self.diagnostics: list[Diagnostic] = []
+        self._lint_text: str | None = None
+        self._lint_generation = 0
+        self._lint_timer: Timer | None = None
+        self.lint_count = 0
+        self._view = "form"  # which pane shows when they share one (narrow terminals)
+        self._browser_wanted = True
+        self._outside_disk_text: str | None = None
+
+    # -- layout -------------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Header(icon="◆")
+        with Horizontal(id="banner", classes="banner"):
+            yield Static("", id="banner-text")
+            yield Button("Reload", id="banner-reload", compact=True)
+            yield Button("Keep mine", id="banner-keep", compact=True)
+            yield Button("Diff", id="banner-diff", compact=True)
+        with Horizontal(id="main"):
+            yield ToolBrowser(self.toolbox, id="browser")
+            with Vertical(id="work"):
+                yield Static("", id="view-tabs")
+                with Horizontal(id="panes"):
+                    yield ManifestForm(id="form")
+                    yield SourceArea(
+                        "",
+                        id="source",
+                        show_line_numbers=True,
+                        tab_behavior="indent",
+                        soft_wrap=False,
+                    )
+                yield Label("No tool open: press n in the tool list (or ctrl+n) to create one.", id="empty")
+                yield LintPanel(id="lint")
+        yield Footer()
+
+    def _say(self, message: str, **kwargs: Any) -> None:
+        # Messages carry file names and OS errors: never read them as markup.
+        self.notify(message, markup=False, **kwargs)
+
+    @property
+    def source(self) -> SourceArea:
+        return self.query_one("#source", SourceArea)
+
+    @property
+    def form(self) -> ManifestForm:
+        return self.query_one("#form", ManifestForm)
+
+    @property
+    def lint_panel(self) -> LintPanel:
+        return self.query_one("#lint", LintPanel)
+
+    @property
+    def browser(self) -> ToolBrowser:
+        return self.query_one("#browser", ToolBrowser)
+
+    @property
+    def source_text(self) -> str:
+        return self.source.text
+
+    def on_mount(self) -> None:
+        self.query_one("#banner").remove_class("-shown")
+        self.form.border_title = "Manifest"
+        self.source.border_title = "Source"
+        self.lint_panel.border_title = "Problems"
+        self._layout_for(self.size.width, self.size.height)
+        path = self._initial_path
+        if path is None:
+            tools = self.toolbox.tool_paths()
+            path = tools[0] if tools else None
+        if path is not None:
+            self.open_tool(path)
+        else:
+            self._show_empty(True)
+
+    def on_resize(self, event: Any) -> None:
+        self._layout_for(event.size.width, event.size.height)
+
+    def _layout_for(self, width: int, height: int) -> None:
+        self.set_class(width < SPLIT_MIN_WIDTH, "-narrow")
+        self.set_class(width < BROWSER_MIN_WIDTH, "-tiny")
+        self.set_class(height < 30, "-compact")
+        self.set_class(height < 20, "-short")
+        self._apply_view()
+
+    def _apply_view(self) -> None:
+        narrow = self.has_class("-narrow")
+        self.set_class(narrow and self._view == "form", "-show-form")
+        self.set_class(narrow and self._view == "source", "-show-source")
+        browser = self.browser
+        browser.display = self._browser_wanted and not self.has_class("-tiny")
+        tabs = Text()
+        for name, label in (("form", " Manifest "), ("source", " Source ")):
+            tabs.append(label, style="reverse bold" if self._view == name else "dim")
+            tabs.append(" ")
+        tabs.append(" F4 switch", style="dim")
+        self.query_one("#view-tabs", Static).update(tabs)
+
+    def _show_empty(self, empty: bool) -> None:
+        self.set_class(empty, "-empty")
+
+    def watch_dirty(self, dirty: bool) -> None:
+        self._update_title()
+        if self.is_mounted:
+            self.browser.set_current(self.current_path, dirty)
+
+    def _update_title(self) -> None:
+        if self.current_path is None:
+            self.sub_title = "no tool open"
+            return
+        mark = " ●" if self.dirty else ""
+        ro = f" (read-only: {self.read_only_reason})" if self.read_only_reason else ""
+        self.sub_title = f"{self.current_path.name}{mark}{ro}"
+
+    # -- opening --------------------------------------------------------------------------
+
+    def open_tool(self, path: Path) -> None:
+        """Show a tool (no questions asked: callers check for unsaved edits first)."""
+        path = Path(path)
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            self._say(f"Cannot open {path}: {exc.strerror or exc}", severity="error")
+            return
+        self._show_empty(False)
+        self.current_path = path
+        self.loaded_sha = sha256_bytes(raw)
+        tf = toolfile.parse_bytes(raw, path=str(path))
+        self.read_only_reason = None
+        if not tf.text and raw:
+            # Invalid UTF-8 or binary: show what we can, but never save it back mangled.
+            text = raw.replace(b"\x00", b"\\0").decode("utf-8", errors="replace")
+            self.read_only_reason = "not a UTF-8 text file"
+        else:
+            text = tf.text
+        self.bom = tf.bom
+        self.saved_text = text
+        self.tf = tf
+        self._hide_banner()
+        source = self.source
+        source.read_only = self.read_only_reason is not None
+        with source.prevent(TextArea.Changed):
+            source.load_text(text)
+        self._load_form(tf)
+        self.dirty = False
+        self._update_title()
+        self.browser.set_current(path, False)
+        self.lint_panel.show([])
+        if self.read_only_reason:
+            self._diagnostics_for_unreadable(tf)
+        else:
+            self._start_lint()
+
+    def _diagnostics_for_unreadable(self, tf: toolfile.ToolFile) -> None:
+        self.diagnostics = lint_toolfile(tf)
+        self.lint_panel.show(self.diagnostics)
+
+    def _load_form(self, tf: toolfile.ToolFile) -> None:
+        problems = [p for p in tf.problems if p.code in STRUCTURE_CODES]
+        if problems or not isinstance(tf.data, dict):
+            first = problems[0] if problems else None
+            where = f"line {first.span.line}: " if first else ""
+            message = first.message if first else "the frontmatter cannot be read"
+            self.form.load(None, error=f"Frontmatter does not parse ({where}{message}). Showing the last good manifest.")
+        else:
+            self.form.load(tf.data)
+
+    # -- source -> form (debounced lint) ---------------------------------------------------
+
+    @on(TextArea.Changed, "#source")
+    def _source_changed(self, event: TextArea.Changed) -> None:
+        if self.current_path is None:
+            return
+        self.dirty = True  # corrected (e.g. after undo back to the saved text) by the lint
+        if self._lint_timer is not None:
+            self._lint_timer.stop()
+        self._lint_timer = self.set_timer(LINT_DEBOUNCE, self._start_lint)
+
+    def _start_lint(self) -> None:
+        self._lint_timer = None
+        self._lint_generation += 1
+        self._lint_worker(self._lint_generation, self.source.text, str(self.current_path))
+
+    @work(thread=True, exclusive=True, group="lint", exit_on_error=False)
+    def _lint_worker(self, generation: int, text: str, path: str) -> None:
+        tf = toolfile.parse(text, path=path)
+        diagnostics = lint_toolfile(tf)
+        try:
+            self.app.call_from_thread(self._apply_lint, generation, text, tf, diagnostics)
+        except RuntimeError:
+            pass  # the app is closing
+
+    def _apply_lint(
+        self, generation: int, text: str, tf: toolfile.ToolFile, diagnostics: list[Diagnostic]
+    ) -> None:
+        if generation != self._lint_generation or not self.is_attached:
+            return  # the text moved on; a newer lint is coming
+        self.tf = tf
+        self._lint_text = text
+        self.diagnostics = diagnostics
+        self.lint_panel.show(diagnostics)
+        self._load_form(tf)
+        self.dirty = text != self.saved_text
+        if self.current_path is not None:
+            data = tf.data if isinstance(tf.data, dict) else {}
+            from patch_tui.ui.widgets.tool_browser import ToolEntry
+
+            self.browser.update_entry(
+                ToolEntry(
+                    self.current_path,
+                    str(data.get("name") or self.current_path.stem),
+                    str(data.get("version") or "?"),
+                    str(data.get("description") or ""),
+                    sum(d.severity == "error" for d in diagnostics),
+                    sum(d.severity == "warning" for d in diagnostics),
+                )
+            )
+        self.lint_count += 1
+        self.post_message(self.Linted(diagnostics, text))
+
+    # -- form -> source -------------------------------------------------------------------
+
+    @on(ManifestForm.Changed)
+    def _form_changed(self, event: ManifestForm.Changed) -> None:
+        event.stop()
+        if self.read_only_reason:
+            return
+        source = self.source
+        tf = toolfile.parse(source.text)
+        if not tf.has_frontmatter or not isinstance(tf.data, dict) or any(
+            p.code in STRUCTURE_CODES for p in tf.problems
+        ):
+            self._say("Fix the frontmatter in the source first", severity="warning")
+            return
+        data = toolfile.set_field(tf.data, event.path, event.value)
+        if data == tf.data:
+            return
+        self.replace_frontmatter(tf, data)
+
+    def replace_frontmatter(self, tf: toolfile.ToolFile, data: dict[str, Any]) -> None:
+        """Rewrite the frontmatter for `data` as one undoable edit touching only the lines
+        that change."""
+        assert tf.open_index is not None and tf.close_index is not None
+        new_lines = toolfile.render_frontmatter(data, "\n").splitlines()
+        old_lines = [line.rstrip("\r\n") for line in tf.lines[tf.open_index + 1 : tf.close_index]]
+        first = tf.open_index + 1
+        # Common head and tail lines stay as they are: the cursor and the undo step stay small.
+        head = 0
+        while head < min(len(old_lines), len(new_lines)) and old_lines[head] == new_lines[head]:
+            head += 1
+        tail = 0
+        while (
+            tail < min(len(old_lines), len(new_lines)) - head
+            and old_lines[-1 - tail] == new_lines[-1 - tail]
+        ):
+            tail += 1
+        old_mid = old_lines[head : len(old_lines) - tail]
+        new_mid = new_lines[head : len(new_lines) - tail]
+        if not old_mid and not new_mid:
+            return
+        start = (first + head, 0)
+        end = (first + len(old_lines) - tail, 0)
+        insert = "".join(line + "\n" for line in new_mid)
+        source = self.source
+        source.history.checkpoint()
+        source.replace(insert, start, end)
+        source.history.checkpoint()
+
+    # -- lint panel -------------------------------------------------------------------------
+
+    @on(LintPanel.Jump)
+    def _jump(self, event: LintPanel.Jump) -> None:
+        event.stop()
+        d = event.diagnostic
+        if not event.to_source and d.field and not self.form.stale:
+            if self.form.widget_for(d.field) is not None:
+                self._view = "form"
+                self._apply_view()
+                if self.form.focus_field(d.field):
+                    return
+        self._view = "source"
+        self._apply_view()
+        span = d.span
+        self.source.select_span(span.line, span.column, span.end_line, span.end_column)
+        self.source.focus()
+
+    @on(LintPanel.ApplyFix)
+    def _apply_fix_message(self, event: LintPanel.ApplyFix) -> None:
+        event.stop()
+        self.apply_fix(event.diagnostic)
+
+    def apply_fix(self, diagnostic: Diagnostic) -> bool:
+        """Apply a diagnostic's quick fix through the TextArea (one undo step)."""
+        if self.read_only_reason or diagnostic.fix is None:
+            return False
+        text = self.source.text
+        if text != self._lint_text:
+            # The text moved on since that lint: find the same problem in the current text.
+            fresh = lint_toolfile(toolfile.parse(text, path=str(self.current_path)))
+            same = [
+                d
+                for d in fresh
+                if d.code == diagnostic.code and d.fix is not None and d.field == diagnostic.field
+            ]
+            if not same:
+                self._say(f"{diagnostic.code} is already gone", severity="information")
+                return False
+            diagnostic = same[0]
+        assert diagnostic.fix is not None
+        self.apply_edits(diagnostic.fix.edits)
+        self._say(f"Fixed: {diagnostic.fix.title}", title=diagnostic.code)
+        return True
+
+    def apply_edits(self, edits: tuple[Edit, ...] | list[Edit]) -> None:
+        source = self.source
+        doc = source.document
+
+        def location(line: int, column: int) -> tuple[int, int]:
+            row = line - 1
+            if row >= doc.line_count:
+                return doc.end
+            return (max(row, 0), min(max(column - 1, 0), len(doc.get_line(row))))
+
+        source.history.checkpoint()
+        for e in sorted(edits, key=lambda e: (e.line, e.column), reverse=True):
+            source.replace(e.new_text, location(e.line, e.column), location(e.end_line, e.end_column))
+        source.history.checkpoint()
+
+    def action_apply_fix(self) -> None:
+        """Fix the selected problem in the lint panel, or the first fixable one at the cursor."""
+        panel = self.lint_panel
+        target = panel.current if panel.has_focus else None
+        if target is None or target.fix is None:
+            row = self.source.cursor_location[0] + 1
+            fixable = [d for d in self.diagnostics if d.fix is not None]
+            here = [d for d in fixable if d.span.line <= row <= d.span.end_line]
+            target = (here or fixable or [None])[0]
+        if target is None:
+            self._say("Nothing to fix here")
+            return
+        self.apply_fix(target)
+
+    def action_focus_lint(self) -> None:
+        self.lint_panel.focus()
+
+    # -- saving -----------------------------------------------------------------------------
+
+    def _bytes(self, text: str) -> bytes:
+        return ((toolfile.BOM if self.bom else "") + text).encode("utf-8")
+
+    def action_save(self) -> None:
+        self.save()
+
+    def save(self, *, overwrite: bool = False) -> bool:
+        """Save the buffer. Returns True when saved; a conflict opens the dialog instead."""
+        if self.current_path is None:
+            return False
+        if self.read_only_reason:
+            self._say(f"Not saved: {self.read_only_reason}", severity="error")
+            return False
+        text = self.source.text
+        try:
+            result = self.toolbox.save_tool(
+                self.current_path, self._bytes(text), expected_sha256=None if overwrite else self.loaded_sha
+            )
+        except FileChangedOnDisk as exc:
+            self._ask_conflict(saving=True, disk_sha=exc.actual)
+            return False
+        except ToolboxError as exc:
+            # The tool itself may be saved (an index problem): say exactly what happened.
+            self._say(str(exc), severity="error", title="Save")
+            self._mark_saved(text, file_sha256(self.current_path))
+            return False
+        except OSError as exc:
+            self._say(f"Not saved: {exc.strerror or exc}", severity="error", title="Save")
+            return False
+        self._mark_saved(text, result.sha256)
+        extra = " and index.json" if result.index_updated else ""
+        self._say(f"Saved {self.current_path.name}{extra}", title="Save")
+        return True
+
+    def _mark_saved(self, text: str, sha: str | None) -> None:
+        self.saved_text = text
+        self.loaded_sha = sha
+        self.dirty = self.source.text != text
+        self._hide_banner()
+        self.browser.refresh_tools()
+
+    def action_save_version(self) -> None:
+        if self.current_path is None or self.read_only_reason:
+            return
+        version = "?"
+        if self.tf is not None and isinstance(self.tf.data, dict):
+            version = str(self.tf.data.get("version", "?"))
+
+        def chosen(part: str | None) -> None:
+            if part:
+                self.save_new_version(part)
+
+        self.app.push_screen(
+            ChoiceModal(
+                f"Keep version {version} in the history and save this as a new version.",
+                [("patch", "Patch", "p"), ("minor", "Minor", "m"), ("major", "Major", "M")],
+                title="Save as new version",
+                focus="patch",
+            ),
+            chosen,
+        )
+
+    def save_new_version(self, part: str) -> bool:
+        assert self.current_path is not None
+        text = self.source.text
+        try:
+            result = self.toolbox.save_new_version(
+                self.current_path, self._bytes(text), part, expected_sha256=self.loaded_sha  # type: ignore[arg-type]
+            )
+        except FileChangedOnDisk:
+            self._ask_conflict(saving=True)
+            return False
+        except (ToolboxError, OSError) as exc:
+            self._say(str(exc), severity="error", title="New version")
+            return False
+        new_text = self.current_path.read_bytes().decode("utf-8").removeprefix(toolfile.BOM)
+        self._replace_all(new_text)
+        self._mark_saved(new_text, result.sha256)
+        kept = f"; {result.history_path.name} kept in the history" if result.history_path else ""
+        self._say(f"Version {result.version} saved{kept}", title="New version")
+        return True
+
+    def _replace_all(self, text: str) -> None:
+        """Put new text in the source as one undoable edit (reload, new version)."""
+        source = self.source
+        if source.text == text:
+            return
+        cursor = source.cursor_location
+        source.history.checkpoint()
+        source.replace(text, (0, 0), source.document.end)
+        source.history.checkpoint()
+        row = min(cursor[0], source.document.line_count - 1)
+        source.cursor_location = (row, min(cursor[1], len(source.document.get_line(row))))
+
+    # -- changes on disk --------------------------------------------------------------------
+
+    def on_file_changed_outside(self, path: Path) -> None:
+        """The watcher saw `path` change (or vanish) outside the app."""
+        if self.current_path is None or os.path.realpath(path) != os.path.realpath(self.current_path):
+            self.on_tools_changed()
+            return
+        disk_sha = file_sha256(self.current_path)
+        if disk_sha == self.loaded_sha:
+            return  # same bytes as we know: not a change (e.g. our own save)
+        if disk_sha is None:
+            self._show_banner("was deleted on disk; save (ctrl+s) to keep your version", deleted=True)
+            self.browser.refresh_tools()
+            return
+        if not self.dirty and self.source.text == self.saved_text:
+            self.reload_from_disk()
+            self._say(f"{self.current_path.name} changed on disk: reloaded", title="Reloaded")
+        else:
+            self._show_banner("changed on disk while you have unsaved edits")
+        self.browser.refresh_tools()
+
+    def on_tools_changed(self) -> None:
+        """Tools were added, renamed or deleted outside: refresh the list."""
+        self.browser.refresh_tools()
+
+    def reload_from_disk(self) -> None:
+        if self.current_path is None:
+            return
+        try:
+            raw = self.current_path.read_bytes()
+        except OSError as exc:
+            self._say(f"Cannot reload: {exc.strerror or exc}", severity="error")
+            return
+        tf = toolfile.parse_bytes(raw, path=str(self.current_path))
+        if not tf.text and raw:
+            self.open_tool(self.current_path)
+            return
+        self.bom = tf.bom
+        self.saved_text = tf.text
+        self.loaded_sha = sha256_bytes(raw)
+        self._replace_all(tf.text)
+        self._hide_banner()
+        self.dirty = False
+        self._load_form(tf)
+        self._start_lint()
+
+    def _show_banner(self, message: str, *, deleted: bool = False) -> None:
+        name = self.current_path.name if self.current_path else "the file"
+        self.query_one("#banner-text", Static).update(Content(f"⚠ {visible(name)} {message}"))
+        self.query_one("#banner-reload", Button).display = not deleted
+        self.query_one("#banner-diff", Button).display = not deleted
+        self.query_one("#banner").add_class("-shown")
+
+    def _hide_banner(self) -> None:
+        self.query_one("#banner").remove_class("-shown")
+
+    @on(Button.Pressed, "#banner-reload")
+    def _banner_reload(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.reload_from_disk()
+
+    @on(Button.Pressed, "#banner-keep")
+    def _banner_keep(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.keep_mine()
+
+    @on(Button.Pressed, "#banner-diff")
+    def _banner_diff(self, event: Button.Pressed) -> None:
+        event.stop()
+        self._ask_conflict(saving=False)
+
+    def keep_mine(self) -> None:
+        """Keep editing this version; the next save overwrites the disk's knowingly."""
+        self.loaded_sha = file_sha256(self.current_path) if self.current_path else None
+        self.dirty = True
+        self._hide_banner()
+
+    def _ask_conflict(self, *, saving: bool, disk_sha: str | None = None) -> None:
+        from patch_tui.ui.screens.conflict import ConflictModal
+
+        assert self.current_path is not None
+        try:
+            disk: str | None = self.current_path.read_bytes().decode("utf-8", errors="replace")
+        except OSError:
+            disk = None
+
+        def decided(choice: str | None) -> None:
+            if choice == "reload":
+                self.reload_from_disk()
+            elif choice == "keep":
+                if saving:
+                    self.save(overwrite=True)
+                else:
+                    self.keep_mine()
+
+        self.app.push_screen(
+            ConflictModal(str(self.current_path), self.source.text, disk, saving=saving), decided
+        )
+
+    # -- switching and managing tools -------------------------------------------------------
+
+    def confirm_discard(self, then: Callable[[], None], *, what: str = "switching") -> None:
+        """Run `then` once unsaved edits are saved or knowingly dropped."""
+        if not self.dirty or self.current_path is None:
+            then()
+            return
+
+        def decided(choice: str | None) -> None:
+            if choice == "save":
+                if self.save():
+                    then()
+            elif choice == "discard":
+                then()
+
+        self.app.push_screen(
+            ChoiceModal(
+                f"{self.current_path.name} has unsaved changes.",
+                [("save", "Save", "s"), ("discard", "Discard", "d"), ("cancel", "Cancel", "c")],
+                title=f"Unsaved changes ({what})",
+                focus="cancel",
+            ),
+            decided,
+        )
+
+    @on(ToolBrowser.Selected)
+    def _tool_selected(self, event: ToolBrowser.Selected) -> None:
+        event.stop()
+        if self.current_path is not None and event.path == self.current_path:
+            self.source.focus() if self._view == "source" else self.form.focus()
+            return
+        self.confirm_discard(lambda: self.open_tool(event.path))
+
+    @on(ToolBrowser.Action)
+    def _tool_action(self, event: ToolBrowser.Action) -> None:
+        event.stop()
+        {
+            "new": lambda: self.action_new_tool(),
+            "rename": lambda: self._rename(event.path),
+            "duplicate": lambda: self._duplicate(event.path),
+            "delete": lambda: self._delete(event.path),
+        }[event.action]()
+
+    def _name_check(self, name: str) -> str | None:
+        from patch_tui.core.manifest import NAME_RE
+
+        if not NAME_RE.match(name):
+            return "lowercase letters, digits and underscores, starting with a letter"
+        if self.toolbox.find(name) is not None:
+            return f"a tool named {name} already exists"
+        return None
+
+    def action_new_tool(self) -> None:
+        def named(name: str | None) -> None:
+            if not name:
+                return
+            try:
+                path = self.toolbox.create_tool(name)
+            except (ToolboxError, OSError) as exc:
+                self._say(str(exc), severity="error")
+                return
+            self.browser.refresh_tools()
+            self.confirm_discard(lambda: self.open_tool(path))
+
+        self.app.push_screen(
+            PromptModal("The new tool's name (snake_case):", title="New tool", check=self._name_check),
+            named,
+        )
+
+    def _rename(self, path: Path | None) -> None:
+        if path is None:
+            return
+        if path == self.current_path and self.dirty:
+            self._say("Save or discard your edits before renaming", severity="warning")
+            return
+
+        def named(name: str | None) -> None:
+            if not name:
+                return
+            try:
+                new = self.toolbox.rename_tool(path, name)
+            except (ToolboxError, OSError) as exc:
+                self._say(str(exc), severity="error")
+                return
+            self.browser.refresh_tools()
+            if path == self.current_path:
+                self.open_tool(new)
+
+        self.app.push_screen(
+            PromptModal(
+                f"New name for {path.stem}:", title="Rename tool", value=path.stem, check=self._name_check
+            ),
+            named,
+        )
+
+    def _duplicate(self, path: Path | None) -> None:
+        if path is None:
+            return
+
+        def named(name: str | None) -> None:
+            if not name:
+                return
+            try:
+                new = self.toolbox.duplicate_tool(path, name)
+            except (ToolboxError, OSError) as exc:
+                self._say(str(exc), severity="error")
+                return
+            self.browser.refresh_tools()
+            self.confirm_discard(lambda: self.open_tool(new))
+
+        self.app.push_screen(
+            PromptModal(
+                f"Name of the copy of {path.stem}:",
+                title="Duplicate tool",
+                value=f"{path.stem}_copy",
+                check=self._name_check,
+            ),
+            named,
+        )
+
+    def _delete(self, path: Path | None) -> None:
+        if path is None:
+            return
+
+        def answered(yes: bool | None) -> None:
+            if not yes:
+                return
+            try:
+                where = self.toolbox.delete_tool(path)
+            except (ToolboxError, OSError) as exc:
+                self._say(str(exc), severity="error")
+                return
+            self._say(f"Moved to {where}", title="Deleted")
+            self.browser.refresh_tools()
+            if path == self.current_path:
+                rest = self.toolbox.tool_paths()
+                if rest:
+                    self.open_tool(rest[0])
+                else:
+                    self._close_tool()
+
+        self.app.push_screen(
+            ConfirmModal(
+                f"Delete {path.name}? It moves to {self.toolbox.trash_dir}, nothing is erased.",
+                title="Delete tool",
+                yes="Delete",
+                destructive=True,
+            ),
+            answered,
+        )
+
+    def _close_tool(self) -> None:
+        self.current_path = None
+        self.loaded_sha = None
+        self.saved_text = ""
+        with self.source.prevent(TextArea.Changed):
+            self.source.load_text("")
+        self.dirty = False
+        self.lint_panel.show([])
+        self._show_empty(True)
+        self._update_title()
+
+    # -- view -------------------------------------------------------------------------------
+
+    def action_toggle_browser(self) -> None:
+        self._browser_wanted = not (self.browser.display)
+        if self.has_class("-tiny") and self._browser_wanted:
+            self.remove_class("-tiny")  # asked for explicitly: show it even when narrow
+        self._apply_view()
+        if self.browser.display:
+            self.browser.query_one("#browser-filter").focus()
+
+    def action_toggle_view(self) -> None:
+        self._view = "source" if self._view == "form" else "form"
+        self._apply_view()
+        (self.source if self._view == "source" else self.form).focus()
+
+    # -- outside tools ----------------------------------------------------------------------
+
+    def action_open_in_editor(self) -> None:
+        if self.current_path is None:
+            return
+        if self.dirty:
+            self._say("Save first (ctrl+s): the other editor opens the file on disk", severity="warning")
+            return
+        editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+        try:
+            with self.app.suspend():
+                subprocess.call([*shlex.split(editor), str(self.current_path)])
+        except Exception as exc:  # headless, or the editor cannot start
+            self._say(f"Cannot open {editor}: {exc}", severity="error")
+            return
+        self.app.refresh()
+        if file_sha256(self.current_path) != self.loaded_sha:
+            self.reload_from_disk()
+
+    def action_copy_source(self) -> None:
+        text = self.source.text
+        self.app.copy_to_clipboard(text)
+        self._say(f"Copied {text.count(chr(10)) + 1} lines (OSC 52)", title="Copy")
+
+    def action_history(self) -> None:
+        from patch_tui.ui.screens.history import HistoryScreen
+
+        if self.current_path is None:
+            return
+        name = self.current_path.stem
+        if self.tf is not None and isinstance(self.tf.data, dict) and isinstance(self.tf.data.get("name"), str):
+            name = self.tf.data["name"]
+        self.app.push_screen(HistoryScreen(name, self.toolbox.history(name), self.source.text))
+
+    def action_next_problem(self) -> None:
+        if not self.diagnostics:
+            self._say("No problems")
+            return
+        row = self.source.cursor_location[0] + 1
+        after = [d for d in self.diagnostics if d.span.line > row]
+        target = (after or self.diagnostics)[0]
+        self.post_message(LintPanel.Jump(target, to_source=True))
+
+    @on(SourceArea.HighlightingOff)
+    def _highlighting_off(self, event: SourceArea.HighlightingOff) -> None:
+        self._say(f"{event.lines} lines: syntax highlighting is off for a file this big", title="Source")
+
+
+class EditorCommands(Provider):
+    """Palette commands of the desk, named "area: verb"."""
+
+    def _commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
+        screen = self.screen
+        if not isinstance(screen, EditorScreen):
+            return []
+        return [
+            ("tool: save", "Save the open tool (ctrl+s / F2)", screen.action_save),
+            ("tool: new version", "Save as a new version: patch, minor or major (F6)", screen.action_save_version),
+            ("tool: new", "Create a tool from the template (ctrl+n)", screen.action_new_tool),
+            ("tool: rename", "Rename the open tool (file and manifest name)", lambda: screen._rename(screen.current_path)),
+            ("tool: duplicate", "Copy the open tool under a new name", lambda: screen._duplicate(screen.current_path)),
+            ("tool: delete", "Move the open tool to the trash folder", lambda: screen._delete(screen.current_path)),
+            ("tool: history", "Earlier versions, diffed against the current text (F10)", screen.action_history),
+            ("tool: open in $EDITOR", "Edit in your own editor; reloads after (ctrl+o / F7)", screen.action_open_in_editor),
+            ("tool: copy source", "Copy the whole source to the clipboard, OSC 52 (F9)", screen.action_copy_source),
+            ("tool: reload from disk", "Throw away the edits and read the file again (undo keeps them)", screen.reload_from_disk),
+            ("lint: apply fix", "Apply the quick fix of the problem at the cursor (F8)", screen.action_apply_fix),
+            ("lint: next problem", "Move the cursor to the next problem", screen.action_next_problem),
+            ("lint: focus problems", "Go to the problems list (ctrl+l / F5)", screen.action_focus_lint),
+            ("view: toggle tool browser", "Show or hide the tool list (ctrl+b / F3)", screen.action_toggle_browser),
+            ("view: form / source", "Switch between manifest and source when they share a pane (F4)", screen.action_toggle_view),
+        ]
+
+    async def discover(self) -> Hits:
+        for name, help_text, callback in self._commands():
+            yield DiscoveryHit(name, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, help_text, callback in self._commands():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), callback, help=help_text)

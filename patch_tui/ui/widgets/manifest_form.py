@@ -1,0 +1,458 @@
+"""The manifest form: every field of the format, as a view of the parsed manifest.
+
+The form never owns data. It shows manifest data (`load`) and reports each edit as
+`ManifestForm.Changed(path, value)`; the editor writes it into the source text, re-parses, and
+calls `load` again. `load` skips the widget that has focus so the field being typed in is never
+overwritten, and sets values with the change messages prevented so a load never echoes back.
+
+While the frontmatter does not parse the form shows the last good manifest, dimmed and
+read-only (an edit would replace the broken lines and lose what was typed), with the error.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.events import DescendantFocus
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Button, Input, Label, Select, Static, Switch
+
+from patch_tui.core.manifest import (
+    AUTH_PROVIDERS,
+    AUTH_SCOPE_RE,
+    FILESYSTEM_MODES,
+    INPUT_TYPES,
+    field_doc,
+)
+from patch_tui.core.text_safety import visible
+from patch_tui.core.toolfile import DELETE
+
+FieldPath = tuple[str | int, ...]
+
+OUTPUT_TYPES = (*INPUT_TYPES, "null")
+
+
+def path_id(path: FieldPath) -> str:
+    """A widget id for a field path: ("inputs", 0, "type") -> "f-inputs-0-type"."""
+    return "f-" + "-".join(str(p) for p in path).replace("_", "__")
+
+
+def doc_path(path: FieldPath) -> str:
+    return ".".join(str(p) for p in path if not isinstance(p, int))
+
+
+def safe(text: str) -> Content:
+    """Untrusted text as plain content: never markup, hidden characters shown."""
+    return Content(visible(text))
+
+
+def _get(data: Any, path: FieldPath, default: Any = None) -> Any:
+    value = data
+    for step in path:
+        if isinstance(value, dict) and isinstance(step, str) and step in value:
+            value = value[step]
+        elif isinstance(value, list) and isinstance(step, int) and 0 <= step < len(value):
+            value = value[step]
+        else:
+            return default
+    return value
+
+
+def _has(data: Any, path: FieldPath) -> bool:
+    sentinel = object()
+    return _get(data, path, sentinel) is not sentinel
+
+
+def _text_of(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value)
+
+
+def _default_text(value: Any) -> str:
+    """A default as typed in the form: JSON, except a string that reads back as itself."""
+    if isinstance(value, str):
+        try:
+            json.loads(value)
+        except ValueError:
+            return value if value.strip() == value and value else json.dumps(value)
+        return json.dumps(value)
+    return json.dumps(value)
+
+
+def _split_list(text: str) -> list[str]:
+    return [part.strip() for part in text.replace("\n", ",").split(",") if part.strip()]
+
+
+class FieldRow(Horizontal):
+    """A label and its widget on one line, with the field doc as the tooltip."""
+
+    def __init__(self, label: str, widget: Widget, path: FieldPath) -> None:
+        super().__init__(classes="field-row")
+        self._label = label
+        self._widget = widget
+        doc = field_doc(doc_path(path))
+        if doc:
+            widget.tooltip = doc
+
+    def compose(self) -> ComposeResult:
+        yield Label(self._label, classes="field-label")
+        yield self._widget
+
+
+def _input(path: FieldPath, placeholder: str = "") -> Input:
+    widget = Input(id=path_id(path), placeholder=placeholder, compact=True)
+    widget.field_path = path  # type: ignore[attr-defined]
+    return widget
+
+
+def _select(path: FieldPath, options: tuple[str, ...], allow_blank: bool = False) -> Select[str]:
+    widget: Select[str] = Select(
+        [(o, o) for o in options],
+        id=path_id(path),
+        allow_blank=allow_blank,
+        compact=True,
+        prompt="(none)",
+    )
+    widget.field_path = path  # type: ignore[attr-defined]
+    return widget
+
+
+def _switch(path: FieldPath) -> Switch:
+    widget = Switch(id=path_id(path), animate=False)
+    widget.field_path = path  # type: ignore[attr-defined]
+    return widget
+
+
+class InputCard(Vertical):
+    """One entry of `inputs`: every field of an input, with move up/down and remove."""
+
+    def __init__(self, index: int, total: int) -> None:
+        super().__init__(classes="input-card", id=f"input-card-{index}")
+        self.index = index
+        self.total = total
+
+    def compose(self) -> ComposeResult:
+        i = self.index
+        with Horizontal(classes="card-head"):
+            yield Label(f"input {i + 1}", classes="card-title")
+            yield Button("↑", id=f"input-up-{i}", compact=True, disabled=i == 0, tooltip="Move up")
+            yield Button(
+                "↓", id=f"input-down-{i}", compact=True, disabled=i == self.total - 1, tooltip="Move down"
+            )
+            yield Button("✕", id=f"input-remove-{i}", compact=True, variant="error", tooltip="Remove")
+        p = ("inputs", i)
+        yield FieldRow("name", _input((*p, "name"), "argument_name"), (*p, "name"))
+        yield FieldRow("type", _select((*p, "type"), INPUT_TYPES), (*p, "type"))
+        yield FieldRow("description", _input((*p, "description")), (*p, "description"))
+        yield FieldRow("required", _switch((*p, "required")), (*p, "required"))
+        yield FieldRow("default", _input((*p, "default"), "JSON, or text"), (*p, "default"))
+        yield FieldRow("tainted_ok", _switch((*p, "tainted_ok")), (*p, "tainted_ok"))
+        yield FieldRow(
+            "items", _select((*p, "items", "type"), INPUT_TYPES, allow_blank=True), (*p, "items")
+        )
+
+
+class ManifestForm(VerticalScroll):
+    """Every manifest field as a form."""
+
+    class Changed(Message):
+        """A field was edited: set `path` to `value` (`toolfile.DELETE` removes it)."""
+
+        def __init__(self, path: FieldPath, value: Any) -> None:
+            self.path = path
+            self.value = value
+            super().__init__()
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.data: dict[str, Any] = {}
+        self.stale = False
+        self._input_count = -1
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="form-error", classes="form-error")
+        with Vertical(id="form-fields"):
+            yield Label("Tool", classes="section")
+            yield FieldRow("name", _input(("name",), "snake_case_name"), ("name",))
+            yield FieldRow("version", _input(("version",), "1.0.0"), ("version",))
+            yield FieldRow("description", _input(("description",), "One sentence."), ("description",))
+            with Horizontal(classes="section-head"):
+                yield Label("Inputs", classes="section")
+                yield Button("+ add input", id="input-add", compact=True)
+            yield Vertical(id="inputs-list")
+            yield Label("Outputs", classes="section")
+            yield FieldRow("type", _select(("outputs", "type"), OUTPUT_TYPES), ("outputs", "type"))
+            yield FieldRow("description", _input(("outputs", "description")), ("outputs", "description"))
+            yield FieldRow(
+                "items",
+                _select(("outputs", "items", "type"), INPUT_TYPES, allow_blank=True),
+                ("outputs", "items"),
+            )
+            yield Label("Capabilities", classes="section")
+            for key in ("network", "human_confirm", "browser"):
+                yield FieldRow(key, _switch(("capabilities", key)), ("capabilities", key))
+            yield FieldRow(
+                "filesystem",
+                _select(("capabilities", "filesystem"), FILESYSTEM_MODES),
+                ("capabilities", "filesystem"),
+            )
+            yield Label("Runtime", classes="section")
+            yield FieldRow("language", Label("python", id="f-runtime-language"), ("runtime", "language"))
+            yield FieldRow(
+                "python", _input(("runtime", "python_version"), "3.12"), ("runtime", "python_version")
+            )
+            yield FieldRow(
+                "packages",
+                _input(("runtime", "packages"), "requests==2.32.3, ..."),
+                ("runtime", "packages"),
+            )
+            yield Label("External auth", classes="section")
+            yield FieldRow(
+                "scopes", _input(("external_auth",), "gmail.read, slack.send_message"), ("external_auth",)
+            )
+            yield Static("", id="auth-check", classes="field-note")
+            yield Label("Provenance (read-only)", classes="section")
+            yield FieldRow("generated_by", Label("", id="f-generated__by"), ("generated_by",))
+            yield FieldRow("generated_at", Label("", id="f-generated__at"), ("generated_at",))
+        yield Static("", id="field-help", classes="field-help")
+
+    @property
+    def is_populated(self) -> bool:
+        """True once the form shows a manifest (the start-up benchmark waits for this)."""
+        return bool(self.data) and self._input_count >= 0
+
+    # -- showing data -----------------------------------------------------------------------
+
+    def load(self, data: dict[str, Any] | None, *, error: str | None = None) -> None:
+        """Show manifest data; with `error`, keep the last good data, dimmed, read-only."""
+        error_box = self.query_one("#form-error", Static)
+        if error is not None:
+            self.stale = True
+            self.add_class("-stale")
+            error_box.update(safe(error))
+            self.query_one("#form-fields").disabled = True
+            return
+        self.stale = False
+        self.remove_class("-stale")
+        error_box.update("")
+        self.query_one("#form-fields").disabled = False
+        self.data = data if isinstance(data, dict) else {}
+        inputs = self.data.get("inputs")
+        count = len(inputs) if isinstance(inputs, list) else 0
+        if count != self._input_count:
+            self._input_count = count
+            self.call_later(self._rebuild_inputs, count)
+        else:
+            self._fill()
+
+    async def _rebuild_inputs(self, count: int) -> None:
+        focused = self.app.focused
+        refocus = getattr(focused, "field_path", None) if focused is not None else None
+        holder = self.query_one("#inputs-list", Vertical)
+        await holder.remove_children()
+        await holder.mount_all([InputCard(i, count) for i in range(count)])
+        # The cards' own children (a Select's label) finish mounting after this returns:
+        # fill now for the values, and again once mounted so every label shows its value.
+        self._fill()
+        self.call_after_refresh(self._fill)
+        if refocus is not None and isinstance(focused, Widget) and not focused.is_attached:
+            self.focus_field(refocus)
+
+    def _fill(self) -> None:
+        data = self.data
+        focused = self.app.focused
+        for widget in self.query("#form-fields Input, #form-fields Select, #form-fields Switch"):
+            path = getattr(widget, "field_path", None)
+            if path is None:
+                continue
+            if widget is focused or (isinstance(widget, Select) and widget.expanded):
+                continue  # never clobber what is being typed or picked
+            self._set_widget(widget, path, data)
+        self.query_one("#f-generated__by", Label).update(safe(_text_of(data.get("generated_by"))))
+        self.query_one("#f-generated__at", Label).update(safe(_text_of(data.get("generated_at"))))
+        self._check_auth(data.get("external_auth"))
+
+    def _set_widget(self, widget: Widget, path: FieldPath, data: dict[str, Any]) -> None:
+        value = _get(data, path)
+        if path[-2:] == ("items", "type"):
+            # `items: object` is the short form of `items: {type: object}`.
+            parent = _get(data, path[:-1])
+            value = parent if isinstance(parent, str) else value
+        if isinstance(widget, Input):
+            if path[-1] in ("packages",) or path == ("external_auth",):
+                text = ", ".join(str(v) for v in value) if isinstance(value, list) else _text_of(value)
+            elif path[-1] == "default":
+                text = _default_text(value) if _has(data, path) else ""
+            else:
+                text = _text_of(value)
+            if widget.value != text:
+                with widget.prevent(Input.Changed):
+                    widget.value = text
+        elif isinstance(widget, Switch):
+            default = path[-1] == "required"
+            flag = value if isinstance(value, bool) else default
+            widget.set_class(value is not None and not isinstance(value, bool), "-invalid")
+            if widget.value != flag:
+                with widget.prevent(Switch.Changed):
+                    widget.value = flag
+        elif isinstance(widget, Select):
+            legal = widget._legal_values  # Textual keeps the allowed values here
+            new = value if isinstance(value, str) and value in legal else Select.NULL
+            if new is Select.NULL and Select.NULL not in legal:
+                new = widget.value  # an unknown value: keep the widget as is; lint says why
+            with widget.prevent(Select.Changed):
+                if widget.value != new:
+                    widget.value = new
+                elif widget.is_mounted:
+                    # A value set before the Select finished mounting never reached its label
+                    # (Textual skips the watcher for an unchanged value): run it again.
+                    widget.mutate_reactive(Select.value)
+
+    def _check_auth(self, scopes: Any) -> None:
+        note = self.query_one("#auth-check", Static)
+        problems: list[str] = []
+        for scope in scopes if isinstance(scopes, list) else []:
+            match = AUTH_SCOPE_RE.match(str(scope))
+            if not match:
+                problems.append(f"{scope}: not provider.scope")
+            elif match.group(1) not in AUTH_PROVIDERS:
+                problems.append(f"{match.group(1)}: unknown provider")
+        if problems:
+            note.update(
+                Text("; ".join(problems) + " (known: " + ", ".join(AUTH_PROVIDERS) + ")", style="bold")
+            )
+            note.add_class("-problem")
+        else:
+            note.update(Text("providers: " + ", ".join(AUTH_PROVIDERS)))
+            note.remove_class("-problem")
+
+    # -- finding fields ----------------------------------------------------------------------
+
+    def widget_for(self, path: FieldPath) -> Widget | None:
+        """The widget showing a field, or its closest ancestor's."""
+        p = tuple(path)
+        while p:
+            candidates = [p]
+            if p[-1] == "items":
+                candidates.append((*p, "type"))
+            for c in candidates:
+                found = self.query(f"#{path_id(c)}")
+                if found:
+                    return found.first()
+            p = p[:-1]
+        return None
+
+    def focus_field(self, path: FieldPath) -> bool:
+        widget = self.widget_for(path)
+        if widget is None or not widget.focusable:
+            return False
+        widget.focus()
+        widget.scroll_visible()
+        return True
+
+    # -- edits -------------------------------------------------------------------------------
+
+    def _emit(self, path: FieldPath, value: Any, widget: Widget | None = None) -> None:
+        # Only a person changes a field, and a person's field has the focus: value changes
+        # without it come from mounting or from `load` and must never be written back.
+        if widget is not None and not (widget.has_focus or widget.has_focus_within):
+            return
+        if not self.stale:
+            self.post_message(self.Changed(path, value))
+
+    @on(Input.Changed)
+    def _input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        path = getattr(event.input, "field_path", None)
+        if path is None:
+            return
+        text = event.value
+        if path[-1] == "packages" or path == ("external_auth",):
+            value: Any = _split_list(text)
+            if path == ("external_auth",) and not value:
+                value = DELETE
+        elif path[-1] == "default":
+            if not text.strip():
+                value = DELETE
+            else:
+                try:
+                    value = json.loads(text)
+                except ValueError:
+                    value = text  # not JSON: the person means this text
+        elif path == ("outputs", "description") and not text:
+            value = DELETE
+        else:
+            value = text
+        self._emit(path, value, event.input)
+
+    @on(Switch.Changed)
+    def _switch_changed(self, event: Switch.Changed) -> None:
+        event.stop()
+        path = getattr(event.switch, "field_path", None)
+        if path is not None:
+            self._emit(path, event.value, event.switch)
+
+    @on(Select.Changed)
+    def _select_changed(self, event: Select.Changed) -> None:
+        event.stop()
+        path = getattr(event.select, "field_path", None)
+        if path is None:
+            return
+        if path[-2:] == ("items", "type"):
+            if event.value is Select.NULL:
+                self._emit(path[:-1], DELETE, event.select)
+            else:
+                self._emit(path[:-1], {"type": event.value}, event.select)
+        elif event.value is not Select.NULL:
+            self._emit(path, event.value, event.select)
+
+    @on(Button.Pressed)
+    def _button(self, event: Button.Pressed) -> None:
+        event.stop()
+        bid = event.button.id or ""
+        inputs = self.data.get("inputs")
+        items = list(inputs) if isinstance(inputs, list) else []
+        if bid == "input-add":
+            taken = {i.get("name") for i in items if isinstance(i, dict)}
+            n = len(items) + 1
+            while f"arg{n}" in taken:
+                n += 1
+            items.append({"name": f"arg{n}", "type": "string", "description": "Describe this argument."})
+        elif bid.startswith(("input-up-", "input-down-", "input-remove-")):
+            index = int(bid.rsplit("-", 1)[1])
+            if not 0 <= index < len(items):
+                return
+            if bid.startswith("input-remove-"):
+                del items[index]
+            else:
+                other = index - 1 if bid.startswith("input-up-") else index + 1
+                if not 0 <= other < len(items):
+                    return
+                items[index], items[other] = items[other], items[index]
+        else:
+            return
+        self._emit(("inputs",), items)
+
+    # -- help --------------------------------------------------------------------------------
+
+    @on(DescendantFocus)
+    def _show_help(self, event: DescendantFocus) -> None:
+        path = getattr(event.widget, "field_path", None)
+        help_box = self.query_one("#field-help", Static)
+        if path is None:
+            help_box.update("")
+            return
+        if path[-2:] == ("items", "type"):
+            path = path[:-1]
+        name = doc_path(path)
+        help_box.update(Content.assemble((name, "bold"), ": ", field_doc(name)))

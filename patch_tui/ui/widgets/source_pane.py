@@ -1,0 +1,331 @@
+"""The source pane: an editable TextArea with the body highlighted as Python and the
+frontmatter highlighted as YAML (not as one grey comment).
+
+Textual's TextArea highlights through tree-sitter, which is not installed (and cannot highlight
+two languages in one file). We keep TextArea's rendering and feed its highlight map from
+pygments instead: `_build_highlight_map` is TextArea's one hook for that, called after every edit.
+
+Cost control (a 5,000-line tool must echo keystrokes in well under 50 ms):
+- up to SYNC_LINES lines, the whole file is re-lexed on each edit (a few ms);
+- above, only the edited lines are re-lexed at once (line-local), and a full pass runs in a thread
+  worker once typing pauses; its result is dropped if the text moved on;
+- above MAX_LINES, highlighting is off and the pane says so once.
+Colours come from the app theme (a TextAreaTheme derived from it), never from literals.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any
+
+from rich.style import Style
+from textual import work
+from textual._text_area_theme import TextAreaTheme
+from textual.color import Color
+from textual.message import Message
+from textual.widgets import TextArea
+from textual.widgets.text_area import Edit, EditResult, Selection
+
+SYNC_LINES = 400
+MAX_LINES = 20_000
+FULL_PASS_DELAY = 0.15
+MARKER = "# ---"
+
+Highlight = tuple[int, int | None, str]
+HighlightMap = dict[int, list[Highlight]]
+
+_lexers: dict[str, Any] = {}
+_NUMBER_RE = re.compile(r"^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$")
+
+
+def _lexer(name: str) -> Any:
+    # Lexers are built lazily and once: pygments' import is the slow part.
+    if name not in _lexers:
+        from pygments.lexers import PythonLexer, YamlLexer
+
+        cls = PythonLexer if name == "python" else YamlLexer
+        _lexers[name] = cls(stripnl=False, ensurenl=False, stripall=False)
+    return _lexers[name]
+
+
+def _python_name(ttype: Any, value: str) -> str | None:
+    from pygments import token as T
+
+    if ttype in T.Comment:
+        return "comment"
+    if ttype in T.String:
+        return "string"
+    if ttype in T.Number:
+        return "number"
+    if ttype in T.Keyword.Constant:
+        return "constant"
+    if ttype in T.Keyword:
+        return "keyword"
+    if ttype in T.Operator.Word:
+        return "keyword"
+    if ttype in T.Name.Function or ttype in T.Name.Function.Magic:
+        return "function"
+    if ttype in T.Name.Class:
+        return "class"
+    if ttype in T.Name.Decorator:
+        return "decorator"
+    if ttype in T.Name.Builtin:
+        return "builtin"
+    if ttype in T.Operator:
+        return "operator"
+    return None
+
+
+def _yaml_name(ttype: Any, value: str) -> str | None:
+    from pygments import token as T
+
+    if ttype in T.Name.Tag:
+        return "yaml.key"
+    if ttype in T.Comment:
+        return "comment"
+    if ttype in T.Literal.Scalar.Plain:
+        if value in ("true", "false", "null", "~"):
+            return "constant"
+        if _NUMBER_RE.match(value):
+            return "number"
+        return "yaml.value"
+    if ttype in T.String or ttype in T.Literal:
+        return "string"
+    if ttype in T.Punctuation:
+        return "operator"
+    return None
+
+
+def _byte_col(line: str, col: int) -> int:
+    return col if line.isascii() else len(line[:col].encode("utf-8"))
+
+
+def _lex_into(
+    out: HighlightMap,
+    lines: list[str],
+    first: int,
+    last: int,
+    language: str,
+    prefixes: dict[int, int] | None = None,
+) -> None:
+    """Highlight lines[first:last] as one block of `language`. With `prefixes` (frontmatter),
+    each line's comment prefix is stripped before lexing and shown as a comment."""
+    if first >= last:
+        return
+    namer = _python_name if language == "python" else _yaml_name
+    if prefixes is not None:
+        chunk = []
+        for row in range(first, last):
+            n = prefixes.get(row, 0)
+            if n:
+                out[row].append((0, _byte_col(lines[row], n), "comment.marker"))
+            chunk.append(lines[row][n:])
+    else:
+        chunk = lines[first:last]
+    text = "\n".join(chunk)
+    row = first
+    col = 0
+    for _index, ttype, value in _lexer(language).get_tokens_unprocessed(text):
+        name = namer(ttype, value)
+        parts = value.split("\n")
+        for i, part in enumerate(parts):
+            if i:
+                row += 1
+                col = 0
+            if name and part and row < last:
+                offset = prefixes.get(row, 0) if prefixes is not None else 0
+                line = lines[row]
+                start = col + offset
+                out[row].append((_byte_col(line, start), _byte_col(line, start + len(part)), name))
+            col += len(part)
+
+
+def frontmatter_bounds(lines: list[str]) -> tuple[int | None, int | None]:
+    """0-based indexes of the two marker lines (the same rule as toolfile.parse)."""
+    found: list[int] = []
+    for i, line in enumerate(lines):
+        if line.strip() == MARKER:
+            found.append(i)
+            if len(found) == 2:
+                break
+    return (found[0] if found else None), (found[1] if len(found) > 1 else None)
+
+
+def _prefix_length(line: str) -> int:
+    stripped = line.lstrip(" \t")
+    lead = len(line) - len(stripped)
+    if stripped.startswith("# "):
+        return lead + 2
+    if stripped.startswith("#"):
+        return lead + 1
+    return 0
+
+
+def compute_highlights(lines: list[str]) -> HighlightMap:
+    """The highlight map (TextArea's shape: row -> (start byte, end byte or None, name))."""
+    out: HighlightMap = defaultdict(list)
+    open_i, close_i = frontmatter_bounds(lines)
+    if open_i is None:
+        _lex_into(out, lines, 0, len(lines), "python")
+        return out
+    _lex_into(out, lines, 0, open_i, "python")
+    end = close_i if close_i is not None else len(lines)
+    for marker in (open_i, close_i):
+        if marker is not None:
+            out[marker].append((0, None, "comment.marker"))
+    prefixes = {row: _prefix_length(lines[row]) for row in range(open_i + 1, end)}
+    _lex_into(out, lines, open_i + 1, end, "yaml", prefixes)
+    if close_i is not None:
+        _lex_into(out, lines, close_i + 1, len(lines), "python")
+    return out
+
+
+def text_area_theme(variables: dict[str, str]) -> TextAreaTheme:
+    """A TextAreaTheme whose syntax colours come from the app theme's CSS variables."""
+
+    def colour(name: str, fallback: str = "foreground") -> Color:
+        value = variables.get(name) or variables.get(fallback) or "ansi_default"
+        try:
+            return Color.parse(value)
+        except Exception:  # a theme value Color cannot read: fall back, never crash
+            return Color.parse(variables.get("foreground", "ansi_default"))
+
+    def c(name: str, **extra: bool) -> Style:
+        return Style(color=colour(name).rich_color, **extra)
+
+    muted = colour("foreground").blend(colour("background", "surface"), 0.45)
+    return TextAreaTheme(
+        name="patch",
+        syntax_styles={
+            "comment": Style(color=muted.rich_color, italic=True),
+            "comment.marker": Style(color=muted.rich_color),
+            "keyword": c("primary", bold=True),
+            "constant": c("warning"),
+            "number": c("warning"),
+            "string": c("success"),
+            "function": c("secondary"),
+            "class": c("secondary", bold=True),
+            "decorator": c("accent"),
+            "builtin": c("accent"),
+            "operator": c("accent"),
+            "yaml.key": c("primary", bold=True),
+            "yaml.value": c("foreground"),
+        },
+    )
+
+
+class SourceArea(TextArea):
+    """The editable source of the open tool."""
+
+    class HighlightingOff(Message):
+        """Posted once when a file is too big to highlight."""
+
+        def __init__(self, lines: int) -> None:
+            self.lines = lines
+            super().__init__()
+
+    def __init__(self, text: str = "", **kwargs: Any) -> None:
+        self._pending_edit: tuple[int, int, int] | None = None
+        self._highlight_generation = 0
+        self._warned_size = False
+        self._fm_bounds: tuple[int | None, int | None] = (None, None)
+        super().__init__(text, **kwargs)
+
+    def on_mount(self) -> None:
+        self._apply_app_theme()
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._apply_app_theme())
+
+    def _apply_app_theme(self) -> None:
+        self.register_theme(text_area_theme(self.app.theme_variables))
+        self.theme = "patch"
+
+    # -- highlighting ---------------------------------------------------------------------
+
+    def edit(self, edit: Edit) -> EditResult:
+        # Remember which rows the edit touched so the highlight pass can be line-local.
+        top = edit.top[0]
+        old_bottom = edit.bottom[0]
+        before = self.document.line_count
+        self._pending_edit = (top, old_bottom, before)
+        try:
+            return super().edit(edit)
+        finally:
+            self._pending_edit = None
+
+    def _build_highlight_map(self) -> None:
+        self._line_cache.clear()
+        lines = self.document.lines
+        count = len(lines)
+        self._highlight_generation += 1
+        if count > MAX_LINES:
+            self._highlights.clear()
+            if not self._warned_size:
+                self._warned_size = True
+                self.post_message(self.HighlightingOff(count))
+            return
+        if count <= SYNC_LINES:
+            self._highlights = compute_highlights(lines)
+            self._fm_bounds = frontmatter_bounds(lines)
+            return
+        pending = self._pending_edit
+        if pending is not None:
+            self._relex_edited_rows(lines, *pending)
+        self._full_pass(self._highlight_generation, list(lines))
+
+    def _relex_edited_rows(self, lines: list[str], top: int, old_bottom: int, before: int) -> None:
+        delta = len(lines) - before
+        new_bottom = old_bottom + delta
+        old = self._highlights
+        new: HighlightMap = defaultdict(list)
+        for row, items in old.items():
+            if row < top:
+                new[row] = items
+            elif row > old_bottom:
+                new[row + delta] = items
+        open_i, close_i = self._fm_bounds
+        for row in range(top, min(new_bottom, len(lines) - 1) + 1):
+            in_fm = open_i is not None and close_i is not None and open_i < row < close_i + delta
+            if in_fm:
+                _lex_into(new, lines, row, row + 1, "yaml", {row: _prefix_length(lines[row])})
+            else:
+                _lex_into(new, lines, row, row + 1, "python")
+        self._highlights = new
+
+    @work(thread=True, exclusive=True, group="highlight", exit_on_error=False)
+    def _full_pass(self, generation: int, lines: list[str]) -> None:
+        import time
+
+        from textual.worker import get_current_worker
+
+        time.sleep(FULL_PASS_DELAY)  # typing usually continues: let exclusive cancel us first
+        if get_current_worker().is_cancelled:
+            return
+        result = compute_highlights(lines)
+        bounds = frontmatter_bounds(lines)
+        self.app.call_from_thread(self._apply_full_pass, generation, result, bounds)
+
+    def _apply_full_pass(
+        self, generation: int, result: HighlightMap, bounds: tuple[int | None, int | None]
+    ) -> None:
+        if generation != self._highlight_generation:
+            return  # the text changed meanwhile; a newer pass is on its way
+        self._highlights = result
+        self._fm_bounds = bounds
+        self._line_cache.clear()
+        self.refresh()
+
+    def load_text(self, text: str) -> None:
+        self._fm_bounds = frontmatter_bounds(text.splitlines())
+        self._warned_size = False
+        super().load_text(text)
+
+    # -- positions --------------------------------------------------------------------------
+
+    def select_span(self, line: int, column: int, end_line: int, end_column: int) -> None:
+        """Select a 1-based span (a diagnostic's) and scroll it into view."""
+        last_row = max(0, self.document.line_count - 1)
+        start = (min(max(line - 1, 0), last_row), max(column - 1, 0))
+        end = (min(max(end_line - 1, 0), last_row), max(end_column - 1, 0))
+        self.selection = Selection(start, end)
+        self.scroll_cursor_visible(center=True)
