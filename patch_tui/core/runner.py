@@ -237,13 +237,31 @@ def _limits(timeout: float) -> list[tuple[int, int]]:
     ]
 
 
-def _preexec(limits: list[tuple[int, int]]) -> Any:
-    def apply() -> None:  # runs in the child between fork and exec: syscalls only
-        import resource
+def _libc() -> Any:
+    try:
+        import ctypes
 
+        return ctypes.CDLL(None, use_errno=True)
+    except (OSError, ImportError):
+        return None
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _preexec(limits: list[tuple[int, int]]) -> Any:
+    import resource
+
+    libc = _libc() if sys.platform.startswith("linux") else None  # loaded before the fork
+
+    def apply() -> None:  # runs in the child between fork and exec: syscalls only
         for which, value in limits:
             with contextlib.suppress(ValueError, OSError):
                 resource.setrlimit(which, (value, value))
+        if libc is not None:
+            # If we die (even by kill -9), the run dies with us instead of running on unwatched;
+            # with a PID namespace, unshare's --kill-child then takes the whole tree.
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
     return apply
 

@@ -276,8 +276,9 @@ class PatchServer:
         return changed
 
     def remember(self, session: Any) -> None:
-        if all(s is not session for s in self.sessions):
-            self.sessions.append(session)
+        # Each request gets its own ServerSession over the one stdio connection; notifications
+        # without a related request go out on the connection, so the latest session is enough.
+        self.sessions = [session]
 
     # -- handlers (called in a worker thread) --------------------------------------------------
 
@@ -357,7 +358,10 @@ def build_server(state: PatchServer, watch: bool = True) -> Any:
 
         folder = state.toolbox.tools_dir if state.toolbox.tools_dir.is_dir() else state.toolbox.root
         # The index and runs live next to tools/, so watching tools/ alone never sees our own writes.
-        async for _changes in awatch(folder, debounce=200, step=50, recursive=False):
+        # A short rust_timeout: the watch thread cannot be cancelled, only outwaited on shutdown.
+        async for _changes in awatch(
+            folder, debounce=200, step=50, rust_timeout=250, recursive=False
+        ):
             changed = await anyio.to_thread.run_sync(state.rescan)
             if changed:
                 await notify_changed()

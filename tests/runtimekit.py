@@ -1,0 +1,109 @@
+"""Helpers for the runtime tests: write real tool files, run the real CLI in a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+PATCH_TUI = [sys.executable, "-m", "patch_tui"]
+
+
+def tool_text(
+    name: str,
+    body: str,
+    *,
+    inputs: list[dict[str, Any]] | None = None,
+    output_type: str = "object",
+    network: bool = False,
+    filesystem: str = "none",
+    human_confirm: bool = False,
+    packages: list[str] | None = None,
+    version: str = "1.0.0",
+) -> str:
+    """A tool file; `body` defines main(...) (the stdin/stdout wrapper is added)."""
+    lines = [
+        "# ---",
+        f"# name: {name}",
+        f"# version: {version}",
+        f"# description: Test tool {name}.",
+    ]
+    ins = inputs if inputs is not None else []
+    if ins:
+        lines.append("# inputs:")
+        for inp in ins:
+            lines.append(f"#   - name: {inp['name']}")
+            lines.append(f"#     type: {inp.get('type', 'string')}")
+            lines.append(f"#     description: The {inp['name']}.")
+            if inp.get("tainted_ok"):
+                lines.append("#     tainted_ok: true")
+    else:
+        lines.append("# inputs: []")
+    lines += [
+        "# outputs:",
+        f"#   type: {output_type}",
+        "# capabilities:",
+        f"#   network: {'true' if network else 'false'}",
+        f"#   filesystem: {filesystem}",
+        f"#   human_confirm: {'true' if human_confirm else 'false'}",
+        "# runtime:",
+        "#   language: python",
+        '#   python_version: "3.12"',
+        f"#   packages: {json.dumps(packages or [])}",
+        "# ---",
+        "import json",
+        "import sys",
+        "",
+        "",
+        body.strip("\n"),
+        "",
+        "",
+        'if __name__ == "__main__":',
+        "    args = json.loads(sys.stdin.read())",
+        "    print(json.dumps(main(**args)))",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_tool(folder: Path, name: str, body: str, **kw: Any) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.py"
+    path.write_text(tool_text(name, body, **kw))
+    return path
+
+
+# A human_confirm tool that appends one line per run to a marker file: runs are countable.
+MARK_BODY = """
+def main(marker: str, text: str) -> dict:
+    with open(marker, "a") as fh:
+        fh.write(text + "\\n")
+    return {"written": text}
+"""
+MARK_INPUTS = [{"name": "marker"}, {"name": "text"}]
+
+
+def runs_in(marker: Path) -> list[str]:
+    return marker.read_text().splitlines() if marker.exists() else []
+
+
+def cli_env(home: Path, store: Path, toolbox: Path | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        PATCH_TUI_CONFIG=str(home / "config.toml"),
+        PATCH_TUI_STORE=str(store),
+        XDG_CACHE_HOME=str(home / "cache"),
+        XDG_STATE_HOME=str(home / "state"),
+    )
+    if toolbox is not None:
+        env["PATCH_TUI_TOOLBOX"] = str(toolbox)
+    return env
+
+
+def cli(env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*PATCH_TUI, *args], env=env, capture_output=True, text=True, timeout=timeout
+    )
