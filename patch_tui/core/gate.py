@@ -184,9 +184,13 @@ class Gate:
             raise GateError(f"{path}: cannot read the tool: {exc.strerror or exc}") from None
         return raw, toolfile.parse_bytes(raw, path=str(path))
 
-    def call(self, path: str | os.PathLike[str], args: dict[str, Any]) -> Outcome:
+    def call(
+        self, path: str | os.PathLike[str], args: dict[str, Any], *, text: str | None = None
+    ) -> Outcome:
+        """`text`: the tool's current (maybe unsaved) text, as the TUI's try-it runs it; a held
+        call then binds that text's sha256, so confirming runs only once the file says the same."""
         p = Path(path).resolve()
-        _raw, tf = self._load(p)
+        tf = toolfile.parse(text, path=str(p)) if text is not None else self._load(p)[1]
         manifest = tf.manifest
         if manifest is None:
             why = tf.problems[0].message if tf.problems else str(tf.manifest_error)
