@@ -455,7 +455,7 @@ def test_pt041_writes_with_read_only() -> None:
     text = tool(WRITER, inputs=[inp("path")], filesystem="read-only")
     found = body_diags(text, "PT041")
     assert [(d.line, d.message.split("`")[1]) for d in found] == [
-        (line_of(text, 'open(path, "w")'), "open()"),
+        (line_of(text, 'open(path, "w")'), "open(..., 'w')"),
         (line_of(text, "target.rename"), "Path.rename()"),
         (line_of(text, "os.remove"), "os.remove()"),
     ]

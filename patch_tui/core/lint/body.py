@@ -737,7 +737,11 @@ class _Analyser:
         # files
         if q is not None and q in OPEN_CALLS:
             index, default_mode = OPEN_CALLS[q]
-            facts.file_access.append(FileUse(node, _open_kind(node, index, default_mode), f"{q}()"))
+            mode = _open_mode(node, index, default_mode)
+            kind = _mode_kind(mode)
+            shown = repr(mode) if mode is not None else "mode"
+            label = f"{q}()" if kind == "read" else f"{q}(..., {shown})"
+            facts.file_access.append(FileUse(node, kind, label))
         elif q is not None and q in FILE_CALLS and not _in_memory_db(node, q):
             facts.file_access.append(FileUse(node, FILE_CALLS[q], f"{q}()"))
         elif q == "os.open":
@@ -753,7 +757,7 @@ class _Analyser:
             if method in PATH_ONLY_METHODS or self._pathlike(func.value):
                 kind = PATH_METHODS[method]
                 if method == "open":
-                    kind = _open_kind(node, 0, "r")
+                    kind = _mode_kind(_open_mode(node, 0, "r"))
                 facts.file_access.append(FileUse(node, kind, f"Path.{method}()"))
 
         # network reached without an import of its own (`import urllib` then urllib.request...)
@@ -903,22 +907,27 @@ def _in_memory_db(node: ast.Call, q: str) -> bool:
     return q == "sqlite3.connect" and isinstance(first, ast.Constant) and first.value == ":memory:"
 
 
-def _open_kind(node: ast.Call, index: int, default: str) -> FileKind:
+def _open_mode(node: ast.Call, index: int, default: str) -> str | None:
+    """The mode string an open()-like call uses; None when it is computed at run time."""
     mode: ast.expr | None = node.args[index] if len(node.args) > index else None
     for kw in node.keywords:
         if kw.arg == "mode":
             mode = kw.value
     if mode is None:
-        text = default
-    elif isinstance(mode, ast.Constant) and isinstance(mode.value, str):
-        text = mode.value
-    else:
+        return default
+    if isinstance(mode, ast.Constant) and isinstance(mode.value, str):
+        return mode.value
+    return None
+
+
+def _mode_kind(mode: str | None) -> FileKind:
+    if mode is None:
         return "write"  # a mode computed at run time may write: assume it does
-    if "w" in text or "+" in text or text == "c":
+    if "w" in mode or "+" in mode or mode == "c":
         return "write"
-    if "x" in text:
+    if "x" in mode:
         return "create"
-    if "a" in text:
+    if "a" in mode:
         return "append"
     return "read"
 
