@@ -727,3 +727,14 @@ def test_cli_import_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixt
     _, err = capsys.readouterr()
     assert message in err and "Traceback" not in err
     assert not (tmp_path / "o").exists()
+
+
+def test_imported_stub_gets_the_stub_info_and_nothing_worse() -> None:
+    text, _ = otc.import_definition(OTC_EXAMPLES[0])
+    found = [(d.code, d.severity) for d in lint_text(text)]
+    assert found == [("PT047", "info")]
+    written = text.replace(
+        '    raise NotImplementedError("add: imported stub, main() is not written yet")',
+        "    return a + b",
+    )
+    assert lint_text(written) == []

@@ -26,6 +26,7 @@ SEVERITIES: dict[str, str] = {
     "PT044": "error / warning",
     "PT045": "warning",
     "PT046": "warning",
+    "PT047": "info",
     "PT050": "error / warning",
     "PT051": "warning",
 }

@@ -1,4 +1,4 @@
-"""Rules on the Python body (PT030-PT046), all fed by one AST pass (lint/body.py).
+"""Rules on the Python body (PT030-PT047), all fed by one AST pass (lint/body.py).
 
 Each rule's docstring is its docs entry: the first line says what it catches, then a "Why:"
 paragraph and a "Fix:" paragraph (docs/rules.md is generated from them).
@@ -933,4 +933,52 @@ def tainted_input(ctx: LintContext) -> Iterator[Diagnostic]:
             "name",
             severity="warning",
             fix=_set_value(ctx, f"Set `tainted_ok: true` on input `{name}`", ("inputs", index, "tainted_ok"), True, safe=False),
+        )
+
+
+def _is_stub(body: list[ast.stmt]) -> bool:
+    """Only a docstring, `pass`, `...`, plain assignments, and a final
+    `raise NotImplementedError` (what `patch-tui import` writes)."""
+    def trivial(stmt: ast.stmt) -> bool:
+        return isinstance(stmt, ast.Pass) or (
+            isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
+        )
+
+    if all(trivial(s) for s in body):
+        return True
+    last = body[-1]
+    if not isinstance(last, ast.Raise) or last.exc is None:
+        return False
+    exc = last.exc.func if isinstance(last.exc, ast.Call) else last.exc
+    if not (isinstance(exc, ast.Name) and exc.id == "NotImplementedError"):
+        return False
+    return all(trivial(s) or isinstance(s, ast.Assign) for s in body[:-1])
+
+
+@rule(
+    "PT047",
+    "stub-main",
+    family="body",
+    summary="main() is a stub that still has to be written",
+    needs_manifest=False,
+    needs_body=True,
+)
+def stub_main(ctx: LintContext) -> Iterator[Diagnostic]:
+    """main() only raises NotImplementedError (or is just `pass` / `...`): the tool is a stub,
+    like the ones `patch-tui import` writes from another format's definition (info).
+
+    Why: the manifest may be complete and correct, but every call fails until main() does the
+    work. This is a reminder, not a defect.
+
+    Fix: write main()'s body so it returns the declared output, then drop the stub comment.
+    """
+    main = _facts(ctx).main
+    if main is not None and _is_stub(list(main.node.body)):
+        yield _body_diag(
+            ctx,
+            "PT047",
+            "main() is a stub: write its body (it returns the declared output as JSON)",
+            main.node,
+            severity="info",
+            first_line=True,
         )
