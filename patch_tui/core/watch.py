@@ -34,7 +34,7 @@ ChangeKind = Literal["added", "modified", "deleted", "renamed"]
 #: How long the watcher waits for a burst of events to go quiet before it looks (ms), and the
 #: longest it ever groups events for. An open tool follows an outside save within ~step + a read,
 #: well inside the 250 ms the desk promises.
-DEFAULT_STEP_MS = 40
+DEFAULT_STEP_MS = 30
 DEFAULT_DEBOUNCE_MS = 150
 
 

@@ -157,6 +157,7 @@ def collect_bindings(app: App[object], screen: Screen[object]) -> list[KeyRow]:
                     name not in BUILT_IN_SHOWN
                     or not binding.description
                     or binding.action.startswith(_NOISE_ACTIONS)
+                    or (name == "TextArea" and "+" not in key)  # arrows, home, end: known
                 ):
                     continue
                 area = AREAS["app"] if name in {"App", "Screen", "ModalScreen"} else f"{name} (built in)"
@@ -217,9 +218,10 @@ def _area_order(area: str) -> tuple[int, str]:
 
 
 def _table(rows: list[KeyRow]) -> Table:
+    # Fixed widths, so the columns line up from one area to the next.
     table = Table.grid(padding=(0, 2))
-    table.add_column("keys", no_wrap=True, min_width=12)
-    table.add_column("action", ratio=1)
+    table.add_column("keys", width=18, overflow="fold")
+    table.add_column("action", width=28, overflow="fold")
     table.add_column("id", no_wrap=True, style="dim")
     for row in rows:
         table.add_row(
