@@ -126,19 +126,15 @@ class ToolCatalog:
 
 
 def annotations(manifest: Manifest) -> dict[str, Any]:
-    """MCP hints from the capabilities. readOnly only when nothing can change the world."""
-    caps = manifest.capabilities
-    destructive = caps.human_confirm or caps.filesystem == "read-write"
-    read_only = (
-        not caps.network
-        and not caps.human_confirm
-        and caps.filesystem in ("none", "read-only")
-        and not manifest.external_auth
-    )
+    """MCP hints from the capabilities. readOnly only when nothing can change the world.
+    One definition, shared with `patch-tui export --format mcp` (interop.mcp.annotations_for)."""
+    from patch_tui.core.interop.mcp import annotations_for
+
+    hints = annotations_for(manifest)
     return {
-        "read_only_hint": read_only,
-        "destructive_hint": destructive,
-        "open_world_hint": caps.network,
+        "read_only_hint": hints["readOnlyHint"],
+        "destructive_hint": hints["destructiveHint"],
+        "open_world_hint": hints["openWorldHint"],
     }
 
 
