@@ -360,6 +360,8 @@ import re
 import sys
 from dataclasses import dataclass, field
 
+import pydantic
+
 try:
     import tomllib
 except ImportError:
@@ -370,6 +372,11 @@ LIMITS = {"max": 10, "min": -1}
 STOP = frozenset("a an the".split())
 NAMES: tuple[str, ...] = ("x", "y")
 LOWER = STOP | {w.upper() for w in STOP}
+
+
+class Model(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(frozen=True)
+    size: int = pydantic.Field(default=3, ge=0)
 
 
 @dataclass(frozen=True)
@@ -384,7 +391,7 @@ DEFAULTS = Options()
 def main(text: str) -> dict:
     return {"n": len(WORD_RE.findall(text))}
 '''
-    text = tool(body, inputs=[inp("text", tainted_ok=True)])
+    text = tool(body, inputs=[inp("text", tainted_ok=True)], packages=["pydantic==2.7.0"])
     assert body_diags(text) == []
 
 
@@ -633,8 +640,9 @@ def test_pt045_passes_on_in_memory_verbs_and_with_confirm() -> None:
     body = SIMPLE.replace(
         '    return {"n": len(text)}',
         "    words = text.split()\n    words.remove(words[0])\n    seen = {}\n    seen.pop('x', None)\n"
+        "    words = post_process(words)\n"
         '    return {"n": len(words)}',
-    )
+    ) + "\n\ndef post_process(words: list) -> list:\n    return words\n"
     assert body_diags(tool(body, inputs=[inp("text", tainted_ok=True)]), "PT045") == []
     text = tool(POSTER, inputs=[inp("text", tainted_ok=True)], network=True, human_confirm=True, packages=["requests==2.32.3"])
     assert body_diags(text) == []
@@ -661,8 +669,10 @@ def test_pt046_outside_content_without_tainted_ok() -> None:
 def test_pt046_passes() -> None:
     assert body_diags(CLEAN, "PT046") == []
     text = tool(
-        "import json\nimport sys\n\n\ndef main(path: str, count: int) -> dict:\n    return {}\n",
-        inputs=[inp("path"), inp("count", "integer")],
+        "import json\nimport sys\n\n\n"
+        "def main(path: str, count: int, message_id: str, input_path: str, text_format: str) -> dict:\n"
+        "    return {}\n",
+        inputs=[inp("path"), inp("count", "integer"), inp("message_id"), inp("input_path"), inp("text_format")],
     )
     assert body_diags(text, "PT046") == []
 

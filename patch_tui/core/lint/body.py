@@ -154,7 +154,14 @@ PURE_CALLS: frozenset[str] = frozenset(
 )
 PURE_PREFIXES: tuple[str, ...] = (
     "typing.", "typing_extensions.", "enum.", "operator.", "itertools.", "ipaddress.",
-    "zoneinfo.ZoneInfo", "string.",
+    "zoneinfo.ZoneInfo", "string.", "collections.abc.",
+    # declarative model fields in class bodies
+    "pydantic.", "attrs.", "attr.", "msgspec.",
+)
+# First words that are not the verb they look like (post_process is not an HTTP POST).
+NOT_VERBS: frozenset[tuple[str, str]] = frozenset(
+    {("post", "process"), ("post", "processing"), ("post", "init"), ("post", "order"),
+     ("send", "keys")}
 )
 
 # --- facts ------------------------------------------------------------------------------------
@@ -822,6 +829,8 @@ class _Analyser:
                 candidates += words(last_segment)[:1]
             root = q.partition(".")[0] if q is not None else None
             on_module = root is not None and root in self.facts.modules and "." in (q or "")
+            if tuple(ws[:2]) in NOT_VERBS:
+                candidates = candidates[1:]
             for w in candidates:
                 if w in STRONG_VERBS:
                     verb = w

@@ -38,6 +38,16 @@ TAINT_WORDS: frozenset[str] = frozenset(
         "subject", "note", "notes", "transcript", "article", "reply", "input",
     }
 )
+# ...unless the name's head noun (its last word) says it is something else: `message_id`,
+# `input_path` and `text_format` are not content.
+NOT_CONTENT_HEADS: frozenset[str] = frozenset(
+    {
+        "id", "ids", "path", "paths", "file", "files", "filename", "dir", "directory", "folder",
+        "format", "type", "lang", "language", "encoding", "count", "limit", "size", "length",
+        "mode", "key", "keys", "color", "style", "name", "names", "field", "fields", "column",
+        "columns", "selector", "separator", "delimiter", "index", "number", "token",
+    }
+)
 CONTENT_TYPES = ("string", "array", "object")
 GUARD_TEXT = (
     'if __name__ == "__main__":',
@@ -920,8 +930,9 @@ def tainted_input(ctx: LintContext) -> Iterator[Diagnostic]:
     for index, name, raw in _inputs(ctx):
         if raw.get("tainted_ok") is True or raw.get("type", "string") not in CONTENT_TYPES:
             continue
-        hits = [w for w in words(name) if w in TAINT_WORDS]
-        if not hits:
+        ws = words(name)
+        hits = [w for w in ws if w in TAINT_WORDS]
+        if not hits or ws[-1] in NOT_CONTENT_HEADS:
             continue
         yield ctx.diag(
             "PT046",
