@@ -705,3 +705,20 @@ def test_analyse_resolves_aliases() -> None:
     assert list(facts.network) == ["urllib.request"]
     assert [(u.what, u.kind) for u in facts.file_access] == [("os.remove()", "delete"), ("shutil.rmtree()", "delete")]
     assert [u.what for u in facts.irreversible] == ["os.remove", "shutil.rmtree"]
+
+
+def test_columns_count_characters_not_bytes() -> None:
+    body = SIMPLE.replace('    return {"n": len(text)}', '    label = "héllo wörld"; value = eval(text)\n    return {"n": value}')
+    text = tool(body, inputs=[inp("text", tainted_ok=True)])
+    d = one(text, "PT042")
+    line = text.splitlines()[d.line - 1]
+    assert line[d.column - 1 : d.span.end_column - 1] == "eval(text)"
+
+
+def test_guard_fix_keeps_crlf_line_endings() -> None:
+    text = tool("import json\nimport sys\n\n\ndef main() -> dict:\n    return {}\n", guard=False).replace("\n", "\r\n")
+    d = one(text, "PT036")
+    new = assert_fixed(text, d)
+    assert "\n" not in new.replace("\r\n", "")
+    assert new.endswith('    print(json.dumps(main(**args)))\r\n')
+    assert '\r\n\r\n\r\nif __name__ == "__main__":\r\n' in new

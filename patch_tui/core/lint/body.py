@@ -202,7 +202,7 @@ class MainInfo:
             )
             for part in parts:
                 if part is not None:
-                    end = max(end, part.end_lineno or end)
+                    end = max(end, getattr(part, "end_lineno", None) or end)
         if self.node.returns is not None:
             end = max(end, self.node.returns.end_lineno or end)
         return end
@@ -663,12 +663,12 @@ class _Analyser:
         for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs):
             if arg.annotation is not None and _last_name(arg.annotation) in ("Path", "PurePath"):
                 self.path_names.add(arg.arg)
-        for child in reversed(node.body):
-            stack.append((child, inner, None, False))
+        for stmt in reversed(node.body):
+            stack.append((stmt, inner, None, False))
         # Decorators, defaults and annotations run when the def runs (at import for top level).
-        for child in (*node.decorator_list, node.args, node.returns):
-            if child is not None:
-                stack.append((child, region, top, False))
+        for part in (*node.decorator_list, node.args, node.returns):
+            if part is not None:
+                stack.append((part, region, top, False))
 
     def _main(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         args = node.args
@@ -687,6 +687,7 @@ class _Analyser:
 
     def _assign(self, node: ast.Assign | ast.AnnAssign) -> None:
         value = node.value
+        targets: list[ast.expr]
         if isinstance(node, ast.AnnAssign):
             targets = [node.target]
             if _last_name(node.annotation) in ("Path", "PurePath") and isinstance(node.target, ast.Name):
