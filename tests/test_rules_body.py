@@ -722,3 +722,18 @@ def test_guard_fix_keeps_crlf_line_endings() -> None:
     assert "\n" not in new.replace("\r\n", "")
     assert new.endswith('    print(json.dumps(main(**args)))\r\n')
     assert '\r\n\r\n\r\nif __name__ == "__main__":\r\n' in new
+
+
+@pytest.mark.parametrize(
+    "main",
+    [
+        "def main(p: " + " | ".join(["int"] * 3000) + ") -> dict:\n    return {}\n",
+        "def main(p: str) -> dict:\n    x = Path(p)" + ".resolve()" * 3000 + "\n    x.unlink()\n    return {}\n",
+        "def main(p: str) -> dict:\n    return " + "[" * 150 + "]" * 150 + "\n",
+        "def main(p: str) -> dict:\n    return {'x': a" + ".b" * 5000 + "}\n",
+    ],
+    ids=["long-union", "long-chain", "deep-list", "long-attribute"],
+)
+def test_hostile_bodies_give_diagnostics_not_internal_errors(main: str) -> None:
+    text = tool("import json\nimport sys\nfrom pathlib import Path\n\n\n" + main, inputs=[inp("p", "integer")])
+    assert all(d.code != "PT000" for d in lint_text(text)), [d for d in lint_text(text) if d.code == "PT000"]

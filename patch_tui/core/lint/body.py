@@ -322,6 +322,13 @@ def _last_name(node: ast.expr) -> str | None:
 
 def annotation_types(node: ast.expr | None) -> frozenset[str] | None:
     """The JSON types a parameter annotation accepts; None means anything (or unknown)."""
+    try:
+        return _annotation_types(node)
+    except RecursionError:  # `int | int | ...` ten thousand times
+        return None
+
+
+def _annotation_types(node: ast.expr | None) -> frozenset[str] | None:
     if node is None:
         return None
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
@@ -330,24 +337,24 @@ def annotation_types(node: ast.expr | None) -> frozenset[str] | None:
         except SyntaxError:
             return None
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
-        left, right = annotation_types(node.left), annotation_types(node.right)
+        left, right = _annotation_types(node.left), _annotation_types(node.right)
         return None if left is None or right is None else left | right
     if isinstance(node, ast.Subscript):
         base = _last_name(node.value)
         args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if base == "Optional":
-            inner = annotation_types(args[0])
+            inner = _annotation_types(args[0])
             return None if inner is None else inner | {"null"}
         if base == "Union":
             out: frozenset[str] = frozenset()
             for arg in args:
-                got = annotation_types(arg)
+                got = _annotation_types(arg)
                 if got is None:
                     return None
                 out |= got
             return out
         if base == "Annotated":
-            return annotation_types(args[0])
+            return _annotation_types(args[0])
         if base == "Literal":
             kinds: set[str] = set()
             for arg in args:
@@ -361,14 +368,21 @@ def annotation_types(node: ast.expr | None) -> frozenset[str] | None:
 
 def annotation_items(node: ast.expr | None) -> str | None:
     """The element type of a list annotation (`list[str]` -> "string"), if it says."""
+    try:
+        return _annotation_items(node)
+    except RecursionError:
+        return None
+
+
+def _annotation_items(node: ast.expr | None) -> str | None:
     if isinstance(node, ast.BinOp):
-        return annotation_items(node.left) or annotation_items(node.right)
+        return _annotation_items(node.left) or _annotation_items(node.right)
     if not isinstance(node, ast.Subscript):
         return None
     base = _last_name(node.value)
     if base in ("Optional", "Annotated"):
         inner = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) else node.slice
-        return annotation_items(inner)
+        return _annotation_items(inner)
     if _ANNOTATION_TYPES.get(base or "") != frozenset({"array"}):
         return None
     inner = node.slice.elts[0] if isinstance(node.slice, ast.Tuple) else node.slice
@@ -711,6 +725,7 @@ class _Analyser:
             self.path_names.add(node.target.id)
 
     def _pathlike(self, expr: ast.AST) -> bool:
+        # Iterative: a hostile file may chain a method 10,000 times.
         while True:
             if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div):
                 expr = expr.left
@@ -718,18 +733,17 @@ class _Analyser:
                 expr = expr.value
             elif isinstance(expr, ast.Subscript):
                 expr = expr.value
+            elif isinstance(expr, ast.Name):
+                return expr.id in self.path_names
+            elif isinstance(expr, ast.Call):
+                if self.qualname(expr.func) in PATH_CONSTRUCTORS:
+                    return True
+                func = expr.func
+                if not (isinstance(func, ast.Attribute) and func.attr in PATH_DERIVED):
+                    return False
+                expr = func.value
             else:
-                break
-        if isinstance(expr, ast.Name):
-            return expr.id in self.path_names
-        if isinstance(expr, ast.Call):
-            q = self.qualname(expr.func)
-            if q in PATH_CONSTRUCTORS:
-                return True
-            func = expr.func
-            if isinstance(func, ast.Attribute) and func.attr in PATH_DERIVED:
-                return self._pathlike(func.value)
-        return False
+                return False
 
     # -- expressions ------------------------------------------------------------------------
 

@@ -477,7 +477,10 @@ def annotation_mismatch(ctx: LintContext) -> Iterator[Diagnostic]:
         changes: list[tuple[tuple[str | int, ...], Any]] = [(("inputs", index, "type"), better)]
         if better == "array" and not isinstance(raw.get("items"), dict):
             changes.append((("inputs", index, "items"), {"type": annotation_items(param.annotation) or "string"}))
-        segment = ast.unparse(param.annotation)
+        try:
+            segment = ast.unparse(param.annotation)
+        except RecursionError:
+            segment = "its annotation"
         yield _body_diag(
             ctx,
             "PT035",
@@ -629,6 +632,8 @@ def undeclared_network(ctx: LintContext) -> Iterator[Diagnostic]:
     Fix: set `capabilities.network: true` if the tool really needs the network (the quick fix,
     offered in the editor only: it widens what the tool may do), or remove the network code.
     """
+    if not isinstance(ctx.get("capabilities"), dict):
+        return  # missing or malformed: PT010/PT022 say so
     network = ctx.get("capabilities", "network", default=False)
     if network is not False:
         return
@@ -671,6 +676,8 @@ def undeclared_file_access(ctx: LintContext) -> Iterator[Diagnostic]:
     anything that changes files; the quick fix is offered in the editor only), or remove the
     file access.
     """
+    if not isinstance(ctx.get("capabilities"), dict):
+        return
     fs = ctx.get("capabilities", "filesystem", default="none")
     if fs not in FILESYSTEM_MODES or fs == "read-write":
         return
@@ -754,7 +761,7 @@ def undeclared_package(ctx: LintContext) -> Iterator[Diagnostic]:
     another package loads by name, like a parser).
     """
     packages = ctx.get("runtime", "packages", default=[])
-    if not isinstance(packages, list):
+    if not isinstance(packages, list) or not isinstance(ctx.get("runtime", default={}), dict):
         return
     facts = _facts(ctx)
     declared: dict[str, int] = {}
@@ -839,6 +846,8 @@ def access_token(ctx: LintContext) -> Iterator[Diagnostic]:
     """
     facts = _facts(ctx)
     auth = ctx.get("external_auth", default=[])
+    if not isinstance(auth, list):
+        return  # PT022 reports the wrong type
     has_auth = isinstance(auth, list) and len(auth) > 0
     if facts.token_uses and not has_auth:
         yield _body_diag(
@@ -877,6 +886,8 @@ def irreversible_without_confirm(ctx: LintContext) -> Iterator[Diagnostic]:
 
     Fix: set `capabilities.human_confirm: true` (the quick fix).
     """
+    if not isinstance(ctx.get("capabilities"), dict):
+        return
     confirm = ctx.get("capabilities", "human_confirm", default=False)
     if confirm is not False:
         return
