@@ -738,3 +738,23 @@ def test_imported_stub_gets_the_stub_info_and_nothing_worse() -> None:
         "    return a + b",
     )
     assert lint_text(written) == []
+
+
+def test_definition_json_escapes_hidden_characters_only() -> None:
+    from patch_tui.core.interop import definition_json
+
+    value = {"description": "Café \u202eevil\u200b \x1b[31m \x7f \u2028 ok"}
+    text = definition_json(value)
+    assert json.loads(text) == value
+    assert "Café" in text  # readable UTF-8 stays
+    for ch in ("\u202e", "\u200b", "\x1b", "\x7f", "\u2028"):
+        assert ch not in text
+    assert "\\u202e" in text
+
+
+def test_cli_export_escapes_a_hostile_description(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "t.py"
+    path.write_text(TOOLS["word_stats"].replace("Count words,", "Count \u202ewords,"), encoding="utf-8")
+    assert cli_main(["export", str(path), "--format", "mcp"]) == 0
+    out = capsys.readouterr().out
+    assert "\u202e" not in out and json.loads(out)["description"].startswith("Count \u202ewords")

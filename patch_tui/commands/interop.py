@@ -12,19 +12,18 @@ list of `{"path", "name", "losses", "lint"}`).
 
 Exit codes: 0 done, 1 a file exists or cannot be written, 2 bad input (unreadable, not JSON, not
 the format's shape, a tool whose manifest is invalid). Untrusted text reaching the terminal goes
-through `text_safety.visible`.
+through `text_safety.visible`; JSON goes out with hidden characters as \\u escapes.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from patch_tui.core.text_safety import find_hidden, visible
+from patch_tui.core.text_safety import visible
 
 EXIT_OK, EXIT_WRITE, EXIT_INPUT = 0, 1, 2
 
@@ -33,30 +32,9 @@ def _err(message: str) -> None:
     print(f"patch-tui: {visible(message)}", file=sys.stderr)
 
 
-def json_text(value: Any) -> str:
-    """Pretty JSON, readable (UTF-8 kept) yet safe on a terminal: hidden characters are written
-    as \\u escapes, which is the same JSON value."""
-    text = json.dumps(value, indent=2, ensure_ascii=False) + "\n"
-    hidden = find_hidden(text)
-    if not hidden:
-        return text
-    parts: list[str] = []
-    last = 0
-    for h in hidden:
-        parts.append(text[last : h.index])
-        parts.append(json.dumps(text[h.index])[1:-1])  # "\u202e", or a surrogate pair
-        last = h.index + 1
-    parts.append(text[last:])
-    return "".join(parts)
-
-
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def run_export(args: argparse.Namespace) -> int:
     from patch_tui.core import toolfile
-    from patch_tui.core.interop import default_toolkit, export_manifest
+    from patch_tui.core.interop import default_toolkit, definition_json, export_manifest
     from patch_tui.core.toolbox import atomic_write
 
     path = args.path
@@ -70,7 +48,7 @@ def run_export(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     toolkit = args.toolkit or default_toolkit(path)
     definition, report = export_manifest(tf.manifest, args.format, toolkit=toolkit)
-    text = json_text(definition)
+    text = definition_json(definition)
     if args.out:
         try:
             atomic_write(args.out, text.encode("utf-8"))
@@ -81,7 +59,7 @@ def run_export(args: argparse.Namespace) -> int:
         out: dict[str, Any] = {"format": args.format, "tool": tf.manifest.name}
         out |= {"path": args.out} if args.out else {"definition": definition}
         out["losses"] = report.to_json()
-        sys.stdout.write(json_text(out))
+        sys.stdout.write(definition_json(out))
     else:
         sys.stdout.write(f"{visible(args.out)}\n" if args.out else text)
         print(visible(report.text()), file=sys.stderr)
@@ -89,8 +67,13 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from patch_tui.core import toolfile
-    from patch_tui.core.interop import DefinitionError, import_definition, split_definitions
+    from patch_tui.core.interop import (
+        DefinitionError,
+        ImportProblems,
+        definition_json,
+        import_all,
+        load_definitions,
+    )
     from patch_tui.core.lint import lint_text
     from patch_tui.core.toolbox import atomic_write
 
@@ -101,60 +84,18 @@ def run_import(args: argparse.Namespace) -> int:
         _err(f"{src}: cannot read it ({exc.strerror or exc})")
         return EXIT_INPUT
     try:
-        data = json.loads(raw.decode("utf-8-sig"), parse_constant=_reject_constant)
-    except UnicodeDecodeError:
-        _err(f"{src}: not UTF-8 text, so not a JSON definition")
+        imported = import_all(load_definitions(raw, fmt), fmt)
+    except ImportProblems as exc:
+        for problem in exc.problems:
+            _err(f"{src}: {problem}")
+        _err("nothing written")
         return EXIT_INPUT
-    except json.JSONDecodeError as exc:
-        _err(f"{src}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})")
-        return EXIT_INPUT
-    except (ValueError, RecursionError) as exc:
-        _err(f"{src}: not usable JSON ({exc})")
-        return EXIT_INPUT
-    try:
-        definitions = split_definitions(data, fmt)
     except DefinitionError as exc:
         _err(f"{src}: {exc}")
         return EXIT_INPUT
-    if not definitions:
-        _err(f"{src}: no definitions in the file")
-        return EXIT_INPUT
-
-    imported: list[tuple[str, str, Any]] = []  # (name, text, report)
-    problems: list[str] = []
-    for i, definition in enumerate(definitions, 1):
-        where = f"{src}: definition {i}" if len(definitions) > 1 else src
-        try:
-            text, report = import_definition(definition, fmt)
-        except DefinitionError as exc:
-            problems.append(f"{where}: {exc}")
-            continue
-        except RecursionError:
-            problems.append(f"{where}: nested too deeply")
-            continue
-        imported.append((report.tool, text, report))
-    if problems:
-        for message in problems:
-            _err(message)
-        _err("nothing written")
-        return EXIT_INPUT
-
-    # Two definitions with one name get distinct tool names, not one file twice.
-    taken: set[str] = set()
-    for index, (name, text, report) in enumerate(imported):
-        new, n = name, 2
-        while new in taken:
-            new, n = f"{name}_{n}", n + 1
-        taken.add(new)
-        if new != name:
-            tf = toolfile.parse(text)
-            text = toolfile.with_frontmatter(tf, {**tf.data, "name": new})
-            report.add("name", f"renamed to `{new}`: another definition in the file has the name `{name}`")
-            report.tool = new
-            imported[index] = (new, text, report)
 
     out_dir = Path(args.out)
-    targets = [out_dir / f"{name}.py" for name, _, _ in imported]
+    targets = [out_dir / f"{item.name}.py" for item in imported]
     existing = [t for t in targets if t.exists() or t.is_symlink()]
     if existing:
         for t in existing:
@@ -168,7 +109,7 @@ def run_import(args: argparse.Namespace) -> int:
         return EXIT_WRITE
 
     results: list[dict[str, Any]] = []
-    for target, (name, text, report) in zip(targets, imported, strict=True):
+    for target, item in zip(targets, imported, strict=True):
         try:
             # O_EXCL reserves the name, so a file that appeared since the check is never
             # replaced; atomic_write then fills the reserved file in one rename.
@@ -180,24 +121,23 @@ def run_import(args: argparse.Namespace) -> int:
             _err(f"{target}: cannot write it ({exc.strerror or exc})")
             return EXIT_WRITE
         try:
-            atomic_write(target, text.encode("utf-8"))
+            atomic_write(target, item.text.encode("utf-8"))
         except OSError as exc:
             target.unlink(missing_ok=True)
             _err(f"{target}: cannot write it ({exc.strerror or exc})")
             return EXIT_WRITE
         counts = {"error": 0, "warning": 0, "info": 0}
-        for diag in lint_text(text, path=str(target)):
+        for diag in lint_text(item.text, path=str(target)):
             counts[diag.severity] += 1
-        results.append({"path": str(target), "name": name, "losses": report.to_json(), "lint": counts})
+        results.append({"path": str(target), "name": item.name, "losses": item.report.to_json(), "lint": counts})
         if args.report_format != "json":
             print(visible(str(target)), flush=True)
-            print(visible(report.text()), file=sys.stderr)
+            print(visible(item.report.text()), file=sys.stderr)
             print(
                 f"  lint: {counts['error']} errors, {counts['warning']} warnings, {counts['info']} info"
                 f" (`patch-tui lint {visible(str(target))}` shows them)",
                 file=sys.stderr,
             )
     if args.report_format == "json":
-        sys.stdout.write(json_text(results))
+        sys.stdout.write(definition_json(results))
     return EXIT_OK
-
