@@ -1,0 +1,203 @@
+"""Confirmation store benchmarks (issue 3, item 7).
+
+    .venv/bin/python bench/store_bench.py [--approvals 300] [--confirms 40] [--pending 10000]
+
+Figures:
+- approve-to-durable latency: wall time of `Store.approve()`, which returns only after its
+  BEGIN IMMEDIATE ... COMMIT with synchronous=FULL (fsync), i.e. once the decision survives a
+  power cut; median and p99;
+- confirm throughput: `Gate.confirm_action()` on approved actions of a trivial tool, end to end
+  (claim, hash check, sandboxed run, finish), and the store part alone (claim + finish);
+- `patch-tui inbox list --json` wall time with 10,000 pending actions (a fresh process each time,
+  as a person or a script would run it), and `Store.list_actions()` in process.
+
+Everything happens in a temporary folder; nothing touches the user's store.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from patch_tui.core.gate import Gate  # noqa: E402
+from patch_tui.core.store import Store  # noqa: E402
+
+TOOL = """# ---
+# name: bench_noop
+# version: 1.0.0
+# description: Does nothing, quickly.
+# inputs:
+#   - name: n
+#     type: integer
+#     description: A number.
+# outputs:
+#   type: object
+# capabilities:
+#   network: false
+#   filesystem: none
+#   human_confirm: true
+# runtime:
+#   language: python
+#   python_version: "3.12"
+#   packages: []
+# ---
+import json
+import sys
+
+
+def main(n: int) -> dict:
+    return {"n": n}
+
+
+if __name__ == "__main__":
+    args = json.loads(sys.stdin.read())
+    print(json.dumps(main(**args)))
+"""
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    k = max(0, min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1))))
+    return ordered[k]
+
+
+def ms(seconds: float) -> float:
+    return round(seconds * 1000, 2)
+
+
+def bench_approve(tmp: Path, n: int) -> dict[str, float]:
+    store = Store(tmp / "approve.sqlite3", actor="bench")
+    tokens = [
+        store.create_pending("human_confirm", "t", "1.0.0", "0" * 64, {"i": i}, "bench").token
+        for i in range(n)
+    ]
+    times = []
+    for token in tokens:
+        t0 = time.perf_counter()
+        assert store.approve(token).ok
+        times.append(time.perf_counter() - t0)
+    store.close()
+    return {"n": n, "median_ms": ms(statistics.median(times)), "p99_ms": ms(pct(times, 99))}
+
+
+def bench_confirm(tmp: Path, n: int) -> dict[str, float]:
+    tools = tmp / "tools"
+    tools.mkdir()
+    path = tools / "bench_noop.py"
+    path.write_text(TOOL)
+    store = Store(tmp / "confirm.sqlite3", actor="bench")
+    gate = Gate(store, timeout=30)
+    tokens = []
+    for i in range(n):
+        outcome = gate.call(path, {"n": i})
+        assert outcome.status == "confirmation_required"
+        token = outcome.payload["confirmation_token"]
+        assert store.approve(token).ok
+        tokens.append(token)
+    t0 = time.perf_counter()
+    for token in tokens:
+        assert gate.confirm_action(token).status == "ok"
+    full = time.perf_counter() - t0
+    # The store's share: claim + finish, without running anything.
+    store_tokens = []
+    for i in range(n * 5):
+        a = store.create_pending("human_confirm", "t", "1.0.0", "0" * 64, {"i": i}, "bench")
+        store.approve(a.token)
+        store_tokens.append(a.token)
+    t0 = time.perf_counter()
+    for token in store_tokens:
+        assert store.claim(token).ok
+        store.finish(token, True, {"ok": True})
+    store_only = time.perf_counter() - t0
+    store.close()
+    return {
+        "n": n,
+        "confirms_per_s": round(n / full, 1),
+        "ms_per_confirm": ms(full / n),
+        "store_claim_finish_per_s": round(len(store_tokens) / store_only, 1),
+    }
+
+
+def bench_list(tmp: Path, pending: int) -> dict[str, float]:
+    db = tmp / "list.sqlite3"
+    store = Store(db, actor="bench", ttl=3600)
+    t0 = time.perf_counter()
+    for i in range(pending):
+        store.create_pending(
+            "human_confirm",
+            f"tool_{i % 50}",
+            "1.0.0",
+            "0" * 64,
+            {"to": f"user{i}@example.com", "body": "x" * 200},
+            "bench",
+        )
+    create_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    listed = store.list_actions()
+    in_process = time.perf_counter() - t0
+    assert len(listed) == pending
+    store.close()
+    env = dict(os.environ, PATCH_TUI_CONFIG=str(tmp / "config.toml"), PATCH_TUI_STORE=str(db))
+    runs = []
+    size = 0
+    for _ in range(3):
+        t0 = time.perf_counter()
+        out = subprocess.run(
+            [sys.executable, "-m", "patch_tui", "inbox", "list", "--json"],
+            env=env,
+            capture_output=True,
+            check=True,
+            cwd=ROOT,
+        ).stdout
+        runs.append(time.perf_counter() - t0)
+        size = len(out)
+    assert len(json.loads(out)) == pending
+    return {
+        "pending": pending,
+        "create_per_s": round(pending / create_s, 1),
+        "list_actions_ms": ms(in_process),
+        "inbox_list_json_median_ms": ms(statistics.median(runs)),
+        "inbox_list_json_bytes": size,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--approvals", type=int, default=300)
+    parser.add_argument("--confirms", type=int, default=40)
+    parser.add_argument("--pending", type=int, default=10_000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="store-bench-") as tmp_name:
+        tmp = Path(tmp_name)
+        results = {
+            "approve_to_durable": bench_approve(tmp, args.approvals),
+            "confirm": bench_confirm(tmp, args.confirms),
+            "inbox_list": bench_list(tmp, args.pending),
+        }
+    a, c, li = results["approve_to_durable"], results["confirm"], results["inbox_list"]
+    print(f"approve-to-durable ({a['n']}): median {a['median_ms']} ms, p99 {a['p99_ms']} ms")
+    print(
+        f"confirm ({c['n']}, end to end with a sandboxed run): {c['confirms_per_s']}/s "
+        f"({c['ms_per_confirm']} ms each); store claim+finish alone: {c['store_claim_finish_per_s']}/s"
+    )
+    print(
+        f"inbox list --json with {li['pending']} pending: {li['inbox_list_json_median_ms']} ms "
+        f"(fresh process, median of 3; {li['inbox_list_json_bytes']} bytes); "
+        f"list_actions in process {li['list_actions_ms']} ms; creating them: {li['create_per_s']}/s"
+    )
+    print(json.dumps(results))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
