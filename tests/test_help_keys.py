@@ -100,3 +100,30 @@ async def test_audit_reports_missing_ids_and_f_key_twins() -> None:
         assert "ctrl+q is often swallowed" in joined
         # ctrl+s has F2, ctrl+h has F6: fine.
         assert "Save" not in joined and "Hide the pane" not in joined
+
+
+async def test_real_desk_f1_help_and_binding_audit(tmp_path, monkeypatch) -> None:
+    """The desk: F1 opens the help with the desk's keys, a remap from the config file shows,
+    and every binding has an id and an F-key twin where terminals swallow the chord."""
+    from desk_helpers import make_app, ready, tool_folder
+
+    config = tmp_path / "config.toml"
+    config.write_text('[keymap]\n"desk.save" = "ctrl+s,f2,f11"\n', encoding="utf-8")
+    monkeypatch.setenv("PATCH_TUI_CONFIG", str(config))
+    from patch_tui.core.config import load_settings
+
+    app = make_app(tool_folder(tmp_path))
+    app.settings = load_settings(watch_tools=False, watch_themes=False)
+    async with app.run_test(size=(120, 50)) as pilot:
+        await ready(pilot, app)
+        desk = app.screen
+        assert audit_bindings(collect_bindings(app, desk)) == []
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        shown = help_text(app)
+        assert "Authoring desk" in shown and "Tool browser" in shown and "Lint panel" in shown
+        assert "ctrl+s F2 F11" in shown  # the remap from config.toml
+        await pilot.press("f1")
+        await pilot.pause()
+        assert app.screen is desk

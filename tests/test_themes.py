@@ -203,3 +203,49 @@ async def test_theme_files_reload_live(user_dirs) -> None:
         assert any("mine.toml" in m for m in messages(app))
         assert app.theme == "mine"
         assert app.current_theme.primary == "#22AA44"
+
+
+# -- the real app ---------------------------------------------------------------------------------
+
+
+def _real_app(tmp_path: Path, theme: str | None = None):
+    from desk_helpers import make_app, tool_folder
+
+    app = make_app(tool_folder(tmp_path))
+    app.theme_choice = theme
+    return app
+
+
+async def test_real_app_theme_switch_from_palette_is_remembered(user_dirs, tmp_path) -> None:
+    from desk_helpers import ready
+
+    app = _real_app(tmp_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        assert app.theme == "patch-dark"
+        await pilot.press("ctrl+p")
+        await pilot.press(*"theme: use patch-contrast")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.theme == "patch-contrast"
+        assert app.theme_variables["background"] == "#000000"
+    saved = tomllib.loads((tmp_path / "config.toml").read_text(encoding="utf-8"))
+    assert saved["theme"] == "patch-contrast"
+
+
+async def test_real_app_broken_user_theme_is_one_notification(user_dirs, tmp_path) -> None:
+    from desk_helpers import ready
+
+    (user_dirs).mkdir(parents=True)
+    (user_dirs / "a.toml").write_text('primary = "#zzz"\n', encoding="utf-8")
+    (user_dirs / "b.toml").write_text("this is not toml\n", encoding="utf-8")
+    app = _real_app(tmp_path, theme="a")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        theme_notes = [m for m in messages(app) if "toml" in m]
+        assert len(theme_notes) == 1
+        assert "a.toml" in theme_notes[0] and "b.toml" in theme_notes[0]
+        assert "Unknown theme 'a'" in theme_notes[0]
+        assert app.theme == "patch-dark"
+        assert app.screen is app.editor  # the desk is up and usable

@@ -81,6 +81,8 @@ class PatchApp(App[None]):
     BINDINGS: ClassVar[list[Any]] = [
         Binding("ctrl+q,f12", "quit", "Quit", id="app.quit", priority=True),
         Binding("f1", "open_screen('help')", "Help", id="app.help"),
+        # Declared here (Textual adds its own otherwise) so the palette key has an id to remap.
+        Binding("ctrl+p", "command_palette", "Commands", id="app.palette", show=False, priority=True),
     ]
 
     def __init__(
@@ -114,7 +116,7 @@ class PatchApp(App[None]):
 
     def reload_theme(self) -> None:
         """Re-read the theme files (the theme watcher and "theme: reload" call this)."""
-        themes = getattr(self, "themes", None)
+        themes = getattr(self, "theme_manager", None)  # set by install_themes
         if themes is not None:
             themes.reload()
 
