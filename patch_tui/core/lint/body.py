@@ -465,7 +465,21 @@ def analyse(tree: ast.Module) -> BodyFacts:
     return _Analyser(tree).run()
 
 
-_LEAVES = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
+# Fields that never hold a node worth visiting: names and flags, expression contexts and
+# operators (Load, Add, Eq: a third of all nodes, carrying no fact), import aliases (read by
+# _import directly) and a Constant's value.
+_SKIP_FIELDS = frozenset(
+    {"id", "attr", "name", "arg", "module", "level", "kind", "type_comment", "conversion",
+     "is_async", "simple", "ctx", "op", "ops", "names", "tag"}
+)
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    fields = getattr(kind, "_fields", ())
+    return tuple(f for f in reversed(fields) if f not in _SKIP_FIELDS)
+
+
 _Item = tuple[ast.AST, str, "ast.stmt | None", bool]  # node, region, module statement, optional
 
 
@@ -489,6 +503,7 @@ class _Analyser:
         stack: list[_Item] = [(stmt, MODULE, None, False) for stmt in reversed(self.tree.body)]
         top_ids = {id(s) for s in self.tree.body}
         push = stack.append
+        child_fields = _CHILD_FIELDS
         while stack:
             node, region, top, optional = stack.pop()
             kind = type(node)
@@ -518,13 +533,16 @@ class _Analyser:
                 self._work(top)
             # Children in reverse so they pop in source order; contexts and operators (Load,
             # Add, Eq: a third of all nodes) carry no fact and are never pushed.
-            for name in reversed(node._fields):
+            fields = child_fields.get(kind)
+            if fields is None:
+                fields = child_fields[kind] = _child_fields(kind)
+            for name in fields:
                 value = getattr(node, name, None)
-                if isinstance(value, list):
+                if type(value) is list:
                     for child in reversed(value):
-                        if isinstance(child, ast.AST) and not isinstance(child, _LEAVES):
+                        if isinstance(child, ast.AST):
                             push((child, region, top, optional))
-                elif isinstance(value, ast.AST) and not isinstance(value, _LEAVES):
+                elif isinstance(value, ast.AST):
                     push((value, region, top, optional))
         self._finish()
         return facts
