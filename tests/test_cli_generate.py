@@ -114,7 +114,7 @@ def test_errors_left_after_repairs_exit_1_and_write_nothing(fake: FakeAnthropic,
     proc = call("x", "--out", str(out), "--max-repairs", "1", base_url=fake.base_url)
     assert proc.returncode == 1
     assert proc.stdout == ""
-    assert "E999" in proc.stderr and "nothing was written" in proc.stderr
+    assert "was never closed" in proc.stderr and "nothing was written" in proc.stderr
     assert not out.exists() or list(out.iterdir()) == []
     assert len(fake.requests) == 2
 

@@ -164,8 +164,10 @@ async def test_lint_errors_are_sent_back_and_the_repair_is_used(fake: FakeAnthro
     assert toolfile.parse(result.text).data["generated_by"] == "claude-sonnet-5-5-20260202"
     assert [(e.round, e.kind) for e in rec.of(g.RoundStarted)] == [(0, "initial"), (1, "repair")]
     first, second = rec.of(g.RoundChecked)
-    codes = {d.code for d in first.diagnostics if d.severity == "error"}
-    assert "PT010" in codes and "E999" in codes
+    errors = [d for d in first.diagnostics if d.severity == "error"]
+    broken_line = next(i for i, ln in enumerate(first.text.splitlines(), 1) if "findall(text" in ln)
+    assert "PT010" in {d.code for d in errors}  # the missing description
+    assert any(d.line == broken_line for d in errors)  # the syntax error (PT030, or our compile's E999)
     assert second.error_count == 0
 
     assert len(fake.requests) == 2

@@ -189,6 +189,7 @@ class Options:
     model: str
     max_repairs: int
     base_url: str | None = None
+    max_retries: int = DEFAULT_MAX_RETRIES
 
 
 def resolve_options(
@@ -463,6 +464,12 @@ def _split(text: str) -> tuple[list[str], list[str]]:
     if tf.close_index is None:
         return [], tf.lines
     return tf.lines[: tf.close_index + 1], tf.lines[tf.close_index + 1 :]
+
+
+def split_sections(text: str) -> tuple[str, str]:
+    """(manifest, body): the lines up to the closing `# ---`, and everything after it."""
+    manifest, body = _split(text)
+    return "".join(manifest), "".join(body)
 
 
 def diff_tool(old: str, new: str, label: str = "tool") -> ToolDiff:
