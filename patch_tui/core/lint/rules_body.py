@@ -102,8 +102,12 @@ def _body_diag(
     severity: str = "error",
     fix: Fix | None = None,
     first_line: bool = False,
+    field: tuple[str | int, ...] | None = None,
 ) -> Diagnostic:
-    return Diagnostic(code, severity, message, node_span(ctx, node, first_line=first_line), fix)  # type: ignore[arg-type]
+    """A diagnostic at a piece of code; `field` names the manifest field it concerns, so the
+    form can focus it."""
+    span = node_span(ctx, node, first_line=first_line)
+    return Diagnostic(code, severity, message, span, fix, field)  # type: ignore[arg-type]
 
 
 def _facts(ctx: LintContext) -> BodyFacts:
@@ -373,7 +377,7 @@ def optional_without_default(ctx: LintContext) -> Iterator[Diagnostic]:
     main = _facts(ctx).main
     if main is None:
         return
-    for _, name, raw in _inputs(ctx):
+    for index, name, raw in _inputs(ctx):
         param = main.param(name)
         if raw.get("required") is not False or param is None or param.default is not None:
             continue
@@ -384,6 +388,7 @@ def optional_without_default(ctx: LintContext) -> Iterator[Diagnostic]:
             "so a call without it fails: add a default to the parameter",
             param.node,
             fix=_default_fix(ctx, main, param, raw),
+            field=("inputs", index, "required"),
         )
 
 
@@ -423,6 +428,7 @@ def required_with_default(ctx: LintContext) -> Iterator[Diagnostic]:
             param.default,
             severity="warning",
             fix=_manifest_set(ctx, f"Mark input `{name}` optional", changes, safe=False),
+            field=("inputs", index, "required"),
         )
 
 
@@ -471,6 +477,7 @@ def annotation_mismatch(ctx: LintContext) -> Iterator[Diagnostic]:
                         param.annotation,
                         severity="warning",
                         fix=_set_value(ctx, f"Set `{name}` items to {got}", ("inputs", index, "items", "type"), got, safe=False),
+                        field=("inputs", index, "items"),
                     )
             continue
         better = preferred_type(frozenset(types - {"null"}))
@@ -489,6 +496,7 @@ def annotation_mismatch(ctx: LintContext) -> Iterator[Diagnostic]:
             param.annotation,
             severity="warning",
             fix=_manifest_set(ctx, f"Set input `{name}` type to {better}", changes, safe=False),
+            field=("inputs", index, "type"),
         )
 
 
@@ -645,6 +653,7 @@ def undeclared_network(ctx: LintContext) -> Iterator[Diagnostic]:
             "blocks it: set `network: true` or remove the network code",
             node,
             fix=_set_value(ctx, "Set capabilities.network: true", ("capabilities", "network"), True, safe=False),
+            field=("capabilities", "network"),
         )
 
 
@@ -692,6 +701,7 @@ def undeclared_file_access(ctx: LintContext) -> Iterator[Diagnostic]:
             f"declare `filesystem: {need}` or remove the file access",
             use.node,
             fix=_set_value(ctx, f"Set capabilities.filesystem: {need}", ("capabilities", "filesystem"), need, safe=False),
+            field=("capabilities", "filesystem"),
         )
 
 
@@ -796,6 +806,7 @@ def undeclared_package(ctx: LintContext) -> Iterator[Diagnostic]:
             f"declare `{dist}`: {hint}",
             node,
             fix=fix,
+            field=("runtime", "packages"),
         )
     # Distributions also count as used when named in a string (BeautifulSoup(html, "lxml")).
     for text in facts.strings:
@@ -856,6 +867,7 @@ def access_token(ctx: LintContext) -> Iterator[Diagnostic]:
             "the body reads PATCH_ACCESS_TOKEN but `external_auth` is empty, so the runtime injects "
             "no token: declare the scopes it needs, e.g. `external_auth: [slack.send_message]`",
             facts.token_uses[0],
+            field=("external_auth",),
         )
     elif has_auth and not facts.token_uses:
         yield ctx.diag(
@@ -916,6 +928,7 @@ def irreversible_without_confirm(ctx: LintContext) -> Iterator[Diagnostic]:
         node,
         severity="warning",
         fix=_set_value(ctx, "Set capabilities.human_confirm: true", ("capabilities", "human_confirm"), True, safe=True),
+            field=("capabilities", "human_confirm"),
     )
 
 
