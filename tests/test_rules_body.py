@@ -737,3 +737,11 @@ def test_guard_fix_keeps_crlf_line_endings() -> None:
 def test_hostile_bodies_give_diagnostics_not_internal_errors(main: str) -> None:
     text = tool("import json\nimport sys\nfrom pathlib import Path\n\n\n" + main, inputs=[inp("p", "integer")])
     assert all(d.code != "PT000" for d in lint_text(text)), [d for d in lint_text(text) if d.code == "PT000"]
+
+
+def test_body_diagnostics_name_the_manifest_field_they_concern() -> None:
+    text = tool(POSTER, inputs=[inp("text", tainted_ok=True)], packages=["requests==2.32.3"])
+    fields = {d.code: d.field for d in body_diags(text)}
+    assert fields == {"PT040": ("capabilities", "network"), "PT045": ("capabilities", "human_confirm")}
+    # ...while the span stays on the code.
+    assert one(text, "PT040").line == line_of(text, "import requests")
