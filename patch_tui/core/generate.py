@@ -678,11 +678,11 @@ async def _run(
             messages.append({"role": "user", "content": _repair_request(diagnostics, cut_off)})
             round_no += 1
     except Exception as exc:
-        error = _translate(exc, model, base_url)
-        if error is None:
+        translated = _translate(exc, model, base_url)
+        if translated is None:
             raise
-        await _emit(on_event, Failed(error))
-        raise error from None
+        await _emit(on_event, Failed(translated))
+        raise translated from None
     finally:
         await client.close()
 
@@ -756,8 +756,9 @@ async def refine(
         raise GenerateError("invalid", "The request is empty: say what to change.")
     current = toolfile.parse(current_text)
     data = current.data if _readable(current) else {}
-    name = data.get("name") if isinstance(data.get("name"), str) else None
-    old_version = data.get("version") if isinstance(data.get("version"), str) else "0.0.0"
+    raw_name, raw_version = data.get("name"), data.get("version")
+    name = raw_name if isinstance(raw_name, str) else None
+    old_version = raw_version if isinstance(raw_version, str) else "0.0.0"
     new_version = bump_version(old_version, bump) if old_version != "0.0.0" else NEW_TOOL_VERSION
 
     def finalize(text: str, model_id: str, when: str) -> tuple[str, list[str]]:
