@@ -473,6 +473,7 @@ _SKIP_FIELDS = frozenset(
      "is_async", "simple", "ctx", "op", "ops", "names", "tag"}
 )
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}
+_TRY_STAR: type | None = getattr(ast, "TryStar", None)
 
 
 def _child_fields(kind: type) -> tuple[str, ...]:
@@ -531,6 +532,14 @@ class _Analyser:
                 continue
             elif kind is ast.Await and region == MODULE and top is not None:
                 self._work(top)
+            elif (kind is ast.Try or kind is _TRY_STAR) and not optional:
+                # `try: import x / except ImportError:` inside a function: x is optional.
+                if any(_catches_import_error(h) for h in node.handlers):  # type: ignore[attr-defined]
+                    for part in reversed((*node.handlers, *node.orelse, *node.finalbody)):  # type: ignore[attr-defined]
+                        push((part, region, top, optional))
+                    for stmt in reversed(node.body):  # type: ignore[attr-defined]
+                        push((stmt, region, top, True))
+                    continue
             # Children in reverse so they pop in source order; contexts and operators (Load,
             # Add, Eq: a third of all nodes) carry no fact and are never pushed.
             fields = child_fields.get(kind)
