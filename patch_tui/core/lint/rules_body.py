@@ -165,11 +165,8 @@ def _manifest_set(ctx: LintContext, title: str, changes: list[tuple[tuple[str | 
 
 
 def _set_value(ctx: LintContext, title: str, path: tuple[str | int, ...], value: Any, *, safe: bool) -> Fix | None:
-    # set_value_fix touches only the lines concerned; fall back to re-rendering the frontmatter.
-    setter = getattr(ctx, "set_value_fix", None)
-    if setter is not None:
-        return setter(title, path, value, safe=safe)  # type: ignore[no-any-return]
-    return _manifest_set(ctx, title, [(path, value)], safe=safe)
+    # Touches only the lines concerned, so comments elsewhere in the frontmatter survive.
+    return ctx.set_value_fix(title, path, value, safe=safe)
 
 
 # --- PT030-PT037: the entry point -----------------------------------------------------------
