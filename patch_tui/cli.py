@@ -76,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--ignore", metavar="CODES", default="", help="comma-separated code prefixes to skip")
     p.add_argument("--fix", action="store_true", help="apply the safe quick fixes, then report the rest")
     p.add_argument("--statistics", action="store_true", help="count diagnostics per code")
+    p.add_argument("--jobs", metavar="N", type=int, default=0, help="worker processes (default: one per CPU for many files)")
 
     p = add("fmt", "Rewrite the frontmatter in canonical style; the body is never touched.")
     p.add_argument("paths", nargs="+", metavar="PATH")

@@ -11,6 +11,7 @@ endings survive byte for byte: `ToolFile.text` is always exactly what was read.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -156,26 +157,21 @@ class ToolFile:
         return ""
 
 
+_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
+
+
 def _split_lines(text: str) -> list[str]:
-    # str.splitlines would also split on \x0b, \x1c, U+2028...: only \n, \r\n and \r end lines.
-    lines: list[str] = []
-    start = 0
-    n = len(text)
-    i = 0
-    while i < n:
-        ch = text[i]
-        if ch == "\n":
-            lines.append(text[start : i + 1])
-            start = i + 1
-        elif ch == "\r":
-            if i + 1 < n and text[i + 1] == "\n":
-                i += 1
-            lines.append(text[start : i + 1])
-            start = i + 1
-        i += 1
-    if start < n:
-        lines.append(text[start:])
-    return lines
+    """Lines with their endings kept. Only \n, \r\n and \r end a line: str.splitlines would also
+    split on \x0b, \x1c, U+2028..., which Python source and the Patch runtime do not."""
+    if "\r" not in text:
+        # The common case, done in C: split on \n and put the endings back.
+        parts = text.split("\n")
+        last = parts.pop()
+        lines = [part + "\n" for part in parts]
+        if last:
+            lines.append(last)
+        return lines
+    return _LINE_RE.findall(text)
 
 
 def _detect_newline(lines: list[str]) -> str:

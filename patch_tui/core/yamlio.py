@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -49,17 +49,19 @@ YAML11_NUMBER_RE = re.compile(
 YAML11_NULL_RE = re.compile(r"^(~|Null|NULL)$")
 
 
-@dataclass(frozen=True)
-class Pos:
+class Pos(NamedTuple):
     """0-based line and column inside the YAML text."""
 
     line: int
     column: int
 
 
-@dataclass(frozen=True)
-class Node:
-    """Where a value sits in the YAML text, and how it was written."""
+class Node(NamedTuple):
+    """Where a value sits in the YAML text, and how it was written.
+
+    (NamedTuples rather than frozen dataclasses: one is built per value of every file linted,
+    and a frozen dataclass's __init__ costs several times more.)
+    """
 
     start: Pos
     end: Pos
@@ -89,8 +91,15 @@ def _pos(mark: Any) -> Pos:
     return Pos(mark.line, mark.column)
 
 
+# Only these first characters can start a JSON-schema null, bool or number: anything else is a
+# string without trying the regexes (most manifest values are words).
+_NON_STRING_START = frozenset("-0123456789ntf")
+
+
 def resolve_plain(text: str) -> Any:
     """A plain scalar's value under YAML's JSON schema."""
+    if text and text[0] not in _NON_STRING_START:
+        return text
     if _NULL_RE.match(text):
         return None
     if _BOOL_RE.match(text):
@@ -100,6 +109,35 @@ def resolve_plain(text: str) -> Any:
     if _FLOAT_RE.match(text):
         return float(text)
     return text
+
+
+_ScalarEvent = yaml.ScalarEvent
+_MappingStart = yaml.MappingStartEvent
+_SequenceStart = yaml.SequenceStartEvent
+_MappingEnd = yaml.MappingEndEvent
+_SequenceEnd = yaml.SequenceEndEvent
+
+
+def _refuse(event: Any) -> None:
+    """Raise for an anchor or an explicit tag on a node event."""
+    anchor = event.anchor
+    if anchor is not None:
+        raise YamlError(
+            f"anchor &{anchor} is not allowed: write the value out in full",
+            _pos(event.start_mark),
+            _pos(event.end_mark),
+        )
+    tag = event.tag
+    if tag is not None and tag != "!":
+        implicit = event.implicit
+        explicit = (not implicit[0] and not implicit[1]) if isinstance(implicit, tuple) else not implicit
+        if explicit:
+            shown = tag.replace("tag:yaml.org,2002:", "!!")
+            raise YamlError(
+                f"tag {shown} is not allowed: the manifest is plain data",
+                _pos(event.start_mark),
+                _pos(event.end_mark),
+            )
 
 
 def load(text: str) -> Loaded:
@@ -121,7 +159,39 @@ def load(text: str) -> Loaded:
             if count > MAX_EVENTS:
                 raise YamlError(f"frontmatter is too large (more than {MAX_EVENTS} YAML nodes)")
             kind = type(event)
-            if kind is yaml.DocumentStartEvent:
+            if kind is _ScalarEvent:
+                if event.anchor is not None or (event.tag is not None and event.tag != "!"):
+                    _refuse(event)
+                sm, em = event.start_mark, event.end_mark
+                start, end = Pos(sm.line, sm.column), Pos(em.line, em.column)
+                raw = event.value
+                if not event.style:
+                    value: Any = resolve_plain(raw)
+                    plain = True
+                else:
+                    value = raw
+                    plain = False
+            elif kind is _MappingStart or kind is _SequenceStart:
+                if event.anchor is not None or event.tag is not None:
+                    _refuse(event)
+                if len(stack) >= MAX_DEPTH:
+                    raise YamlError(
+                        f"nesting deeper than {MAX_DEPTH} levels", _pos(event.start_mark)
+                    )
+                container: Any = {} if kind is _MappingStart else []
+                path = _child_path(stack)
+                stack.append([container, path, None, None, None, event.start_mark])
+                continue
+            elif kind is _MappingEnd or kind is _SequenceEnd:
+                frame = stack.pop()
+                value, start, end, plain, raw = frame[0], _pos(frame[5]), _pos(event.end_mark), False, None
+            elif kind is yaml.AliasEvent:
+                raise YamlError(
+                    f"alias *{event.anchor} is not allowed: write the value out in full",
+                    _pos(event.start_mark),
+                    _pos(event.end_mark),
+                )
+            elif kind is yaml.DocumentStartEvent:
                 documents += 1
                 if documents > 1:
                     raise YamlError(
@@ -129,63 +199,16 @@ def load(text: str) -> Loaded:
                         _pos(event.start_mark),
                     )
                 continue
-            if kind in (yaml.StreamStartEvent, yaml.StreamEndEvent, yaml.DocumentEndEvent):
-                continue
-            if kind is yaml.AliasEvent:
-                raise YamlError(
-                    f"alias *{event.anchor} is not allowed: write the value out in full",
-                    _pos(event.start_mark),
-                    _pos(event.end_mark),
-                )
-            anchor = getattr(event, "anchor", None)
-            if anchor is not None:
-                raise YamlError(
-                    f"anchor &{anchor} is not allowed: write the value out in full",
-                    _pos(event.start_mark),
-                    _pos(event.end_mark),
-                )
-            tag = getattr(event, "tag", None)
-            if tag is not None and tag != "!":
-                implicit = getattr(event, "implicit", True)
-                explicit = (not implicit[0] and not implicit[1]) if isinstance(implicit, tuple) else not implicit
-                if explicit:
-                    shown = tag.replace("tag:yaml.org,2002:", "!!")
-                    raise YamlError(
-                        f"tag {shown} is not allowed: the manifest is plain data",
-                        _pos(event.start_mark),
-                        _pos(event.end_mark),
-                    )
-            if kind is yaml.ScalarEvent:
-                if event.style is None or event.style == "":
-                    value: Any = resolve_plain(event.value)
-                    plain = True
-                else:
-                    value = event.value
-                    plain = False
-                done = (value, _pos(event.start_mark), _pos(event.end_mark), plain, event.value)
-            elif kind in (yaml.MappingStartEvent, yaml.SequenceStartEvent):
-                if len(stack) >= MAX_DEPTH:
-                    raise YamlError(
-                        f"nesting deeper than {MAX_DEPTH} levels", _pos(event.start_mark)
-                    )
-                container: Any = {} if kind is yaml.MappingStartEvent else []
-                path = _child_path(stack)
-                stack.append([container, path, None, None, None, event.start_mark])
-                continue
-            elif kind in (yaml.MappingEndEvent, yaml.SequenceEndEvent):
-                frame = stack.pop()
-                done = (frame[0], _pos(frame[5]), _pos(event.end_mark), False, None)
-            else:  # pragma: no cover - PyYAML has no other event kinds
+            else:  # stream start/end, document end
                 continue
 
-            value, start, end, plain, raw = done
             if not stack:
                 result, have_result = value, True
-                nodes[()] = Node(start, end, plain=plain, raw=raw)
+                nodes[()] = Node(start, end, None, None, plain, raw)
                 continue
             parent = stack[-1]
             container = parent[0]
-            if isinstance(container, dict):
+            if type(container) is dict:
                 if parent[2] is None:
                     # This scalar is a key.
                     if not isinstance(value, str | int | float | bool) and value is not None:
@@ -203,7 +226,7 @@ def load(text: str) -> Loaded:
             else:
                 index = len(container)
                 container.append(value)
-                nodes[(*parent[1], index)] = Node(start, end, plain=plain, raw=raw)
+                nodes[(*parent[1], index)] = Node(start, end, None, None, plain, raw)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or exc.context or "invalid YAML"

@@ -756,6 +756,10 @@ _DEFAULT_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+# The first characters of every plain scalar YAML 1.1 reads as a bool, null, number or date.
+_YAML11_START = frozenset("yYnNtTfFoO~0123456789+-.")
+
+
 def _yaml11_reading(raw: str) -> str | None:
     """What YAML 1.1 (PyYAML's default) makes of a plain scalar the runtime reads as a string."""
     if yamlio.YAML11_BOOL_RE.match(raw):
@@ -786,8 +790,19 @@ def _type_name(value: Any) -> str:
 def _check_value(
     ctx: LintContext, path: Path, value: Any, expected: str, label: str
 ) -> Iterator[Diagnostic]:
-    raw = _raw(ctx, path)
-    plain = _is_plain(ctx, path)
+    # Fast exits first: nearly every value of a real manifest is fine.
+    kind = type(value)
+    if expected == _STR and kind is str and (not value or value[0] not in _YAML11_START):
+        return
+    if (expected == _BOOL and kind is bool) or (expected == _LIST and kind is list):
+        return
+    if expected == _DICT and kind is dict:
+        return
+    node = ctx.tf.nodes.get(tuple(path))
+    raw = node.raw if node is not None else None
+    plain = node.plain if node is not None else False
+    if expected == _STR and kind is str and not plain:
+        return
     shown = _show(raw if raw is not None else value)
     if expected == _STR:
         if isinstance(value, str):
