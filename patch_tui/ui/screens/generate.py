@@ -8,8 +8,8 @@ the result. Accept (ctrl+s) saves a new tool atomically and dismisses with where
 app opens it in the editor; for a refinement it dismisses with the new text after the diff
 (manifest and body) was shown. A result that still has lint errors needs a second ctrl+s.
 
-LLM output is untrusted: it is shown as `rich.text.Text` built from pygments tokens with hidden
-Unicode made visible, never as markup. Every failure is one notification; the app never crashes.
+LLM output is untrusted: the preview is built token by token through `ui.safe_text.safe` (hidden
+Unicode shown, never markup); the diff and the rounds list use `rich.text.Text` of visible text. Every failure is one notification; the app never crashes.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Input, Label, RichLog, Static
 
 from patch_tui.core.text_safety import visible
+from patch_tui.ui.safe_text import safe
 from patch_tui.ui.widgets.diff_view import diff_text
 
 if TYPE_CHECKING:
@@ -38,41 +39,32 @@ if TYPE_CHECKING:
 State = Literal["idle", "running", "done", "cancelled", "failed"]
 PREVIEW_REFRESH = 0.1  # seconds between preview repaints while text streams in
 
-# pygments token family -> theme variable that colours it.
-_TOKEN_COLOURS = (
-    ("Keyword", "text-accent"),
-    ("Name.Builtin", "text-secondary"),
-    ("Name.Function", "text-primary"),
-    ("Name.Class", "text-primary"),
-    ("Literal.String", "text-success"),
-    ("Literal.Number", "text-warning"),
-    ("Operator.Word", "text-accent"),
+# pygments token family -> the style (theme variables) that colours it; first match wins.
+_TOKEN_STYLES = (
+    ("Comment", "$text-muted"),
+    ("Keyword", "$text-accent"),
+    ("Operator.Word", "$text-accent"),
+    ("Name.Builtin", "$text-secondary"),
+    ("Name.Function", "$text-primary"),
+    ("Name.Class", "$text-primary"),
+    ("Literal.String", "$text-success"),
+    ("Literal.Number", "$text-warning"),
 )
 
 
-def highlight(code: str, variables: dict[str, str] | None = None) -> Text:
-    """Python source as Text coloured by pygments tokens (never markup), hidden Unicode shown."""
+def highlight(code: str) -> Content:
+    """Python source coloured by pygments tokens, built through `safe()`: never markup, and
+    hidden or control characters shown as tokens."""
     from pygments import lex
     from pygments.lexers import PythonLexer
-    from pygments.token import Comment, string_to_tokentype
-    from rich.color import Color, ColorParseError
+    from pygments.token import string_to_tokentype
 
-    def colour(name: str) -> str:
-        # Some theme variables are not plain colours ("auto 60%"): leave those uncoloured.
-        value = (variables or {}).get(name, "")
-        try:
-            Color.parse(value)
-        except ColorParseError:
-            return ""
-        return value
-
-    families = [(string_to_tokentype(name), colour(var)) for name, var in _TOKEN_COLOURS]
-    families.insert(0, (Comment, "dim"))
-    out = Text(no_wrap=True, end="")
+    families = [(string_to_tokentype(name), style) for name, style in _TOKEN_STYLES]
+    parts: list[Content] = []
     for ttype, value in lex(code, PythonLexer(stripnl=False, ensurenl=False)):
-        style = next((c for family, c in families if ttype in family), "")
-        out.append(visible(value) if value != "\n" else value, style=style)
-    return out
+        style = next((st for family, st in families if ttype in family), "")
+        parts.append(safe(value, style))
+    return Content("").join(parts)
 
 
 @dataclass(frozen=True)
@@ -159,7 +151,7 @@ class GenerateScreen(ModalScreen["Accepted | None"]):
                 yield Input(self._default_model(), placeholder="model", id="gen-model")
             with Horizontal(id="gen-main"):
                 with VerticalScroll(id="gen-preview-scroll"):
-                    yield Static(Text(""), id="gen-preview")
+                    yield Static(Content(""), id="gen-preview")
                 with Vertical(id="gen-side"):
                     yield Label("Rounds")
                     yield RichLog(id="gen-rounds", markup=False, wrap=True, highlight=False)
@@ -216,11 +208,10 @@ class GenerateScreen(ModalScreen["Accepted | None"]):
             return
         self._dirty = False
         preview = self.query_one("#gen-preview", Static)
-        variables = self.app.theme_variables
         if self._show_diff and self.refining and self.result is not None:
-            preview.update(self._diff_renderable(variables))
+            preview.update(self._diff_renderable(self.app.theme_variables))
         else:
-            preview.update(highlight("".join(self._buffer), variables))
+            preview.update(highlight("".join(self._buffer)))
 
     def _diff_renderable(self, variables: dict[str, str]) -> Text:
         from patch_tui.core.generate import split_sections
