@@ -113,6 +113,12 @@ def test_pt030_runs_even_when_the_frontmatter_is_broken() -> None:
     assert d.line == 4
 
 
+def test_pt030_error_at_end_of_file_points_at_a_real_line() -> None:
+    text = '# ---\n# name: x\n# ---\nx = """never closed\n\n'
+    d = one(text, "PT030")
+    assert d.line == 4 and "unterminated" in d.message
+
+
 def test_pt030_passes_on_valid_python() -> None:
     assert body_diags(tool(SIMPLE, inputs=[inp("text", tainted_ok=True)]), "PT030") == []
 

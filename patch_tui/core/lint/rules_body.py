@@ -195,9 +195,10 @@ def body_syntax_error(ctx: LintContext) -> Iterator[Diagnostic]:
     try:
         ast.parse("\n" * offset + tf.body)
     except SyntaxError as exc:
-        line = exc.lineno or tf.body_start_line
+        last = max(len(tf.lines), 1)
+        line = min(exc.lineno or tf.body_start_line, last)  # "unexpected EOF" is past the end
         col = max(exc.offset or 1, 1)
-        end_line = exc.end_lineno or line
+        end_line = min(exc.end_lineno or line, last)
         end_col = exc.end_offset if exc.end_offset and exc.end_offset > 0 else col + 1
         if (end_line, end_col) <= (line, col):
             end_line, end_col = line, col + 1
