@@ -335,9 +335,11 @@ class EditorScreen(Screen[None]):
         data = toolfile.set_field(tf.data, event.path, event.value)
         if data == tf.data:
             return
-        self.replace_frontmatter(tf, data)
+        self.replace_frontmatter(tf, data, key=("form", event.path))
 
-    def replace_frontmatter(self, tf: toolfile.ToolFile, data: dict[str, Any]) -> None:
+    def replace_frontmatter(
+        self, tf: toolfile.ToolFile, data: dict[str, Any], *, key: object = None
+    ) -> None:
         """Rewrite the frontmatter for `data` as one undoable edit touching only the lines
         that change."""
         assert tf.open_index is not None and tf.close_index is not None
@@ -361,10 +363,8 @@ class EditorScreen(Screen[None]):
         start = (first + head, 0)
         end = (first + len(old_lines) - tail, 0)
         insert = "".join(line + "\n" for line in new_mid)
-        source = self.source
-        source.history.checkpoint()
-        source.replace(insert, start, end)
-        source.history.checkpoint()
+        # Keystrokes in one form field undo together; anything else is its own undo step.
+        self.source.replace_as(key if key is not None else object(), insert, start, end)
 
     # -- lint panel -------------------------------------------------------------------------
 
@@ -421,10 +421,9 @@ class EditorScreen(Screen[None]):
                 return doc.end
             return (max(row, 0), min(max(column - 1, 0), len(doc.get_line(row))))
 
-        source.history.checkpoint()
+        group = object()  # every edit of one fix undoes as one step
         for e in sorted(edits, key=lambda e: (e.line, e.column), reverse=True):
-            source.replace(e.new_text, location(e.line, e.column), location(e.end_line, e.end_column))
-        source.history.checkpoint()
+            source.replace_as(group, e.new_text, location(e.line, e.column), location(e.end_line, e.end_column))
 
     def action_apply_fix(self) -> None:
         """Fix the selected problem in the lint panel, or the first fixable one at the cursor."""
@@ -533,9 +532,7 @@ class EditorScreen(Screen[None]):
         if source.text == text:
             return
         cursor = source.cursor_location
-        source.history.checkpoint()
-        source.replace(text, (0, 0), source.document.end)
-        source.history.checkpoint()
+        source.replace_as(object(), text, (0, 0), source.document.end)
         row = min(cursor[0], source.document.line_count - 1)
         source.cursor_location = (row, min(cursor[1], len(source.document.get_line(row))))
 

@@ -230,6 +230,9 @@ class SourceArea(TextArea):
         self._highlight_generation = 0
         self._warned_size = False
         self._fm_bounds: tuple[int | None, int | None] = (None, None)
+        self._edit_key: object = None
+        self._last_edit_key: object = None
+        self._last_edit_at = 0.0
         super().__init__(text, **kwargs)
 
     def on_mount(self) -> None:
@@ -242,16 +245,42 @@ class SourceArea(TextArea):
 
     # -- highlighting ---------------------------------------------------------------------
 
+    def replace_as(self, key: object, insert: str, start: tuple[int, int], end: tuple[int, int]) -> EditResult:
+        """Replace text as part of an undo group: consecutive edits with the same key (the same
+        form field being typed in) undo together; any other edit starts a new group."""
+        self._edit_key = key
+        try:
+            return self.replace(insert, start, end)
+        finally:
+            self._edit_key = None
+
     def edit(self, edit: Edit) -> EditResult:
+        import time
+
+        key = self._edit_key
+        now = time.monotonic()
+        merge = key is not None and key == self._last_edit_key and now - self._last_edit_at < 2.0
+        if key != self._last_edit_key:
+            self.history.checkpoint()
+        self._last_edit_key = key
+        self._last_edit_at = now
         # Remember which rows the edit touched so the highlight pass can be line-local.
         top = edit.top[0]
         old_bottom = edit.bottom[0]
         before = self.document.line_count
         self._pending_edit = (top, old_bottom, before)
+        depth = len(self.history.undo_stack)
         try:
-            return super().edit(edit)
+            result = super().edit(edit)
         finally:
             self._pending_edit = None
+        if merge:
+            # TextArea batches every multi-character edit alone; keystrokes in one form field
+            # should undo together, so fold this batch into the previous one (same field).
+            stack = self.history._undo_stack
+            if len(stack) == depth + 1 and depth >= 1:
+                stack[-2].extend(stack.pop())
+        return result
 
     def _build_highlight_map(self) -> None:
         self._line_cache.clear()

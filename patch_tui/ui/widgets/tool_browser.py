@@ -141,11 +141,12 @@ class ToolBrowser(Vertical):
         self._render_list()
 
     def set_current(self, path: Path | None, dirty: bool = False) -> None:
-        changed = path != self.current or (self.dirty_path == path) != dirty
+        moved = path != self.current
+        changed = moved or (self.dirty_path == path) != dirty
         self.current = path
         self.dirty_path = path if dirty else None
         if changed:
-            self._render_list()
+            self._render_list(follow_current=moved)
 
     # -- rendering ------------------------------------------------------------------------
 
@@ -155,7 +156,7 @@ class ToolBrowser(Vertical):
         hay = f"{entry.name} {entry.path.name} {entry.description}".lower()
         return all(part in hay for part in needle.lower().split())
 
-    def _render_list(self) -> None:
+    def _render_list(self, follow_current: bool = False) -> None:
         needle = self.query_one("#browser-filter", Input).value.strip()
         options = self.query_one(ToolList)
         keep = options.highlighted_option.id if options.highlighted_option else None
@@ -185,7 +186,8 @@ class ToolBrowser(Vertical):
             shown.append(Option(label, id=str(e.path)))
         options.clear_options()
         options.add_options(shown)
-        target = keep or (str(self.current) if self.current else None)
+        current = str(self.current) if self.current else None
+        target = current if follow_current or keep is None else keep
         if target is not None:
             for index, option in enumerate(shown):
                 if option.id == target:

@@ -1,0 +1,45 @@
+"""Shared set-up for the desk's Pilot and snapshot tests: a tmp folder of tools, an app with
+watchers off, and a wait for the debounced lint."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+
+FIXTURES = Path(__file__).parent / "fixtures" / "desk"
+
+
+def tool_folder(tmp_path: Path) -> Path:
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    for src in sorted(FIXTURES.glob("*.py")):
+        shutil.copy(src, folder / src.name)
+    return folder
+
+
+def make_app(folder: Path, path: Path | None = None, theme: str = "patch-dark"):
+    from patch_tui.core.config import Settings
+    from patch_tui.core.toolbox import Toolbox
+    from patch_tui.ui.app import PatchApp
+
+    settings = Settings(watch_tools=False, watch_themes=False)
+    return PatchApp(Toolbox.open(path or folder), path, settings=settings, theme=theme)
+
+
+async def wait_lint(pilot, screen, since: int, timeout: float = 5.0) -> None:
+    """Wait until the editor linted after `since` lints (debounce + worker), then settle."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while screen.lint_count <= since:
+        if loop.time() > end:
+            raise AssertionError("the editor never re-linted")
+        await pilot.pause(0.02)
+    await pilot.pause()
+
+
+async def ready(pilot, app):
+    """The editor screen once its first lint is shown."""
+    screen = app.editor
+    await wait_lint(pilot, screen, 0)
+    return screen
