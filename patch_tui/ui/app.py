@@ -31,6 +31,8 @@ from patch_tui.ui.widgets.confirm import ChoiceModal
 # name -> ("module:Class", palette command, palette help). Other areas add their line here.
 SCREENS_LAZY: dict[str, tuple[str, str, str]] = {
     "help": ("patch_tui.ui.screens.help:HelpScreen", "help: keys", "Every key of this screen (F1)"),
+    "generate": ("patch_tui.ui.screens.generate:GenerateScreen", "generate: new tool", "Write a new tool with Claude from a sentence"),
+    "refine": ("patch_tui.ui.screens.generate:RefineScreen", "generate: refine this tool", "Change the open tool with Claude; review the diff first"),
 }
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from rich.text import Text
 from textual import on, work
@@ -119,9 +119,10 @@ class GenerateScreen(ModalScreen["Accepted | None"]):
         toolbox: str | Path | None = None,
     ) -> None:
         super().__init__()
-        self.out_dir = Path(out_dir) if out_dir is not None else Path.cwd()
+        self.out_dir = Path(out_dir) if out_dir is not None else None
         self.toolbox = Path(toolbox) if toolbox is not None else None
         self.options = options
+        self.refine_path: Path | None = None
         self.initial_prompt = prompt
         self.refine_text = refine_text
         self.refine_label = refine_label
@@ -135,9 +136,24 @@ class GenerateScreen(ModalScreen["Accepted | None"]):
     def refining(self) -> bool:
         return self.refine_text is not None
 
+    # -- what the app provides ------------------------------------------------------------------
+
+    def _adopt_app(self) -> None:
+        """Built with no arguments by the app (SCREENS_LAZY): take the settings and the toolbox
+        from it, so new tools go into the open toolbox and names there are never reused."""
+        app: Any = self.app
+        if self.options is None and getattr(app, "settings", None) is not None:
+            from patch_tui.core.generate import resolve_options
+
+            self.options = resolve_options(app.settings)
+        box = getattr(app, "toolbox", None)
+        if self.out_dir is None:
+            self.out_dir = Path(box.root) if box is not None else Path.cwd()
+
     # -- layout -----------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
+        self._adopt_app()
         title = (
             Content("Refine ") + Content(visible(self.refine_label)) + Content(" with Claude")
             if self.refining
@@ -292,7 +308,9 @@ class GenerateScreen(ModalScreen["Accepted | None"]):
                     on_event=self._on_event,
                 )
             else:
-                folders = [self.out_dir, self.toolbox]
+                from patch_tui.core import paths
+
+                folders = [self.out_dir, self.toolbox or paths.default_toolbox()]
                 taken = await asyncio.to_thread(g.taken_names, folders)
                 result = await g.generate(
                     prompt,
@@ -395,13 +413,76 @@ class GenerateScreen(ModalScreen["Accepted | None"]):
             )
             return
         if self.refining:
-            self.dismiss(Accepted(result.text, None, True))
+            if not self._apply_to_editor(result.text):
+                return
+            self.dismiss(Accepted(result.text, self.refine_path, True))
             return
         try:
-            path = g.save_new(result, self.out_dir, keep_invalid=True)
+            path = g.save_new(result, self.out_dir or Path.cwd(), keep_invalid=True)
         except g.GenerateError as exc:
             self.notify(str(exc), title="Generate", severity="error", markup=False)
             return
         self.notify(f"Saved {path}", title="Generate", markup=False)
+        self._open_in_editor(path)
         self.dismiss(Accepted(result.text, path, False))
+
+    def _open_in_editor(self, path: Path) -> None:
+        editor: Any = getattr(self.app, "editor", None)
+        if editor is None:
+            return
+        editor.on_tools_changed()  # the browser lists the new file
+        if editor.dirty and editor.current_path is not None:
+            # Never switch away from unsaved edits without asking: say where the tool went.
+            self.notify(
+                f"{editor.current_path.name} has unsaved edits, so it stays open; "
+                f"{path.name} is in the tool list.",
+                title="Generate",
+                markup=False,
+            )
+            return
+        editor.open_tool(path)
+
+    def _apply_to_editor(self, text: str) -> bool:
+        """Put a refinement in the editor as one undoable edit; saving stays the editor's job."""
+        editor: Any = getattr(self.app, "editor", None)
+        if editor is None or self.refine_path is None:
+            return True
+        if editor.current_path != self.refine_path:
+            self.notify("The tool that was refined is no longer open: nothing was changed.", severity="error", markup=False)
+            return False
+        if editor.read_only_reason:
+            self.notify(f"This tool is read-only ({editor.read_only_reason}).", severity="error", markup=False)
+            return False
+        source = editor.source
+        source.replace(text, (0, 0), source.document.end)
+        self.notify(
+            f"Refinement applied to {self.refine_path.name}: ctrl+s saves it, ctrl+z undoes it.",
+            title="Refine",
+            markup=False,
+        )
+        return True
+
+
+class RefineScreen(GenerateScreen):
+    """The "refine with a prompt" screen on the tool open in the editor (built with no arguments)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(refine_text="", **kwargs)
+        self._no_tool = False
+
+    def _adopt_app(self) -> None:
+        super()._adopt_app()
+        editor: Any = getattr(self.app, "editor", None)
+        if editor is None or editor.current_path is None:
+            self._no_tool = True
+            return
+        self.refine_path = Path(editor.current_path)
+        self.refine_text = editor.source_text
+        self.refine_label = self.refine_path.name
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        if self._no_tool:
+            self.notify("Open a tool first, then refine it.", title="Refine", severity="warning", markup=False)
+            self.call_later(self.dismiss, None)
 
