@@ -642,6 +642,17 @@ def test_pt045_file_deletes_with_read_write_and_sql() -> None:
     assert "SQL DELETE" in d.message
 
 
+def test_pt045_api_client_verbs_in_a_network_tool() -> None:
+    body = POSTER.replace("import requests", "import boto3").replace(
+        '    requests.post("https://example.com/hook", json={"words": words})',
+        '    frame.drop_duplicates()\n    s3 = boto3.client("s3")\n    s3.put_object(Bucket="b", Key=text, Body=b"")',
+    )
+    text = tool(body, inputs=[inp("text", tainted_ok=True)], network=True, packages=["boto3==1.34.0"])
+    d = one(text, "PT045")
+    assert d.line == line_of(text, "s3.put_object") and "`s3.put_object`" in d.message
+    assert "more" not in d.message  # words.remove(...) and frame.drop_duplicates() do not count
+
+
 def test_pt045_passes_on_in_memory_verbs_and_with_confirm() -> None:
     body = SIMPLE.replace(
         '    return {"n": len(text)}',

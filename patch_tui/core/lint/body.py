@@ -161,7 +161,9 @@ PURE_PREFIXES: tuple[str, ...] = (
 # First words that are not the verb they look like (post_process is not an HTTP POST).
 NOT_VERBS: frozenset[tuple[str, str]] = frozenset(
     {("post", "process"), ("post", "processing"), ("post", "init"), ("post", "order"),
-     ("send", "keys")}
+     ("send", "keys"), ("drop", "duplicates"), ("remove", "duplicates"), ("remove", "empty"),
+     ("remove", "blank"), ("remove", "whitespace"), ("remove", "accents"), ("remove", "tags"),
+     ("remove", "punctuation"), ("remove", "stopwords")}
 )
 
 # --- facts ------------------------------------------------------------------------------------
@@ -876,12 +878,14 @@ class _Analyser:
             for w in candidates:
                 if w in STRONG_VERBS:
                     verb = w
-                elif w in WEAK_VERBS and len(ws) == 1:
-                    if w in ("put", "patch"):
-                        if self.http_client and (on_module or method is not None):
-                            verb = w
-                    elif on_module:
+                elif w in WEAK_VERBS:
+                    if on_module:
                         verb = w
+                    elif len(ws) == 1 and w in ("put", "patch"):
+                        if self.http_client and method is not None:
+                            verb = w  # session.put(...)
+                    elif len(ws) > 1 and method is not None and self.facts.network:
+                        verb = w  # an API client's s3.put_object(...), api.cancel_order(...)
                 if verb:
                     break
         if verb is None and method in ("execute", "executemany", "executescript") and node.args:
