@@ -305,7 +305,7 @@ async def bench_follow(tool: Path, rounds: int = 5) -> dict[str, Any]:
     async with app.run_test(size=SIZE) as pilot:
         editor = app.editor
         assert await _until(lambda: desk_is_ready(app) and editor.lint_count >= 1), "desk not ready"
-        await pilot.pause(0.3)  # the watcher's first scan
+        assert await _until(lambda: app.tool_watch is not None and app.tool_watch.watching)
         if editor.dirty:
             return {"error": "the buffer is dirty right after opening; nothing to follow"}
         for i in range(rounds):

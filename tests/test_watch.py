@@ -105,11 +105,10 @@ class Live:
                 self.batches.append((time.perf_counter(), batch))
 
         self.task = asyncio.create_task(run())
-        for _ in range(100):  # until the initial scan is done, so later writes are news
+        for _ in range(250):  # until the watch is up, so later writes are news
             await asyncio.sleep(0.02)
-            if self.watcher.known:
+            if self.watcher.watching:
                 break
-        await asyncio.sleep(0.1)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

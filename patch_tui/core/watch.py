@@ -20,6 +20,7 @@ No Textual here: the UI runs `changes()` in a worker and turns batches into mess
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
 import threading
@@ -27,7 +28,7 @@ from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 ChangeKind = Literal["added", "modified", "deleted", "renamed"]
 
@@ -144,6 +145,8 @@ class FolderWatcher:
         self.force_polling = force_polling
         self._known: dict[Path, str] = {}
         self._lock = threading.Lock()
+        self.watching = False
+        """True once `changes()` watches and has taken its first look (tests wait for it)."""
 
     # -- what we look at ---------------------------------------------------------------------
     def matches(self, path: str | os.PathLike[str]) -> bool:
@@ -243,12 +246,11 @@ class FolderWatcher:
         folders = [f for f in self.folders if f.is_dir()]
         if not folders:
             return
-        await asyncio.to_thread(self.scan)
 
         def keep(_change: object, path: str) -> bool:
             return self.matches(path)
 
-        async for raw in awatch(
+        raw_batches = awatch(
             *folders,
             watch_filter=keep,
             step=self.step_ms,
@@ -256,7 +258,27 @@ class FolderWatcher:
             stop_event=stop_event,
             recursive=self.recursive,
             force_polling=self.force_polling,
-        ):
-            batch = await asyncio.to_thread(self.classify, [path for _change, path in raw])
-            if batch:
-                yield batch
+        )
+        # Start the OS watch *before* the first scan, so nothing that happens after the scan can
+        # slip between the two: the first step of this task creates the notifier, then waits.
+        pending: asyncio.Future[Any] = asyncio.ensure_future(raw_batches.__anext__())
+        try:
+            await asyncio.sleep(0)
+            await asyncio.to_thread(self.scan)
+            self.watching = True
+            while True:
+                try:
+                    raw = await pending
+                except StopAsyncIteration:
+                    return
+                batch = await asyncio.to_thread(self.classify, [path for _change, path in raw])
+                if batch:
+                    yield batch
+                pending = asyncio.ensure_future(raw_batches.__anext__())
+        finally:
+            self.watching = False
+            if not pending.done():
+                pending.cancel()
+                with contextlib.suppress(asyncio.CancelledError, StopAsyncIteration):
+                    await pending
+            await raw_batches.aclose()

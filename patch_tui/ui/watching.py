@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from textual.app import App
     from textual.worker import Worker
 
-    from patch_tui.core.watch import FileChange
+    from patch_tui.core.watch import FileChange, FolderWatcher
 
 
 class ToolFilesChanged(Message, bubble=False):
@@ -49,6 +49,12 @@ class ToolWatch:
         self.app = app
         self.folders = [Path(f) for f in folders]
         self.worker: Worker[None] | None = None
+        self.watcher: FolderWatcher | None = None
+
+    @property
+    def watching(self) -> bool:
+        """The watch is up and has taken its first look at the folders."""
+        return self.watcher is not None and self.watcher.watching
 
     def start(self) -> None:
         self.worker = self.app.run_worker(
@@ -67,7 +73,7 @@ class ToolWatch:
     async def _run(self) -> None:
         from patch_tui.core.watch import FolderWatcher
 
-        watcher = FolderWatcher(self.folders, patterns=("*.py",))
+        watcher = self.watcher = FolderWatcher(self.folders, patterns=("*.py",))
         try:
             async for batch in watcher.changes():
                 self.deliver(batch)
