@@ -31,6 +31,8 @@ from patch_tui.ui.widgets.confirm import ChoiceModal
 # name -> ("module:Class", palette command, palette help). Other areas add their line here.
 SCREENS_LAZY: dict[str, tuple[str, str, str]] = {
     "help": ("patch_tui.ui.screens.help:HelpScreen", "help: keys", "Every key of this screen (F1)"),
+    "inbox": ("patch_tui.ui.screens.inbox:InboxScreen", "inbox: open", "Pending confirmations and history (ctrl+r)"),
+    "try": ("patch_tui.ui.screens.try_it:TryItScreen", "tool: try it", "Run the open tool with a form, unsaved text too (ctrl+j)"),
     "generate": ("patch_tui.ui.screens.generate:GenerateScreen", "generate: new tool", "Write a new tool with Claude from a sentence"),
     "refine": ("patch_tui.ui.screens.generate:RefineScreen", "generate: refine this tool", "Change the open tool with Claude; review the diff first"),
 }
@@ -83,6 +85,8 @@ class PatchApp(App[None]):
     BINDINGS: ClassVar[list[Any]] = [
         Binding("ctrl+q,f12", "quit", "Quit", id="app.quit", priority=True),
         Binding("f1", "open_screen('help')", "Help", id="app.help"),
+        Binding("ctrl+r", "open_screen('inbox')", "Inbox", id="app.inbox"),
+        Binding("ctrl+j", "open_screen('try')", "Try it", id="app.try_it"),
         # Declared here (Textual adds its own otherwise) so the palette key has an id to remap.
         Binding("ctrl+p", "command_palette", "Commands", id="app.palette", show=False, priority=True),
     ]
@@ -103,6 +107,7 @@ class PatchApp(App[None]):
         self.store_path = store_path
         self.editor = EditorScreen(toolbox, path)
         self.tool_watch: Any = None
+        self.start_screen: str | None = None  # a SCREENS_LAZY name shown over the editor at start
 
     def on_mount(self) -> None:
         from patch_tui.ui.screens.help import install_keymap
@@ -111,6 +116,11 @@ class PatchApp(App[None]):
         install_themes(self, self.theme_choice, watch=self.settings.watch_themes)
         install_keymap(self, self.settings.keymap)
         self.push_screen(self.editor)
+        from patch_tui.ui.widgets.inbox_badge import install_pending_watch
+
+        install_pending_watch(self)  # the pending count, on every screen
+        if self.start_screen:
+            self.action_open_screen(self.start_screen)
         if self.settings.watch_tools:
             from patch_tui.ui.watching import install_tool_watch
 

@@ -1,0 +1,288 @@
+"""THE helper for untrusted text in the UI (STYLE.md 10): args, reasons, descriptions, tool
+output, LLM text. Every widget that shows such text builds it here.
+
+    safe("text")                      -> Content   never markup; hidden characters as ⟦U+XXXX⟧
+    safe("text", report=r)            -> Content   and counts what it revealed into `r`
+    safe_line("a\\nb")                 -> Content   one line: newlines and tabs become tokens too
+    SafeReport().banner()             -> Content | None   "⚠ 3 hidden characters (...) ..."
+    json_view(value, ...)             -> JsonView  pretty canonical JSON, highlighted, safe,
+                                                   long strings collapsed behind an expand
+
+Why a Content built here and not `Content(visible(text))`: the code-point tokens must look unlike
+the text around them (a person must not read `⟦U+202E⟧` typed by an attacker as a real reveal),
+so a token is a styled span, and the report counts only real reveals. A literal `⟦` typed in the
+text stays plain. What is revealed:
+- everything core/text_safety.find_hidden finds: C0 controls except newline and tab, DEL, C1
+  (0x80-0x9F, so a lone `\\x9b` CSI never reaches the terminal), bidi controls, zero-width
+  characters, tag characters, soft hyphen, variation selectors, Hangul fillers;
+- plus what a terminal could still misread: other format characters (Unicode category Cf),
+  line and paragraph separators, and lone surrogates (which JSON can carry as `\\ud800` and
+  which would crash the terminal's UTF-8 encoder).
+Mixed-script words (`pаypal` with a Cyrillic `а`) are underlined and counted.
+
+Content never interprets markup (`[link=...]`, `[@click=...]` stay text) and carries no link
+unless one is added in code; tokens replace every control character, so no escape sequence can
+reach the terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from textual.content import Content, Span
+
+from patch_tui.core.text_safety import hidden_kind, mixed_script_words
+
+TOKEN_STYLE = "bold $text-warning on $warning-muted"
+MIXED_STYLE = "underline $text-warning"
+# JSON highlighting: keys, strings, numbers, literals and punctuation.
+KEY_STYLE = "bold $text-primary"
+STRING_STYLE = "$text-success"
+NUMBER_STYLE = "$text-accent"
+LITERAL_STYLE = "italic $text-accent"
+PUNCT_STYLE = "$text-muted"
+COLLAPSED_STYLE = "reverse $text-warning"
+
+# How long a string value may be before the JSON view collapses it behind an explicit expand.
+COLLAPSE_CHARS = 240
+COLLAPSE_LINES = 6
+
+
+def _extra_kind(ch: str) -> str | None:
+    """Characters text_safety leaves alone that a terminal (or its encoder) could still misread."""
+    cp = ord(ch)
+    if cp < 0xA0:
+        return None
+    cat = unicodedata.category(ch)
+    if cat == "Cs":
+        return "surrogate"
+    if cat in ("Cf", "Zl", "Zp"):
+        return "format"
+    return None
+
+
+def kind_of(ch: str) -> str | None:
+    """The family of a character shown as a token, or None for one shown as itself."""
+    return hidden_kind(ch) or _extra_kind(ch)
+
+
+def token(ch: str) -> str:
+    return f"⟦U+{ord(ch):04X}⟧"
+
+
+@dataclass
+class SafeReport:
+    """What was revealed: hidden characters by family, and mixed-script words."""
+
+    hidden: Counter[str] = field(default_factory=Counter)
+    mixed: int = 0
+    mixed_words: list[str] = field(default_factory=list)
+
+    @property
+    def hidden_total(self) -> int:
+        return sum(self.hidden.values())
+
+    def __bool__(self) -> bool:
+        return bool(self.hidden_total or self.mixed)
+
+    def add(self, other: SafeReport) -> None:
+        self.hidden.update(other.hidden)
+        self.mixed += other.mixed
+        self.mixed_words.extend(other.mixed_words)
+
+    def summary(self) -> str:
+        """One sentence for a banner (plain text; the caller styles it)."""
+        parts: list[str] = []
+        if self.hidden_total:
+            kinds = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in self.hidden.most_common())
+            noun = "character" if self.hidden_total == 1 else "characters"
+            parts.append(f"{self.hidden_total} hidden or control {noun} ({kinds}) shown as ⟦U+…⟧")
+        if self.mixed:
+            noun = "word mixes" if self.mixed == 1 else "words mix"
+            parts.append(f"{self.mixed} {noun} look-alike scripts (underlined)")
+        return "; ".join(parts)
+
+    def banner(self) -> Content | None:
+        if not self:
+            return None
+        return Content.assemble(("⚠ ", "bold $text-warning"), (self.summary(), "$text-warning"))
+
+
+def _needs_scan(text: str) -> bool:
+    # Plain printable ASCII (the common case) needs no per-character pass.
+    return not (text.isascii() and text.isprintable())
+
+
+def safe(
+    text: str,
+    style: str = "",
+    *,
+    report: SafeReport | None = None,
+    single_line: bool = False,
+) -> Content:
+    """Untrusted `text` as Content: plain (no markup), every hidden or control character a
+    styled `⟦U+XXXX⟧` token, mixed-script words underlined. `single_line`: newline and tab are
+    tokens too (a list row must stay one row). Counts go into `report` when given."""
+    text = str(text)
+    if not _needs_scan(text):
+        return Content.styled(text, style) if style else Content(text, strip_control_codes=False)
+    keep = "" if single_line else "\n\t"
+    out: list[str] = []
+    spans: list[Span] = []
+    pos = 0  # offset in the output
+    # Map input offsets to output offsets for the mixed-script spans.
+    offsets: list[int] = []
+    for ch in text:
+        offsets.append(pos)
+        kind = None if ch in keep else kind_of(ch)
+        if kind is None and single_line and ch in "\n\t":
+            kind = "control"
+        if kind is None:
+            out.append(ch)
+            pos += 1
+            continue
+        tok = token(ch)
+        out.append(tok)
+        spans.append(Span(pos, pos + len(tok), TOKEN_STYLE))
+        pos += len(tok)
+        if report is not None and ch not in "\n\t":
+            report.hidden[kind] += 1
+    offsets.append(pos)
+    for word in mixed_script_words(text):
+        spans.append(Span(offsets[word.start], offsets[word.end], MIXED_STYLE))
+        if report is not None:
+            report.mixed += 1
+            report.mixed_words.append(word.word)
+    if style:
+        spans.insert(0, Span(0, pos, style))
+    # strip_control_codes=False: nothing is left to strip, and stripping would shift the spans.
+    return Content("".join(out), spans=spans, strip_control_codes=False)
+
+
+def safe_line(text: str, style: str = "", *, report: SafeReport | None = None) -> Content:
+    return safe(text, style, report=report, single_line=True)
+
+
+def scan(text: str) -> SafeReport:
+    """Only the counts (for a banner computed before rendering)."""
+    report = SafeReport()
+    safe(text, report=report)
+    return report
+
+
+# -- JSON --------------------------------------------------------------------------------------
+
+
+@dataclass
+class JsonView:
+    """Pretty canonical JSON as Content, with the paths of collapsed strings."""
+
+    content: Content
+    report: SafeReport
+    collapsed: list[str]  # JSON paths of values shown shortened, e.g. "$.text"
+    expanded_all: bool  # True when nothing is hidden behind a collapse
+
+
+def _path_str(path: tuple[str | int, ...]) -> str:
+    out = "$"
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def _escape_json_string(text: str) -> str:
+    """The JSON escapes a reader needs to see the structure (quote, backslash, newline, tab);
+    every other hidden character is left for `safe` to show as a token."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+
+
+def json_view(
+    value: Any,
+    *,
+    expanded: set[str] | frozenset[str] = frozenset(),
+    collapse_chars: int = COLLAPSE_CHARS,
+    collapse_lines: int = COLLAPSE_LINES,
+    indent: int = 2,
+) -> JsonView:
+    """`value` as pretty JSON with sorted keys (the canonical form the approval binds), each
+    string passed through `safe`. A string longer than `collapse_chars` (or with more than
+    `collapse_lines` lines) whose path is not in `expanded` shows its start and a marker saying
+    how much is hidden; never a silent cut."""
+    report = SafeReport()
+    collapsed: list[str] = []
+    parts: list[Content] = []
+
+    def emit(text: str, style: str = "") -> None:
+        parts.append(Content.styled(text, style) if style else Content(text))
+
+    def string(s: str, path: tuple[str | int, ...], style: str) -> None:
+        where = _path_str(path)
+        long = len(s) > collapse_chars or s.count("\n") >= collapse_lines
+        shown = s
+        if long and where not in expanded:
+            collapsed.append(where)
+            cut = s[:collapse_chars]
+            lines = cut.split("\n")
+            if len(lines) > collapse_lines:
+                cut = "\n".join(lines[:collapse_lines])
+            shown = cut
+        emit('"', style)
+        # Count hidden characters over the whole value, even the collapsed part, so the banner
+        # warns before the person expands it.
+        if shown is not s:
+            safe(s, report=report)
+            parts.append(safe(_escape_json_string(shown), style))
+        else:
+            parts.append(safe(_escape_json_string(s), style, report=report))
+        emit('"', style)
+        if shown is not s:
+            rest = len(s) - len(shown)
+            emit(f" ⟪{rest:,} more characters hidden: press e to expand {where}⟫", COLLAPSED_STYLE)
+
+    def walk(v: Any, path: tuple[str | int, ...], depth: int) -> None:
+        pad = " " * (indent * (depth + 1))
+        end_pad = " " * (indent * depth)
+        if isinstance(v, dict):
+            if not v:
+                emit("{}", PUNCT_STYLE)
+                return
+            emit("{", PUNCT_STYLE)
+            items = sorted(v.items(), key=lambda kv: str(kv[0]))
+            for i, (k, item) in enumerate(items):
+                emit("\n" + pad)
+                emit('"', KEY_STYLE)
+                parts.append(safe(_escape_json_string(str(k)), KEY_STYLE, report=report))
+                emit('"', KEY_STYLE)
+                emit(": ", PUNCT_STYLE)
+                walk(item, (*path, str(k)), depth + 1)
+                if i < len(items) - 1:
+                    emit(",", PUNCT_STYLE)
+            emit("\n" + end_pad)
+            emit("}", PUNCT_STYLE)
+        elif isinstance(v, list):
+            if not v:
+                emit("[]", PUNCT_STYLE)
+                return
+            emit("[", PUNCT_STYLE)
+            for i, item in enumerate(v):
+                emit("\n" + pad)
+                walk(item, (*path, i), depth + 1)
+                if i < len(v) - 1:
+                    emit(",", PUNCT_STYLE)
+            emit("\n" + end_pad)
+            emit("]", PUNCT_STYLE)
+        elif isinstance(v, str):
+            string(v, path, STRING_STYLE)
+        elif v is None or isinstance(v, bool):
+            emit(json.dumps(v), LITERAL_STYLE)
+        elif isinstance(v, int | float):
+            emit(json.dumps(v), NUMBER_STYLE)
+        else:  # not JSON (cannot come from the store): shown, never trusted
+            parts.append(safe(repr(v), report=report))
+
+    walk(value, (), 0)
+    return JsonView(Content("").join(parts), report, collapsed, not collapsed)

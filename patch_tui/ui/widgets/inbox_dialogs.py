@@ -1,0 +1,146 @@
+"""The approve / reject dialog of the inbox.
+
+It makes the decision itself (in a thread worker, through the store's conditional update) and
+stays open when the decision did not go through, saying why: "already approved by alice@cli at
+...", "expired at ...". A person must never believe they rejected something another inbox had
+already approved. Dismisses with the store's `Decision` when this dialog made the change, or
+None when cancelled.
+
+For a destructive tool the first focus is Cancel, so a stray Enter decides nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Static
+
+from patch_tui.core.store import Decision, StoreError
+from patch_tui.ui.safe_text import safe
+
+
+class DecideModal(ModalScreen[Decision | None]):
+    DEFAULT_CSS = """
+    DecideModal { align: center middle; }
+    DecideModal > Vertical {
+        width: 76; max-width: 100%; height: auto; max-height: 100%;
+        border: thick $primary; background: $surface; padding: 1 2;
+    }
+    DecideModal.-reject > Vertical { border: thick $error; }
+    DecideModal .dialog-title { text-style: bold; margin-bottom: 1; }
+    DecideModal #decide-error { color: $text-error; display: none; margin-top: 1; }
+    DecideModal #decide-error.-shown { display: block; }
+    DecideModal #decide-note { margin-top: 1; }
+    DecideModal .dialog-buttons { height: auto; align: right middle; margin-top: 1; }
+    DecideModal Button { margin-left: 1; }
+    """
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="decide.cancel")]
+
+    def __init__(
+        self,
+        verb: str,
+        question: Content,
+        decide: Callable[[str | None], Decision],
+        *,
+        destructive: bool,
+        note_label: str,
+    ) -> None:
+        """`verb`: "approve" or "reject". `decide(note)` runs in a thread and returns the
+        store's Decision (it may raise StoreError: shown, the dialog stays open)."""
+        super().__init__(classes=f"-{verb}")
+        self.verb = verb
+        self.question = question
+        self.decide = decide
+        self.destructive = destructive
+        self.note_label = note_label
+        self.deciding = False
+        self.closed_by_conflict = False
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(f"{self.verb.capitalize()} this action?", classes="dialog-title")
+            yield Static(self.question, id="decide-question")
+            yield Input(placeholder=self.note_label, id="decide-note")
+            yield Static("", id="decide-error")
+            with Horizontal(classes="dialog-buttons"):
+                yield Button(
+                    self.verb.capitalize(),
+                    id="decide-yes",
+                    variant="error" if self.verb == "reject" or self.destructive else "primary",
+                )
+                yield Button("Cancel", id="decide-no")
+
+    def on_mount(self) -> None:
+        if self.destructive:
+            self.query_one("#decide-no", Button).focus()
+        else:
+            self.query_one("#decide-note", Input).focus()
+
+    @on(Input.Submitted, "#decide-note")
+    def _submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        if not self.destructive:
+            self._go()
+        else:
+            # Enter in the note of a destructive action moves to the buttons, it decides nothing.
+            self.query_one("#decide-no", Button).focus()
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        if event.button.id == "decide-yes":
+            self._go()
+        else:
+            self.dismiss(None)
+
+    def action_cancel(self) -> None:
+        if not self.deciding:
+            self.dismiss(None)
+
+    def _go(self) -> None:
+        if self.deciding or self.closed_by_conflict:
+            return
+        self.deciding = True
+        self.query_one("#decide-yes", Button).disabled = True
+        note = self.query_one("#decide-note", Input).value.strip() or None
+        self._run(note)
+
+    @work(thread=True, exclusive=True, group="decide", exit_on_error=False)
+    def _run(self, note: str | None) -> None:
+        try:
+            decision: Decision | str = self.decide(note)
+        except StoreError as exc:
+            decision = str(exc)
+        try:
+            self.app.call_from_thread(self._done, decision)
+        except RuntimeError:
+            pass
+
+    def _done(self, decision: Decision | str) -> None:
+        self.deciding = False
+        if isinstance(decision, Decision) and decision.ok:
+            self.dismiss(decision)
+            return
+        error = self.query_one("#decide-error", Static)
+        if isinstance(decision, str):  # the store failed (busy, read-only): may be retried
+            error.update(safe(f"Not recorded: {decision}"))
+            self.query_one("#decide-yes", Button).disabled = False
+        else:
+            error.update(
+                Content.assemble(
+                    (f"Not {self.verb}d: ", "bold"), safe(decision.why or decision.code)
+                )
+            )
+            # Someone else decided (or it expired): this dialog can only be closed now.
+            self.closed_by_conflict = True
+            self.query_one("#decide-yes", Button).display = False
+            close = self.query_one("#decide-no", Button)
+            close.label = "Close"
+            close.focus()
+        error.add_class("-shown")
