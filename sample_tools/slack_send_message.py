@@ -32,6 +32,7 @@
 import json
 import os
 import sys
+import urllib.error
 import urllib.request
 
 API_URL = "https://slack.com/api/chat.postMessage"
@@ -54,8 +55,11 @@ def main(channel: str, text: str, thread_ts: str = "") -> dict:
         },
         method="POST",
     )
-    with urllib.request.urlopen(request, timeout=15) as response:
-        answer = json.loads(response.read().decode("utf-8"))
+    try:
+        with urllib.request.urlopen(request, timeout=15) as response:
+            answer = json.loads(response.read().decode("utf-8"))
+    except urllib.error.HTTPError as exc:  # Slack answers 429 with Retry-After when rate limited
+        return {"ok": False, "error": f"http_{exc.code}", "retry_after": exc.headers.get("Retry-After")}
     if not answer.get("ok"):
         return {"ok": False, "error": answer.get("error", "unknown_error")}
     return {"ok": True, "channel": answer.get("channel"), "ts": answer.get("ts")}
