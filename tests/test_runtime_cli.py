@@ -55,6 +55,24 @@ def env(tmp_path: Path) -> dict[str, Any]:
     }
 
 
+@pytest.fixture
+def here(env: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """The CLI in this process (same code path, no interpreter start): for exit codes and
+    messages. Races, crashes and locks use real processes (`cli`)."""
+    from patch_tui.cli import main
+
+    for key in ("PATCH_TUI_CONFIG", "PATCH_TUI_STORE", "PATCH_TUI_TOOLBOX", "XDG_CACHE_HOME"):
+        monkeypatch.setenv(key, env["env"][key])
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        capsys.readouterr()
+        rc = main(list(args))
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(list(args), rc, out, err)
+
+    return run
+
+
 def _hold(env: dict[str, Any], tool: str = "mark", text: str = "once") -> str:
     r = cli(
         env["env"], "run", tool, "--args", json.dumps({"marker": str(env["marker"]), "text": text})
@@ -65,12 +83,12 @@ def _hold(env: dict[str, Any], tool: str = "mark", text: str = "once") -> str:
     return payload["confirmation_token"]
 
 
-def test_run_exit_codes(env: dict[str, Any]) -> None:
-    ok = cli(env["env"], "run", "echo", "--args", '{"text": "hi"}')
+def test_run_exit_codes(env: dict[str, Any], here: Any) -> None:
+    ok = here("run", "echo", "--args", '{"text": "hi"}')
     assert ok.returncode == 0 and json.loads(ok.stdout) == {"echo": "hi"}
-    by_path = cli(env["env"], "run", str(env["tools"] / "echo.py"), "--args", '{"text": "p"}')
+    by_path = here("run", str(env["tools"] / "echo.py"), "--args", '{"text": "p"}')
     assert by_path.returncode == 0 and json.loads(by_path.stdout) == {"echo": "p"}
-    failed = cli(env["env"], "run", "fails")
+    failed = here("run", "fails")
     assert failed.returncode == 1 and "disk on fire" in failed.stderr and failed.stdout == ""
     for bad_args, message in [
         (["run", "echo", "--args", "{oops"], "--args is not valid JSON"),
@@ -79,30 +97,32 @@ def test_run_exit_codes(env: dict[str, Any]) -> None:
         (["run", "echo", "--args", '{"txt": 1}'], "no input 'txt'"),
         (["run", "echo"], "needs the input 'text'"),
     ]:
-        r = cli(env["env"], *bad_args)
+        r = here(*bad_args)
         assert r.returncode == 2 and message in r.stderr, (bad_args, r.stderr)
         assert "Traceback" not in r.stderr
-    token = _hold(env)
+    held = here("run", "mark", "--args", json.dumps({"marker": str(env["marker"]), "text": "x"}))
+    assert held.returncode == 3 and json.loads(held.stdout)["status"] == "confirmation_required"
+    token = json.loads(held.stdout)["confirmation_token"]
     assert runs_in(env["marker"]) == []
-    assert json.loads(cli(env["env"], "inbox", "list", "--json").stdout)[0]["token"] == token
+    assert json.loads(here("inbox", "list", "--json").stdout)[0]["token"] == token
 
 
-def test_confirm_exit_codes(env: dict[str, Any]) -> None:
+def test_confirm_exit_codes(env: dict[str, Any], here: Any) -> None:
     token = _hold(env)
-    early = cli(env["env"], "confirm", token)
+    early = here("confirm", token)
     assert early.returncode == 1 and json.loads(early.stdout)["status"] == "awaiting_approval"
     assert "awaiting_approval" in early.stderr
-    text = cli(env["env"], "inbox", "list")
+    text = here("inbox", "list")
     assert text.returncode == 0 and token in text.stdout and "mark" in text.stdout
-    assert cli(env["env"], "inbox", "approve", token).returncode == 0
-    ran = cli(env["env"], "confirm", token)
+    assert here("inbox", "approve", token).returncode == 0
+    ran = here("confirm", token)
     assert ran.returncode == 0 and json.loads(ran.stdout) == {"written": "once"}
-    second = cli(env["env"], "confirm", token)
+    second = here("confirm", token)
     assert second.returncode == 1 and json.loads(second.stdout)["status"] == "already_used"
     assert runs_in(env["marker"]) == ["once"]
-    unknown = cli(env["env"], "confirm", "not-a-token")
+    unknown = here("confirm", "not-a-token")
     assert unknown.returncode == 1 and json.loads(unknown.stdout)["status"] == "unknown_token"
-    nope = cli(env["env"], "inbox", "reject", "not-a-token")
+    nope = here("inbox", "reject", "not-a-token")
     assert nope.returncode == 1 and "unknown token" in nope.stderr
 
 
@@ -128,7 +148,8 @@ def _at_once(env: dict[str, Any], *args: str, n: int = 8) -> list[subprocess.Com
 def test_eight_confirmers_one_run(env: dict[str, Any]) -> None:
     # (Eight approvers racing on one token: tests/test_store.py, with lighter processes.)
     token = _hold(env)
-    assert cli(env["env"], "inbox", "approve", token).returncode == 0
+    with Store(env["store"], actor="person@test") as store:
+        assert store.approve(token).ok
     confirms = _at_once(env, "confirm", token)
     assert sorted(r.returncode for r in confirms) == [0] + [1] * 7
     assert all(json.loads(r.stdout)["status"] == "already_used" for r in confirms if r.returncode)
@@ -140,7 +161,8 @@ def test_eight_confirmers_one_run(env: dict[str, Any]) -> None:
 
 def test_kill_9_between_claim_and_finish_is_interrupted_never_rerun(env: dict[str, Any]) -> None:
     token = _hold(env, "slow_mark", "half")
-    assert cli(env["env"], "inbox", "approve", token).returncode == 0
+    with Store(env["store"], actor="person@test") as store:
+        assert store.approve(token).ok
     proc = subprocess.Popen(
         [*PATCH_TUI, "confirm", token],
         env=env["env"],
@@ -164,7 +186,7 @@ def test_kill_9_between_claim_and_finish_is_interrupted_never_rerun(env: dict[st
     assert runs_in(env["marker"]) == ["half"]  # never re-run
 
 
-def test_broken_stores_give_one_clear_line(env: dict[str, Any]) -> None:
+def test_broken_stores_give_one_clear_line(env: dict[str, Any], here: Any) -> None:
     junk = env["tmp"] / "junk.sqlite3"
     junk.write_bytes(b"definitely not a database" * 50)
     folder = env["tmp"] / "a-file"
@@ -178,7 +200,7 @@ def test_broken_stores_give_one_clear_line(env: dict[str, Any]) -> None:
         (env["tmp"], ["inbox", "list"], "is a folder"),
     ]
     for store, args, expected in cases:
-        r = cli(env["env"], "--store", str(store), *args)
+        r = here("--store", str(store), *args)
         assert r.returncode == 1, (args, r.stderr)
         assert expected in r.stderr and "Traceback" not in r.stderr
         assert len(r.stderr.strip().splitlines()) == 1

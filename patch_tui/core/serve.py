@@ -125,7 +125,7 @@ class ToolCatalog:
         return ToolEntry(tf.manifest.name, path, tf.manifest, tf.sha256)
 
 
-def annotations(manifest: Manifest) -> dict[str, Any]:
+def tool_annotations(manifest: Manifest) -> dict[str, Any]:
     """MCP hints from the capabilities. readOnly only when nothing can change the world.
     One definition, shared with `patch-tui export --format mcp` (interop.mcp.annotations_for)."""
     from patch_tui.core.interop.mcp import annotations_for
@@ -150,7 +150,7 @@ def describe(entry: ToolEntry) -> dict[str, Any]:
         "name": m.name,
         "description": description,
         "input_schema": input_json_schema(m),
-        "annotations": annotations(m),
+        "annotations": tool_annotations(m),
     }
 
 
