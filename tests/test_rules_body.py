@@ -762,3 +762,16 @@ def test_body_diagnostics_name_the_manifest_field_they_concern() -> None:
     assert fields == {"PT040": ("capabilities", "network"), "PT045": ("capabilities", "human_confirm")}
     # ...while the span stays on the code.
     assert one(text, "PT040").line == line_of(text, "import requests")
+
+
+def test_import_names_map_to_distributions() -> None:
+    from patch_tui.core.lint import distributions as d
+
+    assert d.distribution_for("bs4") == "beautifulsoup4"
+    assert d.distribution_for("google.protobuf.json_format") == "protobuf"
+    assert d.distribution_for("sklearn.linear_model") == "scikit-learn"
+    assert d.distribution_for("my_pkg.sub") == "my-pkg"
+    assert d.declared_name("Pillow==10.3.0") == "Pillow" and d.normalize("Pillow") == "pillow"
+    assert d.is_stdlib("urllib.request") and not d.is_stdlib("requests")
+    assert d.installed_version("pyyaml") == version("pyyaml")
+    assert d.installed_version("surely-not-installed-dist") is None
