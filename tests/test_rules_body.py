@@ -775,3 +775,11 @@ def test_import_names_map_to_distributions() -> None:
     assert d.is_stdlib("urllib.request") and not d.is_stdlib("requests")
     assert d.installed_version("pyyaml") == version("pyyaml")
     assert d.installed_version("surely-not-installed-dist") is None
+
+
+@pytest.mark.parametrize("raw", [b"", b"\n\n", bytes(range(256)), b"# name: \xff\n"], ids=["empty", "blank", "binary", "bad-utf8"])
+def test_files_that_are_not_tools_get_only_the_structure_error(raw: bytes) -> None:
+    from patch_tui.core.lint.engine import lint_toolfile
+
+    codes = {d.code for d in lint_toolfile(toolfile.parse_bytes(raw))}
+    assert codes == {"PT001"}

@@ -116,6 +116,11 @@ def _facts(ctx: LintContext) -> BodyFacts:
     return facts
 
 
+def _not_a_tool(ctx: LintContext) -> bool:
+    """An empty, binary or undecodable file: PT001 says all there is to say."""
+    return ctx.tf.open_index is None and not ctx.tf.text.strip()
+
+
 def _inputs(ctx: LintContext) -> list[tuple[int, str, dict[str, Any]]]:
     """(index, name, raw input) for every input that has a name; bad entries are PT01x's job."""
     raw = ctx.get("inputs")
@@ -243,6 +248,8 @@ def missing_main(ctx: LintContext) -> Iterator[Diagnostic]:
     Fix: define `def main(...)` at the top level of the body, with one parameter per input, and
     return a JSON-serializable value. Run async code inside it with `asyncio.run(...)`.
     """
+    if _not_a_tool(ctx):
+        return
     facts = _facts(ctx)
     main = facts.main
     if main is not None and main.is_async:
@@ -548,6 +555,8 @@ def missing_main_guard(ctx: LintContext) -> Iterator[Diagnostic]:
 
     (the quick fix adds it, with `import json` / `import sys` when missing).
     """
+    if _not_a_tool(ctx):
+        return
     facts = _facts(ctx)
     guard = facts.guard
     if guard is None:
