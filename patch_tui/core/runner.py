@@ -192,18 +192,22 @@ def ensure_venv(packages: list[str], *, allow_install: bool, venv_root: Path | N
             return python
         shutil.rmtree(folder, ignore_errors=True)  # a half-made venv from a crash
         try:
-            subprocess.run(
-                [sys.executable, "-m", "venv", "--without-pip", str(folder)],
-                check=True,
-                capture_output=True,
-                timeout=120,
+            # Our own pip installs into the new venv (`pip --python`): no pip copy per venv, and
+            # much faster. Without pip here (a uv-made install), the venv gets its own.
+            import importlib.util
+
+            own_pip = importlib.util.find_spec("pip") is not None
+            venv_cmd = [sys.executable, "-m", "venv", str(folder)]
+            if own_pip:
+                venv_cmd.insert(3, "--without-pip")
+            subprocess.run(venv_cmd, check=True, capture_output=True, timeout=300)
+            pip = (
+                [sys.executable, "-m", "pip", "--python", str(python)]
+                if own_pip
+                else [str(python), "-m", "pip"]
             )
             cmd = [
-                sys.executable,
-                "-m",
-                "pip",
-                "--python",
-                str(python),
+                *pip,
                 "install",
                 "--no-input",
                 "--disable-pip-version-check",
