@@ -29,7 +29,7 @@ async def test_export_shows_copies_and_saves(tmp_path: Path) -> None:
     app = make_app(folder, path)
     async with app.run_test(size=(140, 45)) as pilot:
         await ready(pilot, app)
-        app.push_screen(InteropScreen())
+        app.action_open_screen("interop")  # what the palette's "tool: export / import" runs
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, InteropScreen)

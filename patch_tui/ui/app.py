@@ -35,6 +35,7 @@ SCREENS_LAZY: dict[str, tuple[str, str, str]] = {
     "try": ("patch_tui.ui.screens.try_it:TryItScreen", "tool: try it", "Run the open tool with a form, unsaved text too (ctrl+j)"),
     "generate": ("patch_tui.ui.screens.generate:GenerateScreen", "generate: new tool", "Write a new tool with Claude from a sentence"),
     "refine": ("patch_tui.ui.screens.generate:RefineScreen", "generate: refine this tool", "Change the open tool with Claude; review the diff first"),
+    "interop": ("patch_tui.ui.screens.export:InteropScreen", "tool: export / import", "Export the open tool to Arcade, spec 1.0, MCP or Shinkai, or import theirs"),
 }
 
 
