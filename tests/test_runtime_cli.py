@@ -245,3 +245,25 @@ def test_runtime_commands_never_import_textual(env: dict[str, Any]) -> None:
         [PATCH_TUI[0], "-c", code], env=env["env"], capture_output=True, text=True, timeout=60
     )
     assert r.stdout.strip().splitlines()[-1] == "0 False False", r.stderr
+
+
+def test_inbox_text_shows_hidden_characters_never_obeys_them(
+    env: dict[str, Any], here: Any
+) -> None:
+    with Store(env["store"]) as store:
+        action = store.create_pending(
+            "human_confirm",
+            "mark",
+            "1.0.0",
+            "0" * 64,
+            {"to": "bob@example.com\u202egro.live"},
+            "irreversible",
+        )
+        store.reject(action.token, reason="no \x1b[2J thanks")
+    out = here("inbox", "list", "--all").stdout
+    assert "\x1b" not in out and "\u202e" not in out
+    assert "⟦U+202E⟧" in out and "⟦U+001B⟧[2J" in out
+    # The JSON form keeps the args exactly as received (JSON escapes are not terminal codes).
+    raw = here("inbox", "list", "--all", "--json").stdout
+    assert raw.isascii()
+    assert json.loads(raw)[0]["args"] == {"to": "bob@example.com\u202egro.live"}

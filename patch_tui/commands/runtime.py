@@ -21,6 +21,10 @@ import json
 import sys
 from typing import Any
 
+# Untrusted text (args, notes, tool errors) reaches the terminal with escape sequences and hidden
+# Unicode shown, not obeyed.
+from patch_tui.core.text_safety import visible
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HELD = 0, 1, 2, 3
 
 
@@ -29,26 +33,9 @@ def _err(message: str) -> None:
 
 
 def _out(value: Any) -> None:
-    print(json.dumps(value, ensure_ascii=False, indent=2))
-
-
-def _visible(text: str) -> str:
-    """Untrusted text for a terminal: control characters (escape sequences) shown, not obeyed."""
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if (
-            code < 0x20
-            or code == 0x7F
-            or 0x80 <= code < 0xA0
-            or 0x200B <= code <= 0x200F
-            or 0x202A <= code <= 0x202E
-            or 0x2066 <= code <= 0x2069
-        ):
-            out.append(f"\\u{code:04x}" if code > 0xFF else f"\\x{code:02x}")
-        else:
-            out.append(ch)
-    return "".join(out)
+    # ASCII-only JSON: the same data once parsed, and a terminal showing it cannot be tricked by
+    # bidi controls or escape sequences inside tool args or results.
+    print(json.dumps(value, ensure_ascii=True, indent=2))
 
 
 def _settings_ttl() -> float | None:
@@ -104,10 +91,10 @@ def _report_outcome(outcome: Any, *, confirming: bool) -> int:
         )
         return EXIT_HELD
     if status == "invalid":
-        _err(_visible(str(outcome.payload.get("error"))))
+        _err(visible(str(outcome.payload.get("error"))))
         return EXIT_USAGE
     if status == "failed":
-        _err(_visible(str(outcome.payload.get("error"))))
+        _err(visible(str(outcome.payload.get("error"))))
         if confirming:
             _out(outcome.payload)
         return EXIT_FAILED
@@ -116,7 +103,7 @@ def _report_outcome(outcome: Any, *, confirming: bool) -> int:
     message = outcome.payload.get("message", status)
     if status == "rejected" and outcome.payload.get("reason"):
         message += f" Reason: {outcome.payload['reason']}"
-    _err(f"{status}: {_visible(message)}")
+    _err(f"{status}: {visible(message)}")
     return EXIT_FAILED
 
 
@@ -185,14 +172,14 @@ def _format_row(action: Any) -> str:
         args_text = args_text[:119] + "\u2026"
     lines = [
         f"{action.token}  {action.status:<11} {action.kind:<13} {action.tool} {action.version}",
-        f"    args:    {_visible(args_text)}",
-        f"    reason:  {_visible(action.reason)}",
+        f"    args:    {visible(args_text)}",
+        f"    reason:  {visible(action.reason)}",
         f"    created: {action.created_at}   expires: {action.expires_at}",
     ]
     if action.decided_at:
-        decided = f"    decided: {action.decided_at} by {_visible(action.decided_by or '?')}"
+        decided = f"    decided: {action.decided_at} by {visible(action.decided_by or '?')}"
         if action.note:
-            decided += f" ({_visible(action.note)})"
+            decided += f" ({visible(action.note)})"
         lines.append(decided)
     return "\n".join(lines)
 
@@ -237,7 +224,7 @@ def _inbox_decide(args: argparse.Namespace, verb: str) -> int:
     finally:
         store.close()
     if not decision.ok:
-        _err(f"cannot {verb} {_visible(args.token)}: {_visible(decision.why)}")
+        _err(f"cannot {verb} {visible(args.token)}: {visible(decision.why)}")
         return EXIT_FAILED
     action = decision.action
     done = "approved" if verb == "approve" else "rejected"
