@@ -169,6 +169,11 @@ def make_env(tmp: Path) -> dict[str, str]:
     env["XDG_STATE_HOME"] = str(tmp / "xdg-state")
     env["PATCH_TUI_STORE"] = str(tmp / "store.sqlite3")
     env["PYTHONPATH"] = str(REPO)
+    # Like an installed app: our modules' bytecode is cached (the warm-up run writes it), just
+    # as Textual's is in site-packages. With PYTHONDONTWRITEBYTECODE set (some sandboxes do),
+    # every start would recompile our sources and measure the compiler instead of the app.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
     return env
 
 

@@ -249,3 +249,20 @@ async def test_real_app_broken_user_theme_is_one_notification(user_dirs, tmp_pat
         assert "Unknown theme 'a'" in theme_notes[0]
         assert app.theme == "patch-dark"
         assert app.screen is app.editor  # the desk is up and usable
+
+
+async def test_theme_switch_picker_lists_ours_and_remembers(user_dirs, tmp_path) -> None:
+    app = ShellApp(choice="patch-dark")
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        await pilot.press("ctrl+p", *"theme: switch")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        await pilot.press(*"patch-light")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.theme == "patch-light"
+    saved = tomllib.loads((tmp_path / "config.toml").read_text(encoding="utf-8"))
+    assert saved["theme"] == "patch-light"
