@@ -19,8 +19,17 @@ from hypothesis import strategies as st
 
 from patch_tui.cli import main as cli_main
 from patch_tui.core import toolfile
-from patch_tui.core.interop import FORMATS, DefinitionError, LossReport, default_toolkit, split_definitions
-from patch_tui.core.interop import arcade, mcp, otc, shinkai
+from patch_tui.core.interop import (
+    FORMATS,
+    DefinitionError,
+    LossReport,
+    arcade,
+    default_toolkit,
+    mcp,
+    otc,
+    shinkai,
+    split_definitions,
+)
 from patch_tui.core.interop.common import to_pascal, to_snake
 from patch_tui.core.lint import lint_text
 from patch_tui.core.manifest import Manifest
@@ -275,6 +284,28 @@ def test_every_tool_exports_valid_definitions(key: str) -> None:
         assert "description" in prop
     definition, _ = shinkai.export(m)
     assert definition["tool_type"] == "python" and definition["result"]["type"] == "object"
+    # And every export imports back to a tool that lints without errors.
+    for fmt in FORMATS.values():
+        text, _ = fmt.import_(fmt.export(m, toolkit="Samples")[0])
+        assert errors(text) == [], (fmt.key, text)
+
+
+def test_export_command_imports_no_ui_or_sdk(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    tool = tmp_path / "t.py"
+    tool.write_text(TOOLS["word_stats"], encoding="utf-8")
+    probe = (
+        "import contextlib, io, sys\nfrom patch_tui.cli import main\n"
+        f"with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):\n"
+        f"    rc = main(['export', {str(tool)!r}, '--format', 'mcp'])\n"
+        "print(rc, ','.join(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    rc, loaded = out.stdout.split()
+    assert rc == "0"
+    assert not {"textual", "anthropic", "mcp"} & set(loaded.split(","))
 
 
 def test_arcade_export_mapping() -> None:

@@ -13,6 +13,7 @@ Python body, and every other string goes through the YAML writer into the frontm
 
 from __future__ import annotations
 
+import json
 import keyword
 import math
 import re
@@ -555,7 +556,7 @@ def report_unportable(
         if inp.tainted_ok:
             report.add(f"inputs.{inp.name}.tainted_ok", "no place for tainted_ok: the input will be treated as not accepting untrusted content")
         if not keeps_defaults and inp.has_default:
-            report.add(f"inputs.{inp.name}.default", f"no place for a default (`{inp.default!r}`)")
+            report.add(f"inputs.{inp.name}.default", f"no place for a default (`{json.dumps(inp.default)}`)")
     out = manifest.outputs
     if out.type != "array" and out.items is not None:
         report.add("outputs.items", f"items on a {out.type} output: not exported")
