@@ -25,6 +25,7 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "PATCH_TUI_MODEL"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("PATCH_TUI_CONFIG", str(tmp_path / "config.toml"))
+    monkeypatch.setenv("PATCH_TUI_TOOLBOX", str(tmp_path / "toolbox"))
 
 
 @pytest.fixture
@@ -64,8 +65,9 @@ async def until(pilot, predicate, timeout: float = 10.0) -> None:
     deadline = loop.time() + timeout
     while not predicate():
         if loop.time() > deadline:
-            notes = pilot.app.screen.query_one("#gen-status").content
-            raise AssertionError(f"timed out waiting for the screen (state {pilot.app.screen.state!r}, {notes})")
+            screen = pilot.app.screen
+            status = screen.query_one("#gen-status").content if isinstance(screen, GenerateScreen) else ""
+            raise AssertionError(f"timed out waiting for {screen!r} ({status})")
         await pilot.pause(0.02)
 
 
@@ -220,3 +222,56 @@ async def test_refine_shows_the_diff_and_returns_the_new_text(fake: FakeAnthropi
         data = toolfile.parse(outcome.text).data
         assert data["version"] == "1.3.0" and data["generated_by"] == DEFAULT_MODEL_ID
     assert "Also count tabs" in fake.requests[0].text_of(0)
+
+
+async def palette(pilot, command: str) -> None:
+    from textual.command import CommandPalette
+    from textual.widgets import Input
+
+    await pilot.press("ctrl+p")
+    await until(pilot, lambda: isinstance(pilot.app.screen, CommandPalette))
+    pilot.app.screen.query_one(Input).value = command  # one search, not one per keystroke
+    await pilot.pause(0.3)
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def test_in_the_app_generate_opens_the_tool_and_refine_fills_the_editor(
+    fake: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desk_helpers import make_app
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    changed = TOOL.replace('        "characters": len(text),\n', '        "characters": len(text),\n        "tabs": text.count("\\t"),\n')
+    fake.add(Reply(TOOL), Reply(changed))
+    app = make_app(folder)
+    async with app.run_test(size=(160, 50)) as pilot:
+        await palette(pilot, "generate: new tool")
+        screen = app.screen
+        assert type(screen) is GenerateScreen
+        await start(pilot, screen, "Count the words in a text")
+        await until(pilot, lambda: screen.state == "done")
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        path = folder / "count_words.py"
+        assert path.read_text(encoding="utf-8") == screen.result.text
+        assert app.editor.current_path == path and app.screen is app.editor
+        assert app.editor.source_text == path.read_text(encoding="utf-8")
+
+        await palette(pilot, "generate: refine this tool")
+        refine = app.screen
+        assert type(refine).__name__ == "RefineScreen"
+        await start(pilot, refine, "Also count tabs")
+        await until(pilot, lambda: refine.state == "done")
+        assert "+# version: 1.1.0" in preview_text(refine)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert app.screen is app.editor
+        assert '"tabs": text.count' in app.editor.source_text
+        assert app.editor.dirty  # applied to the editor, saved only when the person saves
+        assert "tabs" not in path.read_text(encoding="utf-8")
+    sent = fake.requests[1].text_of(0)
+    assert "Also count tabs" in sent and "def main(text: str" in sent
