@@ -66,8 +66,30 @@ class ToolFile:
     data: Any = None
     nodes: dict[Path, Node] = field(default_factory=dict)
     problems: list[ParseProblem] = field(default_factory=list)
-    manifest: Manifest | None = None
-    manifest_error: ValidationError | None = None
+    # Validated on first use: lint reads the raw data and never needs the model.
+    _validation: tuple[Manifest | None, ValidationError | None] | None = field(
+        default=None, repr=False, compare=False
+    )
+
+    @property
+    def manifest(self) -> Manifest | None:
+        """The validated manifest, or None (see `manifest_error` and `problems`)."""
+        return self._validate()[0]
+
+    @property
+    def manifest_error(self) -> ValidationError | None:
+        return self._validate()[1]
+
+    def _validate(self) -> tuple[Manifest | None, ValidationError | None]:
+        if self._validation is None:
+            if isinstance(self.data, dict):
+                try:
+                    self._validation = (Manifest.model_validate(self.data), None)
+                except ValidationError as exc:
+                    self._validation = (None, exc)
+            else:
+                self._validation = (None, None)
+        return self._validation
 
     # -- structure -------------------------------------------------------------------------
 
@@ -317,10 +339,6 @@ def parse(text: str, path: str | None = None, *, bom: bool = False) -> ToolFile:
         )
         tf.data = None
         return tf
-    try:
-        tf.manifest = Manifest.model_validate(tf.data)
-    except ValidationError as exc:
-        tf.manifest_error = exc
     return tf
 
 
