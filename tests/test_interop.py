@@ -561,7 +561,15 @@ _NAME = st.from_regex(r"[a-z][a-z0-9_]{0,15}", fullmatch=True).filter(
     lambda s: not keyword.iskeyword(s) and s != "args"
 )
 _TYPES = st.sampled_from(["string", "number", "integer", "boolean", "array", "object"])
-_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-1000, 1000), _WORD)
+# Defaults of the input's type (another type is a lint error, PT022), or null.
+_DEFAULTS = {
+    "string": st.one_of(st.none(), _WORD),
+    "number": st.one_of(st.integers(-1000, 1000), st.floats(-1e6, 1e6, allow_nan=False).map(lambda f: round(f, 3))),
+    "integer": st.integers(-1000, 1000),
+    "boolean": st.booleans(),
+    "array": st.lists(st.integers(0, 9), max_size=3),
+    "object": st.dictionaries(_WORD, st.integers(0, 9), max_size=2),
+}
 _LABELS = st.lists(
     st.sampled_from(
         ["gmail.read", "gmail.send", "google_calendar.read", "google_calendar.events", "slack.send_message",
@@ -579,7 +587,7 @@ def _input(draw: st.DrawFn, name: str) -> dict[str, Any]:
     if draw(st.booleans()):
         data["required"] = draw(st.booleans())
     if draw(st.booleans()):
-        data["default"] = draw(_SCALAR)
+        data["default"] = draw(_DEFAULTS[type_])
     if draw(st.booleans()):
         data["tainted_ok"] = draw(st.booleans())
     if type_ == "array" and draw(st.integers(0, 4)):
@@ -634,6 +642,7 @@ def test_round_trip_loses_only_what_is_reported(fmt: str, m: Manifest) -> None:
     assert json.loads(json.dumps(definition)) == definition  # plain JSON, nothing else
     text, _ = FORMATS[fmt].import_(definition)
     back = manifest_of(text)
+    assert errors(text) == []
     assert isinstance(exported, LossReport)
     undocumented = [d for d in manifest_diff(m, back) if not covered(d, exported.fields())]
     assert undocumented == [], (undocumented, exported.text(), definition)
@@ -789,3 +798,22 @@ def test_cli_export_escapes_a_hostile_description(tmp_path: Path, capsys: pytest
     assert cli_main(["export", str(path), "--format", "mcp"]) == 0
     out = capsys.readouterr().out
     assert "\u202e" not in out and json.loads(out)["description"].startswith("Count \u202ewords")
+
+
+def test_a_default_of_another_type_is_dropped_and_reported() -> None:
+    d = {
+        "name": "x",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "n": {"type": "integer", "default": "ten", "description": "N."},
+                "k": {"type": "integer", "default": 5.0, "description": "K."},
+                "b": {"type": "number", "default": True, "description": "B."},
+            },
+        },
+    }
+    text, report = mcp.import_definition(d)
+    assert errors(text) == []
+    m = manifest_of(text)
+    assert not m.input("n").has_default and m.input("k").default == 5 and not m.input("b").has_default
+    assert {"inputSchema.properties.n.default", "inputSchema.properties.b.default"} <= set(report.fields())

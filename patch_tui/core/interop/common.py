@@ -249,6 +249,38 @@ def _finite(value: Any) -> bool:
     return True
 
 
+_NO_FIT: Any = object()
+_DEFAULT_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "number": (int, float),
+    "integer": (int,),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+def fitting_default(type_: str, value: Any) -> Any:
+    """The default as the input's type wants it (5.0 for an integer is 5), or _NO_FIT: Patch
+    lint (PT022) rejects a default of another type, so an import must not write one."""
+    if value is None:
+        return None
+    if not _finite(value):
+        return _NO_FIT
+    if type_ == "integer" and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, bool) and type_ in ("number", "integer"):
+        return _NO_FIT
+    return value if isinstance(value, _DEFAULT_TYPES[type_]) else _NO_FIT
+
+
+def _show_json(value: Any) -> str:
+    try:
+        return json.dumps(value)[:60]
+    except ValueError:
+        return repr(value)[:60]
+
+
 # Keys of a property that import reads; everything else is reported as a loss.
 _PROPERTY_KEYS = frozenset({"type", "description", "default", "items", "enum", "title"})
 
@@ -285,10 +317,11 @@ def input_from_property(
     if not required:
         data["required"] = False
     if "default" in prop:
-        if _finite(prop["default"]):
-            data["default"] = prop["default"]
+        default = fitting_default(ptype, prop["default"])
+        if default is _NO_FIT:
+            report.add(f"{where}.default", f"the default `{_show_json(prop['default'])}` is not a {ptype}: not kept")
         else:
-            report.add(f"{where}.default", "a NaN or infinite default is not JSON: dropped")
+            data["default"] = default
     if ptype == "array":
         items = prop.get("items")
         item_type = "string"
