@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Literal
 
 MODULE = ""  # runs at import time
@@ -454,9 +455,10 @@ def _json_like(value: object, depth: int = 0) -> bool:
 _WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
-def words(name: str) -> list[str]:
-    """snake_case and camelCase split into lowercase words."""
-    return [w.lower() for w in _WORD_RE.findall(name)]
+@lru_cache(maxsize=4096)
+def words(name: str) -> tuple[str, ...]:
+    """snake_case and camelCase split into lowercase words (cached: names repeat a lot)."""
+    return tuple(w.lower() for w in _WORD_RE.findall(name))
 
 
 # --- the pass ---------------------------------------------------------------------------------
@@ -507,6 +509,7 @@ class _Analyser:
         top_ids = {id(s) for s in self.tree.body}
         push = stack.append
         child_fields = _CHILD_FIELDS
+        name_type = ast.Name
         while stack:
             node, region, top, optional = stack.pop()
             kind = type(node)
@@ -551,9 +554,10 @@ class _Analyser:
                 value = getattr(node, name, None)
                 if type(value) is list:
                     for child in reversed(value):
-                        if isinstance(child, ast.AST):
+                        # A bare Name carries no fact of its own (its parent reads it).
+                        if isinstance(child, ast.AST) and type(child) is not name_type:
                             push((child, region, top, optional))
-                elif isinstance(value, ast.AST):
+                elif isinstance(value, ast.AST) and type(value) is not name_type:
                     push((value, region, top, optional))
         self._finish()
         return facts
@@ -873,7 +877,7 @@ class _Analyser:
                 candidates += words(last_segment)[:1]
             root = q.partition(".")[0] if q is not None else None
             on_module = root is not None and root in self.facts.modules and "." in (q or "")
-            if tuple(ws[:2]) in NOT_VERBS:
+            if ws[:2] in NOT_VERBS:
                 candidates = candidates[1:]
             for w in candidates:
                 if w in STRONG_VERBS:
