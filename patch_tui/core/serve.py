@@ -355,12 +355,17 @@ def build_server(state: PatchServer, watch: bool = True) -> Any:
         folder = state.toolbox.tools_dir if state.toolbox.tools_dir.is_dir() else state.toolbox.root
         # The index and runs live next to tools/, so watching tools/ alone never sees our own writes.
         # A short rust_timeout: the watch thread cannot be cancelled, only outwaited on shutdown.
-        async for _changes in awatch(
-            folder, debounce=200, step=50, rust_timeout=250, recursive=False
-        ):
-            changed = await anyio.to_thread.run_sync(state.rescan)
-            if changed:
-                await notify_changed()
+        try:
+            async for _changes in awatch(
+                folder, debounce=200, step=50, rust_timeout=250, recursive=False
+            ):
+                changed = await anyio.to_thread.run_sync(state.rescan)
+                if changed:
+                    await notify_changed()
+        except (OSError, RuntimeError) as exc:
+            # No watcher (inotify limits, odd filesystems): serving goes on; tools/list still
+            # re-reads the folder on every call, only the push notification is lost.
+            log(f"not watching {folder} for changes: {exc}")
 
     @asynccontextmanager
     async def lifespan(_server: Any) -> AsyncIterator[dict[str, Any]]:
