@@ -266,7 +266,7 @@ class LintContext:
         indent = " " * last.key_start.column
         # A block value ends at column 0 of the line after it; a scalar ends on its own line.
         yaml_line = last.end.line if last.end.column == 0 else last.end.line + 1
-        rendered = yamlio.dump({key: value})
+        rendered = _dump_cached({key: value})
         nl = tf.newline
         text = "".join(f"# {indent}{row}{nl}" for row in rendered.splitlines())
         file_line = tf.open_index + 2 + yaml_line
@@ -275,8 +275,31 @@ class LintContext:
 
 def scalar_text(value: Any) -> str:
     """A scalar as the canonical writer would put it after `key: `."""
-    rendered = yamlio.dump({"k": value})
-    return rendered[3:].rstrip("\n")
+    if value is True or value is False or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    if type(value) is int:
+        return str(value)
+    return _dump_cached({"k": value})[3:].rstrip("\n")
+
+
+_DUMP_CACHE: dict[str, str] = {}
+
+
+def _dump_cached(data: Any) -> str:
+    """yamlio.dump, remembered: quick fixes render the same few values in file after file, and
+    the pure-Python emitter is a visible share of linting a folder."""
+    import json
+
+    try:
+        key = json.dumps(data, sort_keys=False, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return yamlio.dump(data)
+    found = _DUMP_CACHE.get(key)
+    if found is None:
+        if len(_DUMP_CACHE) > 512:
+            _DUMP_CACHE.clear()
+        found = _DUMP_CACHE[key] = yamlio.dump(data)
+    return found
 
 
 def apply_edits(text: str, edits: Iterable[Edit]) -> str:
