@@ -30,8 +30,8 @@ SWALLOWED: dict[str, str] = {
     "ctrl+h": "the same byte as backspace",
     "ctrl+i": "the same byte as tab",
     "ctrl+m": "the same byte as enter",
-    "ctrl+j": "the same byte as newline",
     "ctrl+left_square_bracket": "the same byte as escape",
+    "ctrl+left_square_brace": "the same byte as escape",  # Textual's own spelling of ctrl+[
 }
 
 #: Binding-id prefixes -> the area heading shown in the help (ids read "area.verb").
@@ -44,7 +44,9 @@ AREAS: dict[str, str] = {
     "form": "Manifest form",
     "lint": "Lint panel",
     "inbox": "Inbox",
+    "try": "Try it",
     "generate": "Generate",
+    "interop": "Export / import",
     "help": "Help",
 }
 

@@ -141,8 +141,9 @@ class InputField(Vertical):
         spec = self.spec
         wid = f"in-{spec.name}"
         if spec.type == "boolean":
-            blank = not (spec.required and not spec.has_default)
-            return Select([("true", True), ("false", False)], allow_blank=blank, id=wid, prompt="(not given)")
+            # Blank allowed even when required: a required flag must be chosen, not defaulted to
+            # whichever option comes first.
+            return Select([("true", True), ("false", False)], allow_blank=True, id=wid, prompt="(not given)")
         if spec.type in ("array", "object"):
             return TextArea("", id=wid, soft_wrap=True, tab_behavior="focus")
         kind = {"integer": "integer", "number": "number"}.get(spec.type, "text")
@@ -158,7 +159,7 @@ class InputField(Vertical):
         if isinstance(w, Select):
             if present and isinstance(value, bool):
                 w.value = value
-            elif w._allow_blank:
+            else:
                 w.clear()
         elif isinstance(w, TextArea):
             w.load_text(json.dumps(value, ensure_ascii=False, indent=2) if present else "")
@@ -218,7 +219,7 @@ class InputField(Vertical):
 class TryItScreen(Screen[None]):
     BINDINGS: ClassVar[list[Any]] = [
         Binding("f5", "run", "Run", id="try.run", priority=True),
-        Binding("ctrl+s", "save_case", "Save case", id="try.save_case", priority=True),
+        Binding("ctrl+s,f2", "save_case", "Save case", id="try.save_case", priority=True),
         Binding("escape", "close", "Back", id="try.close"),
     ]
     DEFAULT_CSS = """
