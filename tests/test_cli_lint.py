@@ -219,3 +219,25 @@ def test_rules_page_is_up_to_date() -> None:
     assert docs.DOCS_PATH.read_text(encoding="utf-8") == docs.render(), (
         "docs/rules.md is stale: run `python -m patch_tui.core.lint.docs`"
     )
+
+
+def test_fix_keeps_crlf_and_bom(tmp_path) -> None:
+    path = tmp_path / "crlf.py"
+    path.write_bytes(b"\xef\xbb\xbf" + BROKEN.replace("\n", "\r\n").encode())
+    assert cli(["lint", "--fix", "--select", "PT00,PT01,PT02", str(path)]) == 1
+    raw = path.read_bytes()
+    assert (
+        raw.startswith(b"\xef\xbb\xbf")
+        and b"\r\n" in raw
+        and b"\n" not in raw.replace(b"\r\n", b"")
+    )
+    assert b"#   network: false\r\n" in raw
+
+
+def test_worker_processes_give_the_same_report(tmp_path, capsys) -> None:
+    for n in range(6):
+        (tmp_path / f"t{n}.py").write_text(BROKEN if n % 2 else CLEAN)
+    assert cli(["lint", "--format", "json", "--jobs", "1", str(tmp_path)]) == 1
+    one = capsys.readouterr().out
+    assert cli(["lint", "--format", "json", "--jobs", "3", str(tmp_path)]) == 1
+    assert capsys.readouterr().out == one and json.loads(one)
