@@ -145,7 +145,8 @@ def import_definition(definition: Any) -> tuple[str, LossReport]:
     raw_name = require_str(d, "name", "Arcade")
     name = patch_name(raw_name)
     qualified = split_qualified(d.get("fully_qualified_name"))
-    kit = d.get("toolkit") if isinstance(d.get("toolkit"), dict) else {}
+    raw_kit = d.get("toolkit")
+    kit: dict[str, Any] = raw_kit if isinstance(raw_kit, dict) else {}
     kit_name = kit.get("name") or (qualified[0] if qualified else None)
     if kit_name:
         report.add("toolkit", f"the toolkit `{kit_name}` is not kept (Patch tools have no toolkit): export with --toolkit {kit_name}")
@@ -191,8 +192,8 @@ def _types(vs: Any, where: str, report: LossReport) -> tuple[str, str | None, li
             report.add(f"{where}.value_schema.inner_val_type", "no inner type: items imported as string")
             item = "string"
     report_unknown_keys(vs, {"val_type", "inner_val_type", "enum"}, report, f"{where}.value_schema.")
-    enum = vs.get("enum") if isinstance(vs.get("enum"), list) else []
-    return type_, item, enum
+    enum = vs.get("enum")
+    return type_, item, enum if isinstance(enum, list) else []
 
 
 def _input(p: Any, *, where: str, report: LossReport, taken: set[str]) -> dict[str, Any]:
@@ -260,7 +261,8 @@ def _requirements(req: Any, report: LossReport) -> tuple[list[str], bool]:
             report.add("requirements.authorization.provider_type", f"`{auth.get('provider_type')}`: Patch only has OAuth 2 scopes")
         if auth.get("id") and auth.get("provider_id"):
             report.add("requirements.authorization.id", "a private provider id is not kept")
-        oauth2 = auth.get("oauth2") if isinstance(auth.get("oauth2"), dict) else {}
+        raw_oauth2 = auth.get("oauth2")
+        oauth2: dict[str, Any] = raw_oauth2 if isinstance(raw_oauth2, dict) else {}
         labels = labels_from_scopes(provider, oauth2.get("scopes"), where="requirements.authorization", report=report)
     elif auth == "token":
         report.add("requirements.authorization", "token authorization has no place in Patch (only OAuth scopes)")
