@@ -817,3 +817,56 @@ def test_a_default_of_another_type_is_dropped_and_reported() -> None:
     m = manifest_of(text)
     assert not m.input("n").has_default and m.input("k").default == 5 and not m.input("b").has_default
     assert {"inputSchema.properties.n.default", "inputSchema.properties.b.default"} <= set(report.fields())
+
+
+@pytest.mark.slow
+async def test_tools_of_a_real_mcp_server_import_lint_clean(tmp_path: Path) -> None:
+    """The new user's path: take `tools/list` from a running MCP server (`patch-tui serve` over
+    the sample tools, through the mcp SDK's own client) and import it with the CLI."""
+    import shutil
+    import sys
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from tests.runtimekit import cli, cli_env
+
+    root = tmp_path / "box"
+    (root / "tools").mkdir(parents=True)
+    originals = {}
+    for path in sorted(sample_tools_dir().glob("*.py")):
+        shutil.copy(path, root / "tools" / path.name)
+        m = toolfile.read(str(path)).manifest
+        if m is not None:
+            originals[m.name] = m
+    assert originals, "no sample tools to serve"
+    env = cli_env(tmp_path, tmp_path / "store.sqlite3", root)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "patch_tui", "serve", "--toolbox", str(root)], env=env
+    )
+    with open(tmp_path / "serve.log", "w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode="legacy", cache=None) as client:
+            listed = await client.list_tools()
+    tools = [t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools]
+    src = tmp_path / "tools_list.json"
+    src.write_text(json.dumps({"tools": tools}), encoding="utf-8")
+
+    out_dir = tmp_path / "imported"
+    done = cli(env, "import", str(src), "--from", "mcp", "--out", str(out_dir), "--report-format", "json")
+    assert done.returncode == 0, done.stderr
+    results = json.loads(done.stdout)
+    assert len(results) == len(tools)
+    for result in results:
+        text = Path(result["path"]).read_text(encoding="utf-8")
+        assert errors(text) == [], (result["name"], text)
+        m = manifest_of(text)
+        original = originals.get(m.name)
+        if original is None:
+            continue  # the server's own patch_* tools
+        assert [(i.name, i.type, i.required) for i in m.inputs] == [
+            (i.name, i.type, i.required) for i in original.inputs
+        ]
+        assert m.capabilities.network == original.capabilities.network
+        assert m.capabilities.human_confirm == (
+            original.capabilities.human_confirm or original.capabilities.filesystem == "read-write"
+        )
