@@ -13,13 +13,16 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
-from typing import Any
-
-from pydantic import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from patch_tui.core import yamlio
-from patch_tui.core.manifest import FIELD_ORDER, Manifest
+from patch_tui.core.fields import FIELD_ORDER
 from patch_tui.core.yamlio import Node, Path, Pos
+
+if TYPE_CHECKING:  # pydantic is imported when a manifest is first validated, not by lint
+    from pydantic import ValidationError
+
+    from patch_tui.core.manifest import Manifest
 
 MARKER = "# ---"
 BOM = "\ufeff"
@@ -82,6 +85,10 @@ class ToolFile:
 
     def _validate(self) -> tuple[Manifest | None, ValidationError | None]:
         if self._validation is None:
+            from pydantic import ValidationError
+
+            from patch_tui.core.manifest import Manifest
+
             if isinstance(self.data, dict):
                 try:
                     self._validation = (Manifest.model_validate(self.data), None)

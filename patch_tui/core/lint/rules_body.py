@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from patch_tui.core import toolfile as tfmod
+from patch_tui.core.fields import FILESYSTEM_MODES, INPUT_TYPES
 from patch_tui.core.lint import distributions as dists
 from patch_tui.core.lint.body import (
     TYPE_TO_ANNOTATION,
@@ -25,7 +26,6 @@ from patch_tui.core.lint.body import (
     words,
 )
 from patch_tui.core.lint.engine import Diagnostic, Edit, Fix, LintContext, rule
-from patch_tui.core.manifest import FILESYSTEM_MODES, INPUT_TYPES
 from patch_tui.core.toolfile import Span
 
 # Words in an input's name that say it carries content from outside (PT046).

@@ -14,8 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from patch_tui.core import yamlio
-from patch_tui.core.lint.engine import Diagnostic, Fix, LintContext, rule
-from patch_tui.core.manifest import (
+from patch_tui.core.fields import (
     AUTH_PROVIDERS,
     AUTH_SCOPE_RE,
     CAPABILITY_FIELDS,
@@ -32,6 +31,7 @@ from patch_tui.core.manifest import (
     TOP_LEVEL_FIELDS,
     VERSION_RE,
 )
+from patch_tui.core.lint.engine import Diagnostic, Fix, LintContext, rule
 from patch_tui.core.text_safety import visible
 from patch_tui.core.yamlio import Path
 
