@@ -139,8 +139,8 @@ def test_existing_tool_is_not_overwritten(fake: FakeAnthropic, tmp_path: Path, c
     assert "count_words already exists" in proc.stderr
 
 
-def test_no_key_is_a_usage_error(tmp_path: Path) -> None:
-    proc = run(tmp_path, "x", base_url=closed_port_url(), key=None)
+def test_no_key_is_a_usage_error(call) -> None:
+    proc = call("x", base_url=closed_port_url(), key=None)
     assert proc.returncode == 2
     assert "ANTHROPIC_API_KEY" in proc.stderr and "Traceback" not in proc.stderr
     assert len(proc.stderr.strip().splitlines()) == 1
@@ -165,9 +165,9 @@ def test_api_errors_exit_2_with_one_clear_line(
     assert proc.stdout == "" and not (tmp_path / "out").exists()
 
 
-def test_connection_refused_exits_2(tmp_path: Path) -> None:
+def test_connection_refused_exits_2(call) -> None:
     url = closed_port_url()
-    proc = run(tmp_path, "x", base_url=url)
+    proc = call("x", base_url=url)
     assert proc.returncode == 2
     assert f"Cannot reach Claude's API at {url}" in proc.stderr and "Traceback" not in proc.stderr
 
