@@ -537,6 +537,8 @@ def test_names() -> None:
     assert to_snake("getHTTPResponse") == "get_http_response"
     assert to_snake("Gmail_GetEmails") == "gmail_get_emails"
     assert to_snake("get-weather") == "get_weather"
+    assert to_snake("Weather - Now!") == "weather_now"
+    assert to_snake("Café au lait") == "cafe_au_lait"
     for name in ("extract_pdf_table", "tool_2", "a_b", "get_v2_data", "x__y", "trailing_"):
         assert to_snake(to_pascal(name)) == name
     assert to_pascal("extract_pdf_table") == "ExtractPdfTable"

@@ -108,8 +108,10 @@ def to_snake(text: str) -> str:
     `gmail_get_emails`, `get_weather`. May return "" or a name starting with a digit: callers
     pass the result through `patch_name`/`input_name`."""
     ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
-    # One `_` per separator (not per run) keeps `a__b` reversible.
-    s = re.sub(r"[^A-Za-z0-9_]", "_", ascii_text)
+    # A run of separators (` - `) is one `_`; existing underscores stay as they are, which
+    # keeps `a__b` and `from_` reversible through to_pascal.
+    s = re.sub(r"^[^A-Za-z0-9_]+|[^A-Za-z0-9_]+$", "", ascii_text)
+    s = re.sub(r"[^A-Za-z0-9_]+", "_", s)
     s = _ACRONYM_RE.sub(r"\1_\2", s)
     s = _CAMEL_RE.sub(r"\1_\2", s)
     return s.lower().lstrip("_")
