@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import keyword
+import re
 from pathlib import Path
 from typing import Any
 
@@ -641,6 +642,12 @@ def test_round_trip_loses_only_what_is_reported(fmt: str, m: Manifest) -> None:
         validate_arcade(definition)
     if fmt == "mcp":
         validate_mcp(definition)
+    if fmt == "otc":
+        assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", definition["name"])
+        assert re.fullmatch(r"Kit\.[A-Za-z0-9_]+@\d+\.\d+\.\d+", definition["id"])
+        params = definition["input_schema"]["parameters"]
+        assert all("description" in p for p in params.get("properties", {}).values())
+        assert (definition["output_schema"] is None) == (m.outputs.type == "null")
     assert json.loads(json.dumps(definition)) == definition  # plain JSON, nothing else
     text, _ = FORMATS[fmt].import_(definition)
     back = manifest_of(text)
