@@ -336,9 +336,11 @@ def input_from_property(
             report.add(f"{where}.items", "no item type Patch can use: items imported as string")
         data["items"] = {"type": item_type}
     for key in prop:
-        if key not in _PROPERTY_KEYS and key not in extra_keys:
-            if key == "items" and ptype != "array":
-                continue
+        if key in _PROPERTY_KEYS or key in extra_keys:
+            continue
+        if key in ("properties", "required", "additionalProperties") and ptype == "object":
+            report.add(f"{where}.{key}", "a Patch object input declares no nested fields: not kept")
+        else:
             report.add(f"{where}.{key}", f"`{key}` has no place in a Patch input (not kept)")
     return data
 
