@@ -1,6 +1,7 @@
-"""Snapshots of the shell: the F1 help screen and the desk in each shipped theme.
+"""Snapshots of the shell: each shipped theme on a sampler of the widgets the desk is made of
+(stable while the desk's layout evolves), and the F1 help screen of the real desk.
 
-Fixed terminal size, watchers off, cursors not blinking, a fixed tool folder. Regenerate with
+Fixed terminal size, watchers off, cursors not blinking, fixed content. Regenerate with
 `.venv/bin/pytest tests/test_ui_snapshots_shell.py --snapshot-update` and look at the SVGs.
 """
 
@@ -8,7 +9,36 @@ from __future__ import annotations
 
 import pytest
 from desk_helpers import make_app, ready, tool_folder
-from textual.widgets import Input, TextArea
+from textual.app import App, ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import (
+    Button,
+    DataTable,
+    Footer,
+    Header,
+    Input,
+    Label,
+    Select,
+    Switch,
+    TextArea,
+)
+
+from patch_tui.ui.themes import install_themes
+from patch_tui.ui.widgets.source_pane import SourceArea
+
+SOURCE = '''# ---
+# name: echo_text
+# version: 1.0.0
+# description: Return the text it is given.
+# inputs:
+#   - name: text
+#     type: string
+#     tainted_ok: true
+# ---
+def main(text: str) -> dict:
+    """Echo."""
+    return {"text": text, "length": len(text)}  # a comment
+'''
 
 
 @pytest.fixture(autouse=True)
@@ -17,29 +47,78 @@ def _isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
 
 
-def _still(app) -> None:
-    for widget in app.screen.query("Input, TextArea"):
-        if isinstance(widget, Input | TextArea):
-            widget.cursor_blink = False
+class ThemeSampler(App[None]):
+    """The desk's building blocks in one screen: form fields, buttons, switches, a select, the
+    lint table, the source pane with its highlighting, and the three severity colours."""
 
+    TITLE = "patch-tui"
+    CSS = """
+    #row { height: auto; }
+    #form { width: 1fr; height: auto; border: round $primary; }
+    #source { width: 1fr; height: 16; }
+    .field { height: 3; }
+    .field Label { width: 12; padding: 1 1 0 0; }
+    .field Input, .field Select { width: 1fr; }
+    #sev Label { width: auto; margin-right: 2; }
+    .error { color: $text-error; } .warning { color: $text-warning; } .success { color: $text-success; }
+    DataTable { height: 5; }
+    """
 
-async def _settle(pilot) -> None:
-    await ready(pilot, pilot.app)
-    _still(pilot.app)
-    await pilot.pause()
+    def __init__(self, theme: str) -> None:
+        super().__init__()
+        self.choice = theme
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="row"):
+            with Vertical(id="form"):
+                with Horizontal(classes="field"):
+                    yield Label("name")
+                    yield Input("echo_text", id="name")
+                with Horizontal(classes="field"):
+                    yield Label("type")
+                    yield Select([("string", "string"), ("object", "object")], value="string", allow_blank=False)
+                with Horizontal(classes="field"):
+                    yield Label("tainted_ok")
+                    yield Switch(value=True)
+                    yield Switch(value=False)
+                with Horizontal(classes="field"):
+                    yield Button("Save", variant="primary")
+                    yield Button("Delete", variant="error")
+                    yield Button("Keep")
+            yield SourceArea(SOURCE, id="source")
+        with Horizontal(id="sev"):
+            yield Label("✗ error", classes="error")
+            yield Label("! warning", classes="warning")
+            yield Label("✓ no problems", classes="success")
+        yield DataTable(id="lint")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        install_themes(self, self.choice, watch=False)
+        table = self.query_one(DataTable)
+        table.add_columns("severity", "code", "at", "message")
+        table.add_row("error", "PT001", "2:9", "name must be snake_case")
+        table.add_row("warning", "PT046", "6:13", "input `text` carries outside content")
+        for widget in self.query("Input, TextArea"):
+            if isinstance(widget, Input | TextArea):
+                widget.cursor_blink = False
+        self.query_one("#name", Input).focus()
 
 
 @pytest.mark.parametrize("theme", ["patch-dark", "patch-light", "patch-contrast"])
-def test_desk_in_each_theme(snap_compare, tmp_path, theme: str) -> None:
-    app = make_app(tool_folder(tmp_path), theme=theme)
-    assert snap_compare(app, terminal_size=(120, 36), run_before=_settle)
+def test_theme(snap_compare, theme: str) -> None:
+    async def settle(pilot) -> None:
+        await pilot.pause(0.2)  # the source pane's highlighting follows the theme
+
+    assert snap_compare(ThemeSampler(theme), terminal_size=(110, 32), run_before=settle)
 
 
 def test_help_screen(snap_compare, tmp_path) -> None:
     app = make_app(tool_folder(tmp_path))
 
     async def open_help(pilot) -> None:
-        await _settle(pilot)
+        await ready(pilot, pilot.app)
         await pilot.press("f1")
         await pilot.pause()
 
