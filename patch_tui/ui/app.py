@@ -108,7 +108,6 @@ class PatchApp(App[None]):
         self.store_path = store_path
         self.editor = EditorScreen(toolbox, path)
         self.tool_watch: Any = None
-        self.start_screen: str | None = None  # a SCREENS_LAZY name shown over the editor at start
 
     def on_mount(self) -> None:
         from patch_tui.ui.screens.help import install_keymap
@@ -120,8 +119,6 @@ class PatchApp(App[None]):
         from patch_tui.ui.widgets.inbox_badge import install_pending_watch
 
         install_pending_watch(self)  # the pending count, on every screen
-        if self.start_screen:
-            self.action_open_screen(self.start_screen)
         if self.settings.watch_tools:
             from patch_tui.ui.watching import install_tool_watch
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from textual import on, work
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
@@ -641,8 +641,15 @@ class InboxScreen(Screen[None]):
             self.notify(info.problem or "The tool file is not known", severity="warning", markup=False)
             return
         editor = getattr(self.app, "editor", None)
-        if editor is None:
-            self.notify(str(info.path), title="Tool source", markup=False)
+        if editor is None:  # `patch-tui inbox` alone: show it read-only
+            from patch_tui.ui.widgets.inbox_dialogs import SourceModal
+
+            try:
+                text = info.path.read_bytes().decode("utf-8", errors="replace")
+            except OSError as exc:
+                self.notify(f"Cannot read {info.path}: {exc.strerror or exc}", severity="error", markup=False)
+                return
+            self.app.push_screen(SourceModal(str(info.path), text))
             return
         path = info.path
 
@@ -707,29 +714,55 @@ def _ts(iso: str | None) -> float:
 # -- `patch-tui inbox` ------------------------------------------------------------------------
 
 
-def build_inbox_app(store: str | os.PathLike[str] | None, toolbox: str | None = None) -> Any:
-    """The desk's app, opened on the inbox (so `o` can open a tool's source in the editor)."""
-    import argparse
+class InboxApp(App[None]):
+    """`patch-tui inbox`: the inbox on its own, so it opens fast (no desk to build behind it).
+    The desk's app reaches the same screen with ctrl+r."""
 
-    from patch_tui.commands.tui import build_app
-    from patch_tui.ui.app import PatchApp
+    TITLE = "patch-tui"
+    BINDINGS: ClassVar[list[Any]] = [
+        Binding("ctrl+q,f12", "quit", "Quit", id="app.quit", priority=True),
+    ]
 
-    app: PatchApp = build_app(argparse.Namespace(path=None, theme=None, toolbox=toolbox, store=store))
-    app.start_screen = "inbox"
-    return app
+    def __init__(
+        self,
+        store_path: str | os.PathLike[str] | None = None,
+        *,
+        settings: Any = None,
+        theme: str | None = None,
+    ) -> None:
+        from patch_tui.core.config import Settings
+
+        super().__init__()
+        self.store_path = Path(store_path) if store_path else None
+        self.settings = settings or Settings(watch_themes=False, watch_tools=False)
+        self.theme_choice = theme
+
+    def on_mount(self) -> None:
+        from patch_tui.ui.themes import install_themes
+        from patch_tui.ui.widgets.inbox_badge import install_pending_watch
+
+        install_themes(self, self.theme_choice, watch=False)
+        self.push_screen(InboxScreen())
+        install_pending_watch(self)
+
+    def on_worker_state_changed(self, event: Any) -> None:
+        # As the desk does (STYLE.md 5): a failed worker is a notification, never a crash.
+        from textual.worker import WorkerState
+
+        if event.state == WorkerState.ERROR:
+            self.notify(f"{event.worker.name or 'background task'} failed: {event.worker.error}", severity="error", markup=False)
 
 
 def run_inbox(args: Any) -> int:
     """`patch-tui inbox [--store PATH]`."""
     import sys
 
-    from patch_tui.core.config import ConfigError
-    from patch_tui.core.toolbox import ToolboxError
+    from patch_tui.core.config import ConfigError, load_settings
 
     try:
-        app = build_inbox_app(getattr(args, "store", None), getattr(args, "toolbox", None))
-    except (FileNotFoundError, ToolboxError, ConfigError) as exc:
+        settings = load_settings()
+    except ConfigError as exc:
         print(f"patch-tui: {exc}", file=sys.stderr)
         return 2
-    app.run()
+    InboxApp(getattr(args, "store", None), settings=settings, theme=getattr(args, "theme", None)).run()
     return 0

@@ -329,14 +329,10 @@ class TryItScreen(Screen[None]):
         if fields:
             fields[0].widget.focus()
 
-    def _refresh_cases(self, select: str | None = None) -> None:
+    def _refresh_cases(self) -> None:
         assert self.state is not None
         names = sorted(self.state.cases(self.tool)) if self.tool else []
-        chooser = self.query_one("#try-case", Select)
-        chooser.set_options([(n, n) for n in names])
-        if select is not None and select in names:
-            with self.prevent(Select.Changed):
-                chooser.value = select
+        self.query_one("#try-case", Select).set_options([(n, n) for n in names])
 
     def collect(self) -> tuple[dict[str, Any] | None, int]:
         """The args from the form, or None and the number of fields in error."""
@@ -379,8 +375,6 @@ class TryItScreen(Screen[None]):
         if args is None:
             self.notify(f"{errors} field(s) need fixing first", severity="warning", markup=False)
             return
-        current = self.query_one("#try-case", Select).value
-
         def named(name: str | None) -> None:
             if not name or self.tool is None or self.state is None:
                 return
@@ -389,14 +383,15 @@ class TryItScreen(Screen[None]):
             except OSError as exc:
                 self.notify(f"Cannot save the case: {exc.strerror or exc}", severity="error", markup=False)
                 return
-            self._refresh_cases(select=name)
+            # Not left selected: choosing it again later must reload it (a Select only reports
+            # a change).
+            self._refresh_cases()
             self.notify(f"Saved case {name}", markup=False)
 
         self.app.push_screen(
             PromptModal(
                 "Save these inputs as a case named:",
                 title="Save case",
-                value=current if isinstance(current, str) else "",
                 check=lambda n: None if n.strip() else "give it a name",
             ),
             named,

@@ -19,10 +19,13 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, Static
+from textual.widgets import Button, Input, Label, Static, TextArea
 
 from patch_tui.core.store import Decision, StoreError
-from patch_tui.ui.safe_text import safe
+from patch_tui.core.text_safety import visible
+from patch_tui.ui.safe_text import safe, safe_line
+
+PAST = {"approve": "approved", "reject": "rejected"}
 
 
 class DecideModal(ModalScreen[Decision | None]):
@@ -134,7 +137,7 @@ class DecideModal(ModalScreen[Decision | None]):
         else:
             error.update(
                 Content.assemble(
-                    (f"Not {self.verb}d: ", "bold"), safe(decision.why or decision.code)
+                    (f"Not {PAST[self.verb]}: ", "bold"), safe(decision.why or decision.code)
                 )
             )
             # Someone else decided (or it expired): this dialog can only be closed now.
@@ -144,3 +147,28 @@ class DecideModal(ModalScreen[Decision | None]):
             close.label = "Close"
             close.focus()
         error.add_class("-shown")
+
+
+class SourceModal(ModalScreen[None]):
+    """A tool's source, read-only (the standalone inbox has no editor behind it). Hidden
+    characters are shown as tokens: a Trojan Source body must not look innocent here either."""
+
+    DEFAULT_CSS = """
+    SourceModal { align: center middle; }
+    SourceModal > Vertical { width: 95%; height: 90%; border: thick $primary; background: $surface; }
+    SourceModal TextArea { height: 1fr; }
+    """
+    BINDINGS = [Binding("escape,q", "dismiss", "Close", id="source.close")]
+
+    def __init__(self, path: str, text: str) -> None:
+        super().__init__()
+        self.path = path
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(safe_line(self.path, "bold"))
+            yield TextArea(visible(self.text), read_only=True, show_line_numbers=True, id="source-text")
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()

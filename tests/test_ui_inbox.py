@@ -1,0 +1,445 @@
+"""Pilot tests of the confirmation inbox and the try-it panel, against a real store file that a
+second `Store` (another process's view: an agent, another approver) writes at the same time."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from inboxkit import HOSTILE, hold, inbox_app, isolate, make_app, open_inbox, tools, wait_for
+
+from patch_tui.core.store import Store
+from patch_tui.ui.screens.inbox import InboxScreen
+from patch_tui.ui.widgets.inbox_badge import PendingBadge
+from patch_tui.ui.widgets.inbox_dialogs import DecideModal
+
+SIZE = (100, 32)
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[Path, Path]:
+    store = isolate(monkeypatch, tmp_path)
+    return tools(tmp_path), store
+
+
+def _status(store: Path, token: str):
+    with Store(store, actor="check") as s:
+        return s.get(token)
+
+
+async def _show_all(pilot, screen: InboxScreen) -> None:
+    """What a person does before approving: expand what is collapsed, scroll to the end."""
+    if screen.view is not None and screen.view.collapsed:
+        await pilot.press("e")
+        await pilot.pause()
+    screen.detail.scroll_end(animate=False, immediate=True)
+    await wait_for(pilot, lambda: screen.can_approve, what="approve to be enabled")
+
+
+# -- live list --------------------------------------------------------------------------------
+
+
+async def test_live_arrival_badge_on_every_screen_and_leaving(env) -> None:
+    folder, store = env
+    app = make_app(folder, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.3)
+        assert not app.screen.query(PendingBadge) or not app.screen.query_one(PendingBadge).display
+        first = hold(store, folder / "delete_file.py", {"path": "/tmp/a.txt"})
+        # The desk shows the count by itself, without a key press.
+        took = await wait_for(
+            pilot,
+            lambda: any(b.display and "1 pending" in str(b.render()) for b in app.screen.query(PendingBadge)),
+            timeout=2,
+            what="the badge on the editor",
+        )
+        assert took < 1.0
+        await pilot.press("f1")  # the help screen has its own layout, and the badge too
+        await wait_for(pilot, lambda: any("1 pending" in str(b.render()) for b in app.screen.query(PendingBadge)), what="the badge on help")
+        await pilot.press("escape")
+        screen = await open_inbox(pilot, app)
+        assert [a.token for a in screen.list.actions] == [first.token]
+        second = hold(store, folder / "slack_send_message.py", {"channel": "#general", "text": "hi"})
+        took = await wait_for(pilot, lambda: len(screen.list.actions) == 2, timeout=2, what="the second action")
+        assert took < 1.0
+        assert screen.list.actions[0].token == second.token  # newest first
+        # Decided elsewhere (the CLI): it leaves the list.
+        with Store(store, actor="cli") as other:
+            assert other.reject(second.token, reason="no").ok
+        await wait_for(pilot, lambda: [a.token for a in screen.list.actions] == [first.token], timeout=2, what="the rejected one to leave")
+        assert app.is_running
+
+
+async def test_expired_actions_leave_and_show_in_history(env) -> None:
+    folder, store = env
+    action = hold(store, folder / "delete_file.py", {"path": "/tmp/x"}, ttl=120)
+    app = inbox_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_inbox(pilot, app)
+        assert [a.token for a in screen.list.actions] == [action.token]
+        # Its expiry comes near (set from outside, so the test does not depend on start-up time).
+        from patch_tui.core.store import now_iso
+
+        with sqlite3.connect(store) as db:
+            db.execute("UPDATE actions SET expires_at = ? WHERE token = ?", (now_iso(time.time() + 1.0), action.token))
+        await wait_for(pilot, lambda: screen.list.actions and "in 0s" in str(screen.query_one("#detail-head").render()) or not screen.list.actions, timeout=5, what="the countdown")
+        # Expiry commits nothing by itself: the inbox re-reads when the first expiry is due.
+        await wait_for(pilot, lambda: not screen.list.actions, timeout=5, what="expiry")
+        assert screen.has_class("-empty")
+        assert _status(store, action.token).status == "expired"
+        await pilot.press("h")
+        await wait_for(pilot, lambda: screen.mode == "history" and screen.list.actions, what="history")
+        assert screen.list.actions[0].status == "expired"
+
+
+# -- deciding ---------------------------------------------------------------------------------
+
+
+async def test_approve_needs_everything_shown_then_records_the_tui(env) -> None:
+    folder, store = env
+    long_path = "/data/" + "d" * 600
+    action = hold(store, folder / "delete_file.py", {"path": long_path, "missing_ok": False})
+    app = inbox_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_inbox(pilot, app)
+        assert screen.view is not None and screen.view.collapsed == ["$.path"]
+        assert not screen.can_approve
+        await pilot.press("a")
+        await pilot.pause()
+        assert not isinstance(app.screen, DecideModal)  # disabled: nothing was decided
+        assert _status(store, action.token).status == "pending"
+        screen.detail.scroll_end(animate=False, immediate=True)
+        await pilot.pause(0.1)
+        assert not screen.can_approve  # scrolled, but a value is still collapsed
+        await pilot.press("e")
+        await pilot.pause()
+        assert long_path in str(screen.query_one("#detail-args").render())
+        await _show_all(pilot, screen)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, DecideModal), what="the dialog")
+        dialog = app.screen
+        # delete_file is destructive: Cancel has the focus, so Enter decides nothing.
+        assert app.focused is not None and app.focused.id == "decide-no"
+        await pilot.click("#decide-yes")
+        await wait_for(pilot, lambda: not isinstance(app.screen, DecideModal), what="the dialog to close")
+        del dialog
+        done = _status(store, action.token)
+        assert done.status == "approved"
+        assert done.decided_by.endswith("@tui")
+        await wait_for(pilot, lambda: not screen.list.actions, what="the approved one to leave")
+
+
+async def test_reject_with_a_reason(env) -> None:
+    folder, store = env
+    action = hold(store, folder / "slack_send_message.py", {"channel": "#ops", "text": "deploy now"})
+    app = inbox_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_inbox(pilot, app)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, DecideModal), what="the dialog")
+        await pilot.click("#decide-note")
+        await pilot.press(*"not during the freeze")
+        await pilot.click("#decide-yes")
+        await wait_for(pilot, lambda: not isinstance(app.screen, DecideModal), what="the dialog to close")
+        done = _status(store, action.token)
+        assert done.status == "rejected" and done.note == "not during the freeze"
+        assert done.decided_by.endswith("@tui")
+
+
+async def test_another_approver_wins_and_the_dialog_says_so(env) -> None:
+    folder, store = env
+    action = hold(store, folder / "delete_file.py", {"path": "/tmp/a"})
+    app = inbox_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_inbox(pilot, app)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, DecideModal), what="the dialog")
+        # Meanwhile, in another terminal, bob approves it.
+        with Store(store, actor="bob@cli") as other:
+            assert other.approve(action.token).ok
+        await pilot.click("#decide-yes")
+        error = app.screen.query_one("#decide-error")
+        await wait_for(pilot, lambda: error.has_class("-shown"), what="the conflict message")
+        text = str(error.render())
+        assert "Not rejected" in text and "already approved by bob@cli" in text
+        assert isinstance(app.screen, DecideModal)  # stays open until the person closes it
+        await pilot.press("escape")
+        done = _status(store, action.token)
+        assert done.status == "approved" and done.decided_by == "bob@cli"
+        await wait_for(pilot, lambda: not screen.list.actions, what="the list to catch up")
+
+
+async def test_store_busy_is_shown_and_retried(env) -> None:
+    folder, store = env
+    stays = hold(store, folder / "delete_file.py", {"path": "/tmp/a"})
+    due = hold(store, folder / "delete_file.py", {"path": "/tmp/b"})
+    app = inbox_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_inbox(pilot, app)
+        from patch_tui.core.store import now_iso
+
+        with sqlite3.connect(store) as db:
+            db.execute("UPDATE actions SET expires_at = ? WHERE token = ?", (now_iso(time.time() + 1.5), due.token))
+        await wait_for(pilot, lambda: screen.next_due < time.time() + 2, what="the new expiry")
+        # Another process takes the write lock and holds it: expiring `due` has to wait.
+        lock = sqlite3.connect(store, isolation_level=None, timeout=10)
+        lock.execute("BEGIN IMMEDIATE")
+        status = screen.query_one("#inbox-status")
+        await wait_for(pilot, lambda: "store busy" in str(status.render()), timeout=8, what="store busy")
+        # The UI thread stays free meanwhile: keys are handled at once.
+        screen.list.cursor = [a.token for a in screen.list.actions].index(stays.token)
+        await pilot.press("r")
+        await wait_for(pilot, lambda: isinstance(app.screen, DecideModal), what="the dialog")
+        await pilot.click("#decide-yes")
+        error = app.screen.query_one("#decide-error")
+        await wait_for(pilot, lambda: error.has_class("-shown"), timeout=8, what="the busy message")
+        assert "busy" in str(error.render())
+        assert _status(store, stays.token).status == "pending"
+        lock.execute("ROLLBACK")
+        lock.close()
+        await pilot.click("#decide-yes")  # retried by the person: now it goes through
+        await wait_for(pilot, lambda: not isinstance(app.screen, DecideModal), timeout=8, what="the dialog to close")
+        assert _status(store, stays.token).status == "rejected"
+        await wait_for(pilot, lambda: "store busy" not in str(status.render()) and not screen.list.actions, timeout=8, what="recovery")
+        assert _status(store, due.token).status == "expired"
+
+
+# -- hostile args -------------------------------------------------------------------------------
+
+
+def _strips_of(widget) -> list:
+    region = widget.region
+    return widget.render_lines(region.reset_offset) if region.area else []
+
+
+async def test_hostile_args_are_shown_plainly_and_harmlessly(env) -> None:
+    folder, store = env
+    args = {"path": " ".join(HOSTILE.values())}
+    args.update({f"x_{k}": v for k, v in HOSTILE.items()})
+    action = hold(store, folder / "delete_file.py", args)
+    app = inbox_app(store)
+    async with app.run_test(size=(160, 80)) as pilot:
+        screen = await open_inbox(pilot, app)
+        await pilot.press("e")
+        await pilot.pause(0.2)
+        shown = "".join(
+            seg.text
+            for w in screen.query("#detail Static, ActionList")
+            for strip in _strips_of(w)
+            for seg in strip
+        )
+        segments = [
+            seg for w in screen.query("#detail Static, ActionList, #inbox-status") for strip in _strips_of(w) for seg in strip
+        ]
+        for seg in segments:
+            assert "\x1b" not in seg.text and not any(0x80 <= ord(c) < 0xA0 for c in seg.text)
+            assert not any(ord(c) < 0x20 for c in seg.text)
+            style = seg.style
+            if style is not None:
+                assert not style.link, f"a link reached the screen: {style.link}"
+                assert "@click" not in (style.meta or {}), "a click action reached the screen"
+        # Markup is text; every hidden character is a visible code point.
+        for text in ("[@click=app.quit]x[/]", "[link=https://evil.example]good[/link]", "[/]"):
+            assert json.dumps(text)[1:-1] in shown
+        for token in ("⟦U+001B⟧", "⟦U+009B⟧", "⟦U+000D⟧", "⟦U+0007⟧", "⟦U+202E⟧", "⟦U+200B⟧", "⟦U+E0041⟧"):
+            assert token in shown, token
+        banner = str(screen.query_one("#detail-banner").render())
+        assert "hidden or control characters" in banner
+        # The whole screen as exported: no escape or C1 byte anywhere.
+        svg = app.export_screenshot()
+        assert "\x1b" not in svg and not any(0x80 <= ord(c) < 0xA0 for c in svg)
+        assert "evil.example" not in "".join(s.style.link or "" for s in segments if s.style)
+        # Keys and clicks on the rendered text do nothing but what the inbox does.
+        await pilot.click("#detail-args", offset=(5, 3))
+        await pilot.press("down", "up", "tab", "tab")
+        assert app.is_running and isinstance(app.screen, InboxScreen)
+        assert _status(store, action.token).status == "pending"
+
+
+# -- history ------------------------------------------------------------------------------------
+
+
+async def test_history_filter_and_export(env, tmp_path: Path) -> None:
+    folder, store = env
+    a = hold(store, folder / "delete_file.py", {"path": "/tmp/a"})
+    b = hold(store, folder / "slack_send_message.py", {"channel": "#c", "text": "t"})
+    c = hold(store, folder / "delete_file.py", {"path": "/tmp/c"})
+    with Store(store, actor="alice@cli") as s:
+        s.approve(a.token, note="fine")
+        s.claim(a.token)
+        s.finish(a.token, True, {"deleted": True})
+        s.reject(b.token, reason="nope")
+        s.approve(c.token)
+        s.claim(c.token)
+        s.finish(c.token, False, {"error": "permission denied"})
+    app = inbox_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_inbox(pilot, app)
+        await pilot.press("h")
+        await wait_for(pilot, lambda: len(screen.list.actions) == 3, what="history rows")
+        assert {x.status for x in screen.list.actions} == {"executed", "rejected", "failed"}
+        await pilot.click("#filter-tool")
+        await pilot.press(*"delete")
+        await wait_for(pilot, lambda: len(screen.list.actions) == 2, what="tool filter")
+        from textual.widgets import Select
+
+        screen.query_one("#filter-status", Select).value = "failed"
+        await wait_for(pilot, lambda: [x.token for x in screen.list.actions] == [c.token], what="status filter")
+        detail = str(screen.query_one("#detail-result").render())
+        assert "permission denied" in detail
+        await wait_for(pilot, lambda: "claimed" in str(screen.query_one("#detail-result").render()), what="events")
+        head = str(screen.query_one("#detail-head").render())
+        assert "alice@cli" in head
+        target = tmp_path / "out" / "history.json"
+        screen.action_export()
+        await pilot.pause()
+        from textual.widgets import Input
+
+        field = app.screen.query_one("#prompt-input", Input)
+        field.value = str(target)
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: target.exists(), what="the export")
+        data = json.loads(target.read_text())
+        assert [d["token"] for d in data] == [c.token]
+        assert data[0]["status"] == "failed" and data[0]["result"] == {"error": "permission denied"}
+        assert data[0]["decided_by"] == "alice@cli"
+
+
+# -- try it -------------------------------------------------------------------------------------
+
+
+async def _try_it(pilot, app):
+    from patch_tui.ui.screens.try_it import TryItScreen
+
+    await pilot.press("ctrl+j")
+    await wait_for(pilot, lambda: isinstance(app.screen, TryItScreen), what="try it")
+    await pilot.pause(0.1)
+    return app.screen
+
+
+async def _run(pilot, screen) -> object:
+    before = screen.run_count
+    await pilot.press("f5")
+    await wait_for(pilot, lambda: screen.run_count > before, timeout=30, what="the run")
+    return screen.last_outcome
+
+
+async def test_try_it_runs_unsaved_text_and_remembers_args(env) -> None:
+    folder, store = env
+    path = folder / "slugify.py"
+    app = make_app(folder, store, path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.3)
+        screen = await _try_it(pilot, app)
+        screen.query_one("#in-text").value = "Hello Wide World"
+        outcome = await _run(pilot, screen)
+        assert outcome.status == "ok" and outcome.payload == "hello-wide-world"
+        status = str(screen.query_one("#try-status").render())
+        assert "ok" in status and "exit code 0" in status and " ms" in status
+        assert "network" in str(screen.query_one("#try-enforced").render())
+        assert '"hello-wide-world"' in str(screen.query_one("#try-output").render())
+        await pilot.press("escape")
+        # An unsaved edit of the body: try-it runs the text in the editor, not the file.
+        editor = app.editor
+        editor.source.load_text(editor.source_text.replace("    return slug\n", "    return 'EDITED'\n", 1))
+        assert "EDITED" not in path.read_text()
+        screen = await _try_it(pilot, app)
+        assert screen.query_one("#in-text").value == "Hello Wide World"  # remembered
+        outcome = await _run(pilot, screen)
+        assert outcome.status == "ok" and outcome.payload == "EDITED"
+
+
+async def test_try_it_failure_shows_error_stderr_and_exit_code(env) -> None:
+    folder, store = env
+    path = folder / "word_count.py"
+    text = path.read_text()
+    body_start = text.index("# ---", text.index("# ---") + 1)
+    broken = text[:body_start] + "# ---\nimport sys\nsys.stderr.write('boom \\x1b[2J here\\n')\nsys.exit(3)\n"
+    path.write_text(broken)
+    app = make_app(folder, store, path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.3)
+        screen = await _try_it(pilot, app)
+        for field in screen.query("InputField"):
+            if field.spec.required and not field.spec.has_default:
+                field.widget.value = "some words here"
+        outcome = await _run(pilot, screen)
+        assert outcome.status == "failed"
+        status = str(screen.query_one("#try-status").render())
+        assert "failed" in status and "exit code 3" in status
+        stderr = str(screen.query_one("#try-stderr").render())
+        assert "boom ⟦U+001B⟧[2J here" in stderr
+        assert "\x1b" not in app.export_screenshot()
+
+
+async def test_try_it_human_confirm_is_held_and_reaches_the_inbox(env) -> None:
+    folder, store = env
+    path = folder / "delete_file.py"
+    victim = folder.parent / "victim.txt"
+    victim.write_text("keep me")
+    app = make_app(folder, store, path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.3)
+        screen = await _try_it(pilot, app)
+        screen.query_one("#in-path").value = str(victim)
+        outcome = await _run(pilot, screen)
+        assert outcome.status == "confirmation_required"
+        assert victim.exists()  # held, not run
+        token = outcome.payload["confirmation_token"]
+        assert token in str(screen.query_one("#try-output").render())
+        await pilot.press("escape")
+        inbox = await open_inbox(pilot, app)
+        await wait_for(pilot, lambda: [a.token for a in inbox.list.actions] == [token], what="the held call in the inbox")
+        # The optional flag went with its default, as the form showed it.
+        assert inbox.list.actions[0].args == {"path": str(victim), "missing_ok": False}
+
+
+async def test_try_it_validates_json_fields_and_saves_cases(env, tmp_path: Path) -> None:
+    folder, store = env
+    path = folder / "obj_tool.py"
+    path.write_text(
+        "# ---\n# name: obj_tool\n# version: 1.0.0\n# description: Echo a list and an object back.\n"
+        "# inputs:\n#   - name: items\n#     type: array\n#     description: Some items.\n"
+        "#     items:\n#       type: string\n#   - name: opts\n#     type: object\n#     description: Options.\n"
+        "#     required: false\n#     default: {}\n#   - name: flag\n#     type: boolean\n#     description: A flag.\n"
+        "#   - name: count\n#     type: integer\n#     description: How many.\n"
+        "# outputs:\n#   type: object\n# capabilities:\n#   network: false\n#   filesystem: none\n"
+        "#   human_confirm: false\n# runtime:\n#   language: python\n#   python_version: \"3.12\"\n#   packages: []\n# ---\n"
+        "import json\nimport sys\n\n\ndef main(items: list, flag: bool, count: int, opts: dict | None = None) -> dict:\n"
+        "    return {\"items\": items, \"flag\": flag, \"count\": count, \"opts\": opts}\n\n\n"
+        "if __name__ == \"__main__\":\n    print(json.dumps(main(**json.loads(sys.stdin.read()))))\n"
+    )
+    app = make_app(folder, store, path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.3)
+        screen = await _try_it(pilot, app)
+        screen.query_one("#in-items").load_text('{"not": "a list"}')
+        screen.query_one("#in-count").value = "3"
+        outcome_before = screen.run_count
+        await pilot.press("f5")
+        await pilot.pause(0.2)
+        assert screen.run_count == outcome_before  # refused before running
+        assert "expected a JSON array" in str(screen.query_one("#field-items .field-error").render())
+        assert "choose true or false" in str(screen.query_one("#field-flag .field-error").render())
+        screen.query_one("#in-items").load_text('["a", "b"]')
+        screen.query_one("#in-flag").value = True
+        outcome = await _run(pilot, screen)
+        assert outcome.status == "ok"
+        assert outcome.payload == {"items": ["a", "b"], "flag": True, "count": 3, "opts": {}}
+        # Save a named case, change the form, load the case back.
+        screen.action_save_case()
+        await pilot.pause()
+        app.screen.query_one("#prompt-input").value = "two items"
+        await pilot.press("enter")
+        await pilot.pause()
+        screen.query_one("#in-count").value = "99"
+        from patch_tui.ui.screens.try_it import TryState
+
+        saved = TryState().cases("obj_tool")
+        assert saved == {"two items": {"items": ["a", "b"], "flag": True, "count": 3, "opts": {}}}
+        screen.query_one("#try-case").value = "two items"
+        await pilot.pause()
+        assert screen.query_one("#in-count").value == "3"
