@@ -255,9 +255,8 @@ def run_lint(args: argparse.Namespace) -> int:
     diags = run.diagnostics
     out = sys.stdout
     if fmt == "json":
-        # No indent: the C encoder is several times faster, and tools read it anyway.
-        json.dump([d.to_json() for d in diags], out, ensure_ascii=False)
-        out.write("\n")
+        # json.dumps without indent uses the C encoder (json.dump never does): several times faster.
+        out.write(json.dumps([d.to_json() for d in diags], ensure_ascii=False) + "\n")
     elif fmt == "github":
         for d in diags:
             print(format_github_line(d), file=out)

@@ -144,11 +144,15 @@ class LintContext:
 
     def get(self, *path: str | int, default: Any = None) -> Any:
         """A raw manifest value by path, or `default` when absent or the path breaks."""
-        value: Any = self.data
+        # Called tens of times per file by the rules: exact type checks, no property lookups.
+        value: Any = self.tf.data
+        if type(value) is not dict:
+            return default
         for step in path:
-            if isinstance(value, dict) and isinstance(step, str) and step in value:
+            kind = type(value)
+            if kind is dict and type(step) is str and step in value:
                 value = value[step]
-            elif isinstance(value, list) and isinstance(step, int) and 0 <= step < len(value):
+            elif kind is list and type(step) is int and 0 <= step < len(value):
                 value = value[step]
             else:
                 return default
