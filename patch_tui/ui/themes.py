@@ -273,7 +273,7 @@ class ThemeManager:
         self.notify_errors(errors)
         self.app.theme_changed_signal.subscribe(self.app, self._on_theme_changed)
         if watch:
-            self.watch()
+            self.app.call_after_refresh(self.watch)  # after the first frame, like the tool watch
 
     def _on_theme_changed(self, theme: Theme) -> None:
         # Any switch the user makes (our palette command, Textual's own theme picker) lands here;

@@ -130,5 +130,6 @@ def install_tool_watch(
     if not enabled:
         return None
     watch = ToolWatch(app, folders)
-    watch.start()
+    # After the first frame: importing watchfiles and hashing the folder must not delay it.
+    app.call_after_refresh(watch.start)
     return watch
