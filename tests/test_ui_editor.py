@@ -20,6 +20,7 @@ from patch_tui.ui.widgets.lint_panel import LintPanel
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("PATCH_TUI_CONFIG", str(tmp_path / "config.toml"))
+    monkeypatch.setenv("PATCH_TUI_STORE", str(tmp_path / "store.sqlite3"))
     monkeypatch.setenv("EDITOR", "true")
 
 

@@ -132,6 +132,7 @@ class EditorScreen(Screen[None]):
                     )
                 yield Label("No tool open: press n in the tool list (or ctrl+n) to create one.", id="empty")
                 yield LintPanel(id="lint")
+                yield Static("", id="lint-detail")
         yield Footer()
 
     def _say(self, message: str, **kwargs: Any) -> None:
@@ -299,6 +300,9 @@ class EditorScreen(Screen[None]):
         self._lint_text = text
         self.diagnostics = diagnostics
         self.lint_panel.show(diagnostics)
+        self.set_class(not diagnostics, "-clean")
+        if not diagnostics:
+            self.query_one("#lint-detail", Static).update("")
         self._load_form(tf)
         self.dirty = text != self.saved_text
         if self.current_path is not None:
@@ -383,6 +387,21 @@ class EditorScreen(Screen[None]):
         span = d.span
         self.source.select_span(span.line, span.column, span.end_line, span.end_column)
         self.source.focus()
+
+    @on(LintPanel.RowHighlighted, "#lint")
+    def _lint_row(self, event: LintPanel.RowHighlighted) -> None:
+        """The whole message of the highlighted problem (the table cuts long ones)."""
+        d = self.lint_panel.current
+        detail = self.query_one("#lint-detail", Static)
+        if d is None:
+            detail.update("")
+            return
+        text = Text()
+        text.append(f"{d.code} {d.line}:{d.column}  ", style="bold")
+        text.append(visible(d.message))
+        if d.fix is not None:
+            text.append(f"  · f: {visible(d.fix.title)}", style="italic")
+        detail.update(text)
 
     @on(LintPanel.ApplyFix)
     def _apply_fix_message(self, event: LintPanel.ApplyFix) -> None:
@@ -632,7 +651,7 @@ class EditorScreen(Screen[None]):
                     self.keep_mine()
 
         self.app.push_screen(
-            ConflictModal(str(self.current_path), self.source.text, disk, saving=saving), decided
+            ConflictModal(self.current_path.name, self.source.text, disk, saving=saving), decided
         )
 
     # -- switching and managing tools -------------------------------------------------------
@@ -778,7 +797,7 @@ class EditorScreen(Screen[None]):
 
         self.app.push_screen(
             ConfirmModal(
-                f"Delete {path.name}? It moves to {self.toolbox.trash_dir}, nothing is erased.",
+                f"Delete {path.name}? It moves to the toolbox's {self.toolbox.trash_dir.name} folder; nothing is erased.",
                 title="Delete tool",
                 yes="Delete",
                 destructive=True,

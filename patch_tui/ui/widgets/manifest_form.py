@@ -449,6 +449,7 @@ class ManifestForm(VerticalScroll):
     def _show_help(self, event: DescendantFocus) -> None:
         path = getattr(event.widget, "field_path", None)
         help_box = self.query_one("#field-help", Static)
+        help_box.set_class(path is not None, "-shown")
         if path is None:
             help_box.update("")
             return
