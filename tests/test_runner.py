@@ -262,14 +262,44 @@ def test_packages_need_install_permission(tmp_path: Path) -> None:
     assert venv_key(["a==2"]) != venv_key(["a==3"])
 
 
-def test_pinned_packages_install_into_a_cached_venv(tmp_path: Path) -> None:
+def _local_wheel(folder: Path, name: str, version: str) -> Path:
+    """A minimal pure-Python wheel, so installing needs no package index (tests stay offline)."""
+    import base64
+    import hashlib
+    import zipfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    dist = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}.py": f"__version__ = {version!r}\n",
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
+        record.append(f"{path},sha256={digest.decode()},{len(text.encode())}")
+    record.append(f"{dist}/RECORD,,")
+    wheel = folder / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        for path, text in files.items():
+            zf.writestr(path, text)
+        zf.writestr(f"{dist}/RECORD", "\n".join(record) + "\n")
+    return wheel
+
+
+def test_pinned_packages_install_into_a_cached_venv(tmp_path: Path, monkeypatch) -> None:
+    # pip reads these from the environment: install from a local folder, never the network.
+    _local_wheel(tmp_path / "wheels", "patchdemo", "1.2.3")
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "wheels"))
     root = tmp_path / "venvs"
-    body = 'def main() -> dict:\n    import six\n    return {"six": six.__version__}'
-    text = tool_text("uses_six", body, packages=["six==1.17.0"])
+    body = 'def main() -> dict:\n    import patchdemo\n    return {"v": patchdemo.__version__}'
+    text = tool_text("uses_demo", body, packages=["patchdemo==1.2.3"])
     r = run_source(text, {}, venv_root=root, timeout=30)
     assert r.ok, r.error
-    assert r.result == {"six": "1.17.0"} and r.packages_installed == ["six==1.17.0"]
+    assert r.result == {"v": "1.2.3"} and r.packages_installed == ["patchdemo==1.2.3"]
     # The second run reuses it: even with installing refused.
     again = run_source(text, {}, venv_root=root, allow_install=False)
-    assert again.ok and again.result == {"six": "1.17.0"}
-    assert ensure_venv(["six==1.17.0"], allow_install=False, venv_root=root).exists()
+    assert again.ok and again.result == {"v": "1.2.3"}
+    assert ensure_venv(["patchdemo==1.2.3"], allow_install=False, venv_root=root).exists()
