@@ -41,7 +41,6 @@ PREVIEW_REFRESH = 0.1  # seconds between preview repaints while text streams in
 
 # pygments token family -> the style (theme variables) that colours it; first match wins.
 _TOKEN_STYLES = (
-    ("Comment", "$text-muted"),
     ("Keyword", "$text-accent"),
     ("Operator.Word", "$text-accent"),
     ("Name.Builtin", "$text-secondary"),
@@ -170,7 +169,7 @@ class GenerateScreen(ModalScreen["Accepted | None"]):
                     yield Static(Content(""), id="gen-preview")
                 with Vertical(id="gen-side"):
                     yield Label("Rounds")
-                    yield RichLog(id="gen-rounds", markup=False, wrap=True, highlight=False)
+                    yield RichLog(id="gen-rounds", markup=False, wrap=True, highlight=False, min_width=20)
                     yield Static(Text("tokens: -"), id="gen-usage")
             yield Static(Text("Press enter to generate."), id="gen-status")
             with Horizontal(id="gen-buttons"):
@@ -228,6 +227,9 @@ class GenerateScreen(ModalScreen["Accepted | None"]):
             preview.update(self._diff_renderable(self.app.theme_variables))
         else:
             preview.update(highlight("".join(self._buffer)))
+        if self.state == "running":
+            # Follow the answer as it arrives, like a terminal would.
+            self.query_one("#gen-preview-scroll", VerticalScroll).scroll_end(animate=False)
 
     def _diff_renderable(self, variables: dict[str, str]) -> Text:
         from patch_tui.core.generate import split_sections
@@ -344,6 +346,7 @@ class GenerateScreen(ModalScreen["Accepted | None"]):
         self._buffer = [result.text]
         self._dirty = True
         self._flush_preview()
+        self.query_one("#gen-preview-scroll", VerticalScroll).scroll_home(animate=False)
         errors = len(result.errors)
         if errors:
             self._status(
@@ -366,7 +369,7 @@ class GenerateScreen(ModalScreen["Accepted | None"]):
             self._dirty = True
             label = {"initial": "first answer", "refine": "refinement", "repair": f"repair {event.round}"}
             self._log(Text(f"▸ {label[event.kind]}: streaming…"))
-            self._status(f"Streaming the {label[event.kind]}… (esc cancels)")
+            self._status(f"Streaming: {label[event.kind]}… (esc cancels)")
         elif isinstance(event, g.RoundChecked):
             self._buffer = [event.text]
             self._dirty = True
