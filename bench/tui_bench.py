@@ -157,6 +157,35 @@ def tool_of(lines: int) -> str:
     return head + "".join(body) + tail
 
 
+def importtime(kind: str, path: str | None, env: dict[str, str]) -> dict[str, float]:
+    """`python -X importtime` of a child: milliseconds of import per top-level package."""
+    cmd = [sys.executable, "-X", "importtime", __file__, "--child", kind]
+    if path:
+        cmd.append(path)
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
+    per_package: dict[str, float] = {}
+    for line in out.stderr.splitlines():
+        if not line.startswith("import time:") or "|" not in line or "self [us]" in line:
+            continue
+        self_us, _cumulative, name = (x.strip() for x in line.split(":", 1)[1].split("|"))
+        top = name.strip().split(".")[0]
+        per_package[top] = per_package.get(top, 0.0) + int(self_us) / 1000
+    return dict(sorted(per_package.items(), key=lambda kv: -kv[1]))
+
+
+def bench_imports(tool: Path, env: dict[str, str]) -> dict[str, Any]:
+    importtime("desk", str(tool), env)  # warm the bytecode cache
+    bare = importtime("bare", None, env)
+    desk = importtime("desk", str(tool), env)
+    extra = {k: round(v - bare.get(k, 0.0), 1) for k, v in desk.items()}
+    extra = {k: v for k, v in sorted(extra.items(), key=lambda kv: -kv[1]) if v >= 2.0}
+    return {
+        "bare_import_ms": round(sum(bare.values()), 1),
+        "desk_import_ms": round(sum(desk.values()), 1),
+        "desk_extra_by_package_ms": extra,
+    }
+
+
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
@@ -182,7 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--keys", type=int, default=40, help="keystrokes for (b)")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--only", choices=["startup", "keystroke", "follow"], default=None)
+    parser.add_argument(
+        "--only", choices=["startup", "imports", "keystroke", "follow"], default=None
+    )
     parser.add_argument("--child", choices=["bare", "desk"], help=argparse.SUPPRESS)
     parser.add_argument("path", nargs="?", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -204,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
         tool.write_text(tool_of(300), encoding="utf-8")
         if args.only in (None, "startup"):
             results["startup"] = bench_startup(args.runs, tool, env)
+        if args.only in (None, "imports"):
+            results["imports"] = bench_imports(tool, env)
         if args.only in (None, "keystroke"):
             results["keystroke"] = asyncio.run(bench_keystroke(tool, args.keys))
         if args.only in (None, "follow"):

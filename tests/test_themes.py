@@ -266,3 +266,22 @@ async def test_theme_switch_picker_lists_ours_and_remembers(user_dirs, tmp_path)
         assert app.theme == "patch-light"
     saved = tomllib.loads((tmp_path / "config.toml").read_text(encoding="utf-8"))
     assert saved["theme"] == "patch-light"
+
+
+async def test_theme_option_on_the_command_line(user_dirs, tmp_path) -> None:
+    """`patch-tui --theme patch-light PATH` as the CLI parses it: used, not remembered."""
+    from desk_helpers import ready, tool_folder
+
+    from patch_tui.cli import _tui_parser
+    from patch_tui.commands.tui import build_app
+
+    folder = tool_folder(tmp_path)
+    args = _tui_parser().parse_args(["--theme", "patch-light", str(folder)])
+    app = build_app(args)
+    app.settings.watch_tools = False
+    app.settings.watch_themes = False
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        assert app.theme == "patch-light"
+        assert app.current_theme.dark is False
+    assert not (tmp_path / "config.toml").exists()
