@@ -173,7 +173,8 @@ class GenerateScreen(ModalScreen["Accepted | None"]):
                     yield Static(Text("tokens: -"), id="gen-usage")
             yield Static(Text("Press enter to generate."), id="gen-status")
             with Horizontal(id="gen-buttons"):
-                yield Button("Generate (ctrl+g)", id="gen-start", variant="primary")
+                verb = "Refine" if self.refining else "Generate"
+                yield Button(f"{verb} (ctrl+g)", id="gen-start", variant="primary")
                 yield Button("Cancel (esc)", id="gen-cancel", disabled=True)
                 yield Button("Accept (ctrl+s)", id="gen-accept", variant="success", disabled=True)
                 yield Button("Discard", id="gen-discard")
