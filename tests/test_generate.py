@@ -420,3 +420,21 @@ def test_anthropic_not_imported_before_generation_starts(tmp_path: Path) -> None
     )
     assert "anthropic" not in loaded and "httpx2" not in loaded
     assert "patch_tui" in loaded
+
+
+async def test_saving_into_a_patch_toolbox_updates_its_index(fake: FakeAnthropic, tmp_path: Path) -> None:
+    import json
+
+    root = tmp_path / "toolbox"
+    (root / "tools").mkdir(parents=True)
+    (root / "tools" / "count_words.py").write_text(TOOL, encoding="utf-8")
+    (root / "index.json").write_text(json.dumps({"tools": [{"name": "count_words", "version": "1.0.0"}]}))
+    taken = g.taken_names([root])
+    assert "count_words" in taken
+    fake.add(Reply(TOOL))
+    result, _ = await run_generate(fake, existing_names=taken)
+    path = g.save_new(result, root)
+    assert path == root / "tools" / "count_words_2.py"
+    names = [entry["name"] for entry in json.loads((root / "index.json").read_text())["tools"]]
+    assert names == ["count_words", "count_words_2"]
+    assert (root / "tools" / "count_words.py").read_text(encoding="utf-8") == TOOL
