@@ -16,6 +16,7 @@ importing this module, or starting the app, never loads it.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import inspect
 import os
@@ -649,7 +650,11 @@ async def _run(
             total = total + answer.usage
             await _emit(on_event, UsageReported(round_no, answer.model, answer.usage, total))
             finished_at = utc_now()
-            text, round_notices = finalize(extract_tool(answer.text), answer.model, finished_at)
+            # Parsing, stamping and linting a long answer takes a moment: keep the loop (and a
+            # TUI running on it) responsive by doing it in a thread.
+            text, round_notices = await asyncio.to_thread(
+                finalize, extract_tool(answer.text), answer.model, finished_at
+            )
             for message in round_notices:
                 if message not in notices:
                     notices.append(message)
@@ -657,7 +662,7 @@ async def _run(
             cut_off = answer.stop_reason == "max_tokens"
             if cut_off:
                 await _emit(on_event, Notice("The answer hit the length limit and was cut off."))
-            diagnostics = check(text)
+            diagnostics = await asyncio.to_thread(check, text)
             await _emit(on_event, RoundChecked(round_no, text, tuple(diagnostics)))
             has_errors = any(d.severity == "error" for d in diagnostics)
             if not has_errors or round_no >= max_repairs:
