@@ -413,6 +413,7 @@ def test_anthropic_not_imported_before_generation_starts(tmp_path: Path) -> None
     path = str(tool)
     loaded = _modules_after(
         "import patch_tui.cli, patch_tui.commands.generate, patch_tui.core.generate\n"
+        "import patch_tui.ui.screens.generate\n"
         "from patch_tui.core import generate as g\n"
         f"g.system_prompt(); g.check(open({path!r}).read())\n"
         "from patch_tui.cli import main\n"
