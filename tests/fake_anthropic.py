@@ -42,6 +42,7 @@ class Reply:
     drop_after: int | None = None
     error_after: int | None = None
     error_type: str = "overloaded_error"
+    omit_message_start: bool = False  # a malformed stream the SDK cannot accumulate
 
 
 @dataclass
@@ -119,6 +120,29 @@ class _Handler(BaseHTTPRequestHandler):
     def _event(self, name: str, data: dict[str, Any]) -> None:
         self._chunk(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
 
+    def _message_start(self, r: Reply) -> None:
+        self._event(
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_fake",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": r.model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {
+                        "input_tokens": r.input_tokens,
+                        "cache_creation_input_tokens": r.cache_creation_input_tokens,
+                        "cache_read_input_tokens": r.cache_read_input_tokens,
+                        "output_tokens": 1,
+                    },
+                },
+            },
+        )
+
     def _stream(self, r: Reply) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
@@ -129,27 +153,8 @@ class _Handler(BaseHTTPRequestHandler):
         output_tokens = r.output_tokens if r.output_tokens is not None else max(1, len(r.text) // 4)
         pieces = [r.text[i : i + r.chunk] for i in range(0, len(r.text), r.chunk)] or [""]
         try:
-            self._event(
-                "message_start",
-                {
-                    "type": "message_start",
-                    "message": {
-                        "id": "msg_fake",
-                        "type": "message",
-                        "role": "assistant",
-                        "model": r.model,
-                        "content": [],
-                        "stop_reason": None,
-                        "stop_sequence": None,
-                        "usage": {
-                            "input_tokens": r.input_tokens,
-                            "cache_creation_input_tokens": r.cache_creation_input_tokens,
-                            "cache_read_input_tokens": r.cache_read_input_tokens,
-                            "output_tokens": 1,
-                        },
-                    },
-                },
-            )
+            if not r.omit_message_start:
+                self._message_start(r)
             self._event("ping", {"type": "ping"})
             self._event(
                 "content_block_start",

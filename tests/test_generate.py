@@ -439,3 +439,9 @@ async def test_saving_into_a_patch_toolbox_updates_its_index(fake: FakeAnthropic
     names = [entry["name"] for entry in json.loads((root / "index.json").read_text())["tools"]]
     assert names == ["count_words", "count_words_2"]
     assert (root / "tools" / "count_words.py").read_text(encoding="utf-8") == TOOL
+
+
+async def test_a_malformed_stream_is_a_clear_error(fake: FakeAnthropic) -> None:
+    fake.add(Reply(TOOL, omit_message_start=True))
+    error, _ = await _error_of(fake)
+    assert error.kind == "api" and "could not be read" in str(error)

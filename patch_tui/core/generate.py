@@ -563,6 +563,10 @@ def _translate(exc: BaseException, model: str, base_url: str | None) -> Generate
     return None
 
 
+class _UnreadableAnswer(Exception):
+    """The stream arrived but could not be read as a Messages API answer."""
+
+
 @dataclass
 class _Answer:
     text: str
@@ -639,14 +643,21 @@ async def _run(
         while True:
             kind: RoundKind = first_kind if round_no == 0 else "repair"
             await _emit(on_event, RoundStarted(round_no, kind))
-            answer = await _stream_round(
-                client,
-                model=model,
-                messages=messages,
-                max_tokens=max_tokens,
-                round_no=round_no,
-                on_event=on_event,
-            )
+            try:
+                answer = await _stream_round(
+                    client,
+                    model=model,
+                    messages=messages,
+                    max_tokens=max_tokens,
+                    round_no=round_no,
+                    on_event=on_event,
+                )
+            except Exception as exc:
+                # A stream the SDK cannot make sense of (events out of order, no message) is
+                # the server's problem, not a reason for a traceback.
+                if _translate(exc, model, base_url) is not None:
+                    raise
+                raise _UnreadableAnswer(f"{type(exc).__name__}: {_one_line(str(exc), 120)}") from exc
             total = total + answer.usage
             await _emit(on_event, UsageReported(round_no, answer.model, answer.usage, total))
             finished_at = utc_now()
@@ -682,6 +693,10 @@ async def _run(
             messages.append({"role": "assistant", "content": text.rstrip() or "(empty answer)"})
             messages.append({"role": "user", "content": _repair_request(diagnostics, cut_off)})
             round_no += 1
+    except _UnreadableAnswer as exc:
+        unreadable = GenerateError("api", f"Claude's answer could not be read ({exc}).")
+        await _emit(on_event, Failed(unreadable))
+        raise unreadable from None
     except Exception as exc:
         translated = _translate(exc, model, base_url)
         if translated is None:
