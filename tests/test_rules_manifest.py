@@ -4,10 +4,12 @@ that says what to do, a passing case, and the quick fixes where there are some."
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from lintkit import CLEAN, diags, edit, fixed, line_of, only
 
 from patch_tui.core import toolfile
-from patch_tui.core.lint.engine import RULES, iter_codes
+from patch_tui.core.lint.engine import RULES, fix_text, iter_codes, lint_text
 from patch_tui.core.lint.rules_manifest import count_sentences
 
 
@@ -467,3 +469,43 @@ def test_every_rule_has_docs() -> None:
             doc = r.func.__doc__ or ""
             assert "Why:" in doc and "Fix:" in doc, r.code
     assert {f"PT0{n:02d}" for n in (1, 2, 3, 4, *range(10, 25), 50, 51)} <= set(RULES)
+
+
+# --- robustness ------------------------------------------------------------------------------
+
+_HEAD_END = CLEAN.index("# ---\nimport")
+_BODY = CLEAN[_HEAD_END:]
+_PIECES = [
+    *"abc: -#'\"[]{},&*!|>?%@`~\t\n\\0123.",
+    "yes",
+    "no",
+    "1.0",
+    "\u202e",
+    "é",
+    "null",
+    "items:",
+    "- ",
+]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(st.integers(6, _HEAD_END - 1), st.sampled_from(_PIECES), st.booleans()),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_random_frontmatter_edits_never_crash_and_fixes_converge(edits: list) -> None:
+    head = CLEAN[:_HEAD_END]
+    for pos, piece, delete in edits:
+        pos = min(pos, len(head))
+        head = head[:pos] + head[pos + 3 :] if delete else head[:pos] + piece + head[pos:]
+    text = head + _BODY
+    n_lines = text.count("\n") + 1
+    for d in lint_text(text):
+        assert d.code != "PT000", d.message
+        assert 1 <= d.line <= n_lines and d.column >= 1
+    out, _ = fix_text(text)
+    assert out.endswith(_BODY)  # fixes never touch the body here
+    assert [d for d in lint_text(out) if d.fix is not None and d.fix.safe] == []
