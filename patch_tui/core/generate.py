@@ -657,7 +657,10 @@ async def _run(
                 # the server's problem, not a reason for a traceback.
                 if _translate(exc, model, base_url) is not None:
                     raise
-                raise _UnreadableAnswer(f"{type(exc).__name__}: {_one_line(str(exc), 120)}") from exc
+                detail = _one_line(str(exc), 120)
+                raise _UnreadableAnswer(
+                    f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+                ) from exc
             total = total + answer.usage
             await _emit(on_event, UsageReported(round_no, answer.model, answer.usage, total))
             finished_at = utc_now()
@@ -694,7 +697,7 @@ async def _run(
             messages.append({"role": "user", "content": _repair_request(diagnostics, cut_off)})
             round_no += 1
     except _UnreadableAnswer as exc:
-        unreadable = GenerateError("api", f"Claude's answer could not be read ({exc}).")
+        unreadable = GenerateError("api", f"Claude's answer could not be read ({exc}): try again.")
         await _emit(on_event, Failed(unreadable))
         raise unreadable from None
     except Exception as exc:
