@@ -364,8 +364,19 @@ def test_pt022_quoted_false() -> None:
 def test_pt022_unquoted_version_number() -> None:
     text = edit("# version: 1.0.0", "# version: 1.10")
     [d] = only(text, "PT022")
-    assert d.severity == "error" and "read as a number" in d.message and '"1.10"' in d.message
-    assert '# version: "1.10"' in fixed(text, "PT022")
+    # 1.10 would be the number 1.1; the fix keeps the digits as written and makes it semver.
+    assert d.severity == "error" and "read as a number" in d.message and "1.10.0" in d.message
+    assert "# version: 1.10.0\n" in fixed(text, "PT022")
+
+
+def test_pt022_other_numbers_in_string_fields_are_quoted() -> None:
+    text = edit(
+        "# name: word_count",
+        '# name: word_count\n# generated_by: 4.5\n# generated_at: "2026-05-04T12:34:56Z"',
+    )
+    [d] = only(text, "PT022")
+    assert 'quote it: "4.5"' in d.message
+    assert '# generated_by: "4.5"' in fixed(text, "PT022")
 
 
 def test_pt022_unquoted_timestamp_is_a_warning_with_a_quote_fix() -> None:

@@ -53,6 +53,8 @@ def expand_paths(paths: Iterable[str]) -> tuple[list[str], list[str]]:
             except OSError as exc:
                 bad.append(f"{raw}: cannot list the folder ({exc.strerror or exc})")
                 continue
+            if not found:
+                _err(f"warning: no *.py files in {raw}")
         elif p.exists():
             found = [raw]
         else:

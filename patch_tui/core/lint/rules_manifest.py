@@ -819,6 +819,15 @@ def _check_value(
         elif value is None:
             if path != ("description",):  # PT013 reports an empty description
                 yield ctx.diag("PT022", f"`{label}` is empty: give it a value", *path)
+        elif path == ("version",) and plain and raw and re.fullmatch(r"\d+(\.\d+)?", raw):
+            # `version: 1.0` is a number; quoting alone would leave a non-semver "1.0".
+            guess = ".".join(str(int(p)) for p in (raw.split(".") + ["0", "0"])[:3])
+            yield ctx.diag(
+                "PT022",
+                f"`version: {shown}` is read as a number, not a string: write it as x.y.z: {guess}",
+                *path,
+                fix=Fix(f"write {guess}", (ctx.node_edit(path, guess),)),
+            )
         elif isinstance(value, bool | int | float) and plain and raw is not None:
             yield ctx.diag(
                 "PT022",

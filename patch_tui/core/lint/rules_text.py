@@ -106,7 +106,7 @@ def hidden_unicode(ctx: LintContext) -> Iterator[Diagnostic]:
             yield ctx.diag(
                 "PT050",
                 f"{label} holds {len(hidden)} hidden character{'s' if len(hidden) != 1 else ''} "
-                f'({", ".join(kinds)}: {codes}): remove them; it reads "{visible(text)}"',
+                f'({", ".join(kinds)}: {codes}): remove them; it reads "{_excerpt(text, hidden[0].index)}"',
                 *path,
                 fix=_hidden_fix(ctx, path, text),
             )
@@ -119,6 +119,15 @@ def hidden_unicode(ctx: LintContext) -> Iterator[Diagnostic]:
                 severity="warning",
                 span=_word_span(ctx, path, text, word.start, word.end),
             )
+
+
+def _excerpt(text: str, index: int, width: int = 60) -> str:
+    """The text around `index` with hidden characters shown, cut to a readable length."""
+    start = max(0, index - width // 2)
+    end = min(len(text), start + width)
+    start = max(0, min(start, end - width))
+    shown = visible(text[start:end]).replace("\n", "⏎")
+    return ("…" if start else "") + shown + ("…" if end < len(text) else "")
 
 
 def _word_span(ctx: LintContext, path: Path, text: str, start: int, end: int) -> Span | None:
