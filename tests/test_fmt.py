@@ -237,3 +237,16 @@ def test_fmt_via_subprocess_is_silent_about_tracebacks(tmp_path) -> None:
     assert proc.returncode == 1 and b"Traceback" not in proc.stderr
     assert b"not valid UTF-8" in proc.stderr
     assert (tmp_path / "b.py").read_text() == CLEAN
+
+
+def test_fmt_keeps_the_spelling_of_numbers() -> None:
+    text = "# ---\n# python_version: 3.10\n# a: [0.50, -0, 7]\n# b: 1e3\n# ---\n"
+    out = toolfile.format_text(toolfile.parse(text))
+    assert out is not None
+    # 3.10 stays 3.10 (lint's PT023 then says to quote it), not the float's spelling 3.1 ...
+    assert "# python_version: 3.10\n" in out and "#   - 0.50\n" in out and "#   - -0\n" in out
+    # ... unless YAML 1.1 would read the original spelling as something else: `1e3` is a string there.
+    assert "# b: 1000.0\n" in out
+    again = toolfile.parse(out)
+    assert again.data == toolfile.parse(text).data
+    assert yaml.safe_load(again.yaml_text) == again.data

@@ -424,7 +424,8 @@ def format_text(tf: ToolFile) -> str | None:
     """The file with canonical frontmatter, or None when its frontmatter cannot be read."""
     if tf.data is None or any(p.code in ("PT001", "PT002", "PT003") for p in tf.problems):
         return None
-    return with_frontmatter(tf, tf.data)
+    # Numbers keep their spelling: `python_version: 3.10` must not turn into `3.1`.
+    return with_frontmatter(tf, yamlio.keep_number_text(tf.data, tf.nodes))
 
 
 def set_field(data: dict[str, Any], path: Path, value: Any) -> dict[str, Any]:

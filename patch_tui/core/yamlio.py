@@ -291,6 +291,62 @@ def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _str_representer)
 
 
+class RawFloat(float):
+    """A number that is written back exactly as it was read (`3.10` stays `3.10`, not `3.1`)."""
+
+    raw: str
+
+    def __new__(cls, value: float, raw: str) -> RawFloat:
+        obj = super().__new__(cls, value)
+        obj.raw = raw
+        return obj
+
+
+class RawInt(int):
+    """An integer written back exactly as it was read."""
+
+    raw: str
+
+    def __new__(cls, value: int, raw: str) -> RawInt:
+        obj = super().__new__(cls, value)
+        obj.raw = raw
+        return obj
+
+
+def _raw_number_representer(dumper: yaml.SafeDumper, value: RawFloat | RawInt) -> yaml.ScalarNode:
+    tag = "tag:yaml.org,2002:float" if isinstance(value, float) else "tag:yaml.org,2002:int"
+    return dumper.represent_scalar(tag, value.raw)
+
+
+_Dumper.add_representer(RawFloat, _raw_number_representer)
+_Dumper.add_representer(RawInt, _raw_number_representer)
+
+
+def _yaml11_number(text: str) -> Any:
+    try:
+        value = yaml.load(text, Loader=_BaseLoader)
+    except yaml.YAMLError:
+        return None
+    return value if type(value) in (int, float) else None
+
+
+def keep_number_text(data: Any, nodes: dict[Path, Node], path: Path = ()) -> Any:
+    """A copy of loaded data where each plain number that a writer would spell differently
+    (`3.10`, `1e3`, `-0`) carries its original text, so rewriting the YAML keeps it."""
+    if isinstance(data, dict):
+        return {k: keep_number_text(v, nodes, (*path, k)) for k, v in data.items()}
+    if isinstance(data, list):
+        return [keep_number_text(v, nodes, (*path, i)) for i, v in enumerate(data)]
+    if type(data) in (int, float):
+        node = nodes.get(path)
+        if node is not None and node.plain and node.raw is not None:
+            written = repr(data) if type(data) is float else str(data)
+            # Only when YAML 1.1 readers agree on the number too (`1e3` is a string to them).
+            if node.raw != written and _yaml11_number(node.raw) == data:
+                return RawFloat(data, node.raw) if type(data) is float else RawInt(data, node.raw)
+    return data
+
+
 def dump(data: Any) -> str:
     """YAML text in the Patch runtime's canonical style (no document markers)."""
     return yaml.dump(
