@@ -22,7 +22,7 @@ import inspect
 import os
 import re
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -845,7 +845,3 @@ def save_new(
         raise GenerateError("invalid", f"Cannot write {path}: {exc.strerror or exc}.") from None
     return path
 
-
-def replace_text(result: Generation, text: str) -> Generation:
-    """A copy of a result with other text (e.g. after a person edits the preview), re-checked."""
-    return replace(result, text=text, diagnostics=check(text))
