@@ -250,3 +250,17 @@ def test_fmt_keeps_the_spelling_of_numbers() -> None:
     again = toolfile.parse(out)
     assert again.data == toolfile.parse(text).data
     assert yaml.safe_load(again.yaml_text) == again.data
+
+
+def test_fmt_refuses_to_drop_comments(tmp_path, capsys) -> None:
+    text = MESSY.replace("# outputs: {type: object}", "# outputs: {type: object}  # JSON out")
+    path = tmp_path / "t.py"
+    path.write_text(text)
+    assert cli(["fmt", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:7: the frontmatter has comments that fmt would drop" in err
+    assert path.read_text() == text
+    # `#` inside a value is not a comment.
+    path.write_text(MESSY.replace("'Count the words in a text.'", "'Count #tags, e.g. in a text.'"))
+    assert cli(["fmt", str(path)]) == 0
+    assert "# description: \"Count #tags, e.g. in a text.\"\n" in path.read_text()

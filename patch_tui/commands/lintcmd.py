@@ -313,6 +313,15 @@ def run_fmt(args: argparse.Namespace) -> int:
         if new == tf.text:
             unchanged += 1
             continue
+        comments = toolfile.yaml_comment_lines(tf)
+        if comments:
+            # The YAML reader drops comments: rewriting would lose what the author wrote.
+            _err(
+                f"{path}:{comments[0]}: the frontmatter has comments that fmt would drop: move "
+                "them below the closing `# ---`, or remove them (not formatted)"
+            )
+            failed += 1
+            continue
         changed.append(path)
         if diff:
             _print_diff(path, tf.text, new)
@@ -337,7 +346,7 @@ def run_fmt(args: argparse.Namespace) -> int:
     if unchanged:
         summary += f", {unchanged} file{'s' if unchanged != 1 else ''} already formatted"
     if failed:
-        summary += f", {failed} could not be read"
+        summary += f", {failed} left as they are"
     print(summary, file=sys.stderr if diff else sys.stdout)
     if bad:
         return EXIT_USAGE

@@ -420,6 +420,40 @@ def serialize(manifest: Manifest, body: str, *, newline: str = "\n", preamble: s
     return preamble + MARKER + newline + render_frontmatter(manifest.to_data(), newline) + MARKER + newline + body
 
 
+def yaml_comment_lines(tf: ToolFile) -> list[int]:
+    """1-based file lines of the frontmatter that hold a YAML comment (`key: 1  # why`).
+
+    The YAML reader drops comments, so rewriting the frontmatter from data would lose them;
+    `fmt` uses this to refuse instead. A `#` counts when it starts the text or follows a space
+    and is not inside any scalar's span.
+    """
+    if tf.open_index is None or not tf.yaml_text:
+        return []
+    rows = tf.yaml_text.split("\n")
+    covered: dict[int, list[tuple[int, int]]] = {}
+    for node in tf.nodes.values():
+        ranges = [(node.key_start, node.key_end)] if node.key_start is not None else []
+        if node.raw is not None:
+            ranges.append((node.start, node.end))
+        for start, end in ranges:
+            assert start is not None and end is not None
+            for row in range(start.line, end.line + 1):
+                a = start.column if row == start.line else 0
+                b = end.column if row == end.line else len(rows[row]) if row < len(rows) else 0
+                covered.setdefault(row, []).append((a, b))
+    found = []
+    for row, text in enumerate(rows):
+        at = text.find("#")
+        while at >= 0:
+            if (at == 0 or text[at - 1] in " \t") and not any(
+                a <= at < b for a, b in covered.get(row, ())
+            ):
+                found.append(tf.open_index + 2 + row)
+                break
+            at = text.find("#", at + 1)
+    return found
+
+
 def format_text(tf: ToolFile) -> str | None:
     """The file with canonical frontmatter, or None when its frontmatter cannot be read."""
     if tf.data is None or any(p.code in ("PT001", "PT002", "PT003") for p in tf.problems):
