@@ -184,9 +184,19 @@ _INSTRUCTION_RES = tuple(
 )
 
 
+# Every pattern above needs one of these words: one search skips the ten for most texts.
+_TRIGGER_RE = re.compile(
+    r"ignore|disregard|forget|override|you|always|before|instead|not|n'?t\b|never|without|system|"
+    r"instruction|<|\[",
+    re.IGNORECASE,
+)
+
+
 def ai_instructions(text: str) -> list[str]:
     """The instruction-like phrases found in a text (hidden characters cannot split them)."""
     flat = " ".join(strip_hidden(text).split())
+    if not _TRIGGER_RE.search(flat):
+        return []
     return [gist for pattern, gist in _INSTRUCTION_RES if pattern.search(flat)]
 
 
