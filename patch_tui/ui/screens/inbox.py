@@ -35,6 +35,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.reactive import reactive
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Footer, Header, Input, Select, Static
 
 from patch_tui.core import toolfile
@@ -52,6 +53,10 @@ from patch_tui.ui.widgets.inbox_list import (
 )
 
 HISTORY_STATUSES = tuple(s for s in STATUSES if s != "pending")
+# Rows read first on opening (the newest), before the whole list.
+FIRST_PAGE = 200
+# How long the cursor rests before the detail pane follows it (seconds).
+DETAIL_DELAY = 0.06
 
 
 @dataclass(frozen=True)
@@ -163,6 +168,7 @@ class InboxScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__()
         self.actions: list[Action] = []
+        self.shown: list[Action] = []  # the rows after the history filters
         self.version: int | None = None
         self.next_due = float("inf")
         self.polling = False
@@ -176,17 +182,14 @@ class InboxScreen(Screen[None]):
         self.seen_end = False
         self.events: list[Event] = []
         self._force = True
+        self._detail_timer: Timer | None = None
 
     # -- layout -------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         yield Header(icon="⚑")
         yield Static("Reading the confirmation store…", id="inbox-status")
-        with Horizontal(id="inbox-filters"):
-            yield Input(placeholder="filter by tool", id="filter-tool")
-            yield Select(
-                [(s, s) for s in HISTORY_STATUSES], prompt="any status", id="filter-status"
-            )
+        yield Horizontal(id="inbox-filters")  # filled when the history is first shown
         with Vertical(id="list-box"):
             yield ActionHeader(id="list-header")
             yield ActionList(id="list")
@@ -251,20 +254,27 @@ class InboxScreen(Screen[None]):
                 result: Any = None
             else:
                 statuses = ("pending",) if mode == "pending" else HISTORY_STATUSES
+                if known is None:
+                    # First read: the newest rows first, so the screen fills at once even with
+                    # 10,000 actions, then the whole list right after.
+                    first = store.list_actions(statuses=statuses, limit=FIRST_PAGE)
+                    if len(first) == FIRST_PAGE:
+                        self.app.call_from_thread(self._loaded, (first, None, mode), False)
                 actions = store.list_actions(statuses=statuses)
                 # list_actions may have committed expiries: take the version after it.
                 result = (actions, store.data_version(), mode)
-        except StoreBusy as exc:
+        except StoreError as exc:  # StoreBusy included: shown, and retried on the next tick
             result = exc
-        except StoreError as exc:
-            result = exc
+        except RuntimeError:
+            return  # the app is closing
         try:
             self.app.call_from_thread(self._loaded, result)
         except RuntimeError:
             pass  # the app is closing
 
-    def _loaded(self, result: Any) -> None:
-        self.polling = False
+    def _loaded(self, result: Any, final: bool = True) -> None:
+        if final:
+            self.polling = False
         status = self.query_one("#inbox-status", Static)
         if isinstance(result, StoreError):
             busy = isinstance(result, StoreBusy)
@@ -284,12 +294,19 @@ class InboxScreen(Screen[None]):
         if mode != self.mode:
             self._force = True  # the mode changed while reading: read again
             return
+        self.actions = actions
+        if not final:  # the first page: shown now, the rest follows
+            self._apply_filter()
+            status.update(f"{len(actions)} newest shown, reading the rest…")
+            return
         self.version = version
         self.loaded = True
         self.load_count += 1
-        self.actions = actions
         if mode == "pending":
-            self.next_due = min((_ts(a.expires_at) for a in actions), default=float("inf"))
+            # The times are fixed-width ISO strings: the smallest string is the earliest time,
+            # so 10,000 rows cost one parse, not 10,000.
+            first = min((a.expires_at for a in actions), default=None)
+            self.next_due = _ts(first) if first else float("inf")
         else:
             self.next_due = float("inf")
         self._apply_filter()
@@ -297,7 +314,7 @@ class InboxScreen(Screen[None]):
 
     def _apply_filter(self) -> None:
         rows = self.actions
-        if self.mode == "history":
+        if self.mode == "history" and self.query("#filter-tool"):
             text = self.query_one("#filter-tool", Input).value.strip().lower()
             status = self.query_one("#filter-status", Select).value
             if text:
@@ -335,9 +352,19 @@ class InboxScreen(Screen[None]):
 
     @on(ActionList.Highlighted)
     def _highlighted(self, event: ActionList.Highlighted) -> None:
+        # The detail follows the cursor once it rests (DETAIL_DELAY): holding a key down over
+        # 10,000 rows repaints two lines per step, not the whole pane. Deciding first brings the
+        # detail up to date (see _sync_detail), so a decision is always about what is shown.
         event.stop()
-        if event.action is not self.current:
-            self._show_detail(event.action)
+        if self._detail_timer is not None:
+            self._detail_timer.stop()
+        self._detail_timer = self.set_timer(DETAIL_DELAY, self._sync_detail)
+
+    def _sync_detail(self) -> None:
+        self._detail_timer = None
+        action = self.list.current
+        if action is not self.current:
+            self._show_detail(action)
 
     def _show_detail(self, action: Action | None) -> None:
         same = (
@@ -519,7 +546,9 @@ class InboxScreen(Screen[None]):
         action = self.current
         gate = self.query_one("#detail-gate", Static)
         if action is None or action.status != "pending":
-            self.can_approve = False
+            if self.can_approve:
+                self.can_approve = False
+                self.refresh_bindings()
             gate.update("")
             return
         missing: list[str] = []
@@ -528,13 +557,14 @@ class InboxScreen(Screen[None]):
             missing.append(f"expand {n} collapsed value{'s' if n != 1 else ''} (e)")
         if not self.seen_end:
             missing.append("scroll the details to the end")
-        self.can_approve = not missing
+        if self.can_approve != (not missing):
+            self.can_approve = not missing
+            self.refresh_bindings()  # the footer greys Approve out (costly: only on a change)
         gate.set_class(not missing, "-ready")
         if missing:
             gate.update(Content("Approve is disabled until everything was shown: " + " and ".join(missing) + "."))
         else:
             gate.update(Content("Everything was shown. a approves, r rejects."))
-        self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "approve":
@@ -566,6 +596,11 @@ class InboxScreen(Screen[None]):
         self._decide("reject")
 
     def _decide(self, verb: str) -> None:
+        if self._detail_timer is not None:
+            # The cursor moved and the detail has not caught up: show it first. A new action
+            # was not shown yet, so approving it is refused below.
+            self._detail_timer.stop()
+            self._sync_detail()
         action = self.current
         if action is None or action.status != "pending" or self.mode != "pending":
             return
@@ -614,6 +649,14 @@ class InboxScreen(Screen[None]):
 
     def watch_mode(self, mode: str) -> None:
         self.set_class(mode == "history", "-history")
+        filters = self.query_one("#inbox-filters", Horizontal)
+        if mode == "history" and not filters.children:
+            filters.mount_all(
+                [
+                    Input(placeholder="filter by tool", id="filter-tool"),
+                    Select([(s, s) for s in HISTORY_STATUSES], prompt="any status", id="filter-status"),
+                ]
+            )
         self.actions = []
         self.current = None
         self.version = None
@@ -667,7 +710,7 @@ class InboxScreen(Screen[None]):
 
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         default = str(Path.cwd() / f"patch-tui-history-{stamp}.json")
-        rows = list(getattr(self, "shown", []))
+        rows = list(self.shown)
 
         def chosen(target: str | None) -> None:
             if target:

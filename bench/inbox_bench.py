@@ -1,0 +1,175 @@
+"""Inbox at scale: open time and cursor latency with 10,000 pending actions.
+
+    .venv/bin/python bench/inbox_bench.py [--n 10000] [--moves 200]
+
+Measures, in a headless app of 100x32:
+- store read: `list_actions()` of N pending actions (what the poll worker does, off the UI thread);
+- open: from pushing the inbox screen to its first full paint with every row loaded;
+- cursor: one key press (down / pagedown / end) to its processed repaint, median / p95 / max;
+- live: a new action created by another Store until it shows in the open list.
+The actions are inserted in one transaction (one fsync), not through create_pending one by one
+(10,000 fsyncs measure the disk, not the inbox).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+
+def fill(store_path: Path, n: int) -> None:
+    import sqlite3
+
+    from patch_tui.core import toolfile
+    from patch_tui.core.store import Store, args_sha256, canonical_json, new_token, now_iso
+
+    tool = REPO / "sample_tools" / "delete_file.py"
+    tf = toolfile.read(tool)
+    Store(store_path).close()  # the schema
+    now = time.time()
+    rows = []
+    for i in range(n):
+        args = {"path": f"/srv/data/file-{i:05d}.csv", "missing_ok": i % 2 == 0}
+        rows.append(
+            (
+                new_token(), "human_confirm", "delete_file", "1.0.0", tf.sha256, str(tool),
+                canonical_json(args), args_sha256(args), "Tool is marked capabilities.human_confirm: true.",
+                "pending", now_iso(now - n + i), now_iso(now + 3600),
+            )
+        )
+    with sqlite3.connect(store_path) as db:
+        db.executemany(
+            "INSERT INTO actions (token, kind, tool, version, source_sha256, tool_path, args_json, "
+            "args_sha256, reason, status, created_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            rows,
+        )
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def measure(store_path: Path, moves: int) -> dict[str, float]:
+    from textual.app import App
+
+    from patch_tui.core.config import Settings
+    from patch_tui.core.store import Store
+    from patch_tui.ui.screens.inbox import InboxScreen
+
+    class Host(App[None]):
+        """The inbox screen pushed into a running app: its own cost, not the app's start-up."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.store_path = store_path
+            self.settings = Settings(watch_tools=False, watch_themes=False)
+
+    out: dict[str, float] = {}
+    with Store(store_path) as s:
+        t = time.perf_counter()
+        listed = s.list_actions()
+        out["store_read_s"] = time.perf_counter() - t
+        out["rows"] = len(listed)
+    app = Host()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.pause()
+        screen = InboxScreen()
+        t = time.perf_counter()
+        app.push_screen(screen)
+        while not (screen.is_mounted and screen.list.actions):
+            await asyncio.sleep(0.001)
+        await pilot.pause()  # the paint after the first rows arrived
+        out["open_s"] = time.perf_counter() - t
+        while screen.load_count < 1:
+            await asyncio.sleep(0.001)
+        await pilot.pause()
+        out["full_s"] = time.perf_counter() - t
+        assert len(screen.list.actions) == out["rows"]
+        # A key the inbox ignores: what Pilot itself costs per press on this machine.
+        for key in ("noop", "down", "pagedown", "end"):
+            times = []
+            for i in range(moves if key in ("down", "noop") else 20):
+                k = {"noop": "f20"}.get(key, key)
+                if key == "end" and i % 2:
+                    k = "home"
+                t = time.perf_counter()
+                await pilot.press(k)
+                times.append(time.perf_counter() - t)
+            out[f"{key}_median_ms"] = statistics.median(times) * 1000
+            out[f"{key}_p95_ms"] = pct(times, 0.95) * 1000
+            out[f"{key}_max_ms"] = max(times) * 1000
+        # The inbox's own work for one step: move the cursor and render every visible row,
+        # then (once the cursor rests) build the detail pane.
+        lst = screen.list
+        steps = []
+        for _ in range(moves):
+            t = time.perf_counter()
+            lst.action_cursor(1)
+            for y in range(lst.size.height):
+                lst.render_line(y)
+            steps.append(time.perf_counter() - t)
+        out["step_median_ms"] = statistics.median(steps) * 1000
+        out["step_max_ms"] = max(steps) * 1000
+        details = []
+        for i in range(50):
+            t = time.perf_counter()
+            screen._show_detail(lst.actions[i])
+            details.append(time.perf_counter() - t)
+        out["detail_median_ms"] = statistics.median(details) * 1000
+        # Live arrival with 10,000 rows listed.
+        before = len(screen.list.actions)
+        from patch_tui.core import toolfile
+
+        tf = toolfile.read(REPO / "sample_tools" / "delete_file.py")
+        with Store(store_path, actor="agent") as other:
+            t = time.perf_counter()
+            other.create_pending("human_confirm", "delete_file", "1.0.0", tf.sha256, {"path": "/new"}, "r")
+        while len(screen.list.actions) == before:
+            await asyncio.sleep(0.005)
+        out["live_arrival_s"] = time.perf_counter() - t
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=10_000)
+    parser.add_argument("--moves", type=int, default=200)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["PATCH_TUI_CONFIG"] = str(Path(tmp) / "config.toml")
+        store_path = Path(tmp) / "store.sqlite3"
+        t = time.perf_counter()
+        fill(store_path, args.n)
+        print(f"filled {args.n} pending actions in {time.perf_counter() - t:.2f} s")
+        result = asyncio.run(measure(store_path, args.moves))
+    print(f"store read (worker thread): {result['store_read_s'] * 1000:.0f} ms for {int(result['rows'])} rows")
+    print(f"open (push to the first rows painted): {result['open_s'] * 1000:.0f} ms   target < 500 ms")
+    print(f"whole list loaded and painted: {result['full_s'] * 1000:.0f} ms")
+    base = result["noop_median_ms"]
+    print(f"pilot press of an ignored key (harness cost): median {base:.1f} ms")
+    for key in ("down", "pagedown", "end"):
+        print(
+            f"cursor {key:<8} press median {result[f'{key}_median_ms']:.1f} ms"
+            f" (net of harness {result[f'{key}_median_ms'] - base:.1f} ms)"
+            f"  p95 {result[f'{key}_p95_ms']:.1f} ms  max {result[f'{key}_max_ms']:.1f} ms   target < 50 ms"
+        )
+    print(
+        f"cursor step + render of every visible row: median {result['step_median_ms']:.2f} ms,"
+        f" max {result['step_max_ms']:.2f} ms; detail pane build: median {result['detail_median_ms']:.2f} ms"
+    )
+    print(f"live arrival with {int(result['rows'])} listed: {result['live_arrival_s'] * 1000:.0f} ms   target < 1 s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
