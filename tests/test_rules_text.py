@@ -118,3 +118,11 @@ def test_pt051_hidden_characters_cannot_split_the_phrase() -> None:
 )
 def test_pt051_ordinary_descriptions_pass(description: str) -> None:
     assert ai_instructions(description) == []
+
+
+def test_pt050_escaped_control_character_in_a_quoted_description() -> None:
+    # YAML refuses a raw ESC, but "\e" in double quotes produces one: a terminal escape sequence.
+    text = edit(DESC, '# description: "Count\\e[31m words."')
+    [d] = only(text, "PT050")
+    assert "control character" in d.message and "⟦U+001B⟧" in d.message and "\x1b" not in d.message
+    assert toolfile.parse(fixed(text, "PT050")).data["description"] == "Count[31m words."
