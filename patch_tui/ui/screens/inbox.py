@@ -147,14 +147,15 @@ class InboxScreen(Screen[None]):
     #inbox-status.-busy { background: $error 40%; color: $text; }
     #inbox-filters { height: auto; display: none; }
     InboxScreen.-history #inbox-filters { display: block; }
-    #filter-tool { width: 1fr; }
+    #inbox-filters { padding: 0 1; }
+    #filter-tool { width: 1fr; margin-right: 1; }
     #filter-status { width: 30; }
-    #list-box { height: 35%; min-height: 6; border: round $panel; }
+    #list-box { height: 30%; min-height: 6; border: round $panel; }
     #list-box:focus-within { border: round $primary; }
     #detail { height: 1fr; border: round $panel; padding: 0 1; }
     #detail:focus-within { border: round $primary; }
     #detail Static { margin-bottom: 1; }
-    #detail-banner { background: $warning-muted; display: none; }
+    #detail-banner { background: $warning-muted; display: none; padding: 0 1; height: auto; max-height: 3; }
     #detail-banner.-shown { display: block; }
     #detail-gate { color: $text-warning; text-style: bold; }
     #detail-gate.-ready { color: $text-success; }
@@ -197,8 +198,9 @@ class InboxScreen(Screen[None]):
             "Nothing waiting. Held calls appear here by themselves (h shows the history).",
             id="empty-note",
         )
+        # Outside the scrolling pane: the warning stays in sight while the args are read.
+        yield Static("", id="detail-banner")
         with VerticalScroll(id="detail"):
-            yield Static("", id="detail-banner")
             yield Static("", id="detail-head")
             yield Static("", id="detail-tool")
             yield Static("", id="detail-reason")
@@ -397,7 +399,9 @@ class InboxScreen(Screen[None]):
         statics["args"].update(
             Content.assemble(_label("args (canonical JSON, sorted keys)\n"), self.view.content)
         )
-        statics["result"].update(self._result_content(action, report))
+        result = self._result_content(action, report)
+        statics["result"].update(result)
+        statics["result"].display = bool(result)
         banner = report.banner()
         statics["banner"].update(banner or "")
         statics["banner"].set_class(banner is not None, "-shown")
@@ -526,9 +530,9 @@ class InboxScreen(Screen[None]):
         if self.current is not None and self.current.token == token:
             self.events = events
             report = SafeReport()
-            self.query_one("#detail-result", Static).update(
-                self._result_content(self.current, report)
-            )
+            result = self.query_one("#detail-result", Static)
+            result.update(self._result_content(self.current, report))
+            result.display = True
 
     # -- "shown once" before approve -----------------------------------------------------------
 
@@ -572,7 +576,9 @@ class InboxScreen(Screen[None]):
                 return False
             return True if self.can_approve else None  # None: shown, but disabled
         if action == "reject":
-            return self.mode == "pending" and self.current is not None or None
+            if self.mode != "pending":
+                return False
+            return True if self.current is not None else None
         if action == "export":
             return self.mode == "history"
         return True
@@ -653,8 +659,13 @@ class InboxScreen(Screen[None]):
         if mode == "history" and not filters.children:
             filters.mount_all(
                 [
-                    Input(placeholder="filter by tool", id="filter-tool"),
-                    Select([(s, s) for s in HISTORY_STATUSES], prompt="any status", id="filter-status"),
+                    Input(placeholder="filter by tool", id="filter-tool", compact=True),
+                    Select(
+                        [(s, s) for s in HISTORY_STATUSES],
+                        prompt="any status",
+                        id="filter-status",
+                        compact=True,
+                    ),
                 ]
             )
         self.actions = []

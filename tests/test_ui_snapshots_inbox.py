@@ -1,0 +1,120 @@
+"""Snapshot tests of the inbox at 100x32: the pending list with a detail pane, hostile args, and
+the history. Times, tokens and paths are fixed (the clock is set to 2099-01-01T00:01:00Z and the
+store rows are given fixed tokens), so the pictures do not move.
+
+Update with `pytest tests/test_ui_snapshots_inbox.py --snapshot-update`, and look at the SVGs in
+tests/__snapshots__/test_ui_snapshots_inbox/ before committing them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from inboxkit import HOSTILE, hold, inbox_app, isolate, tools, wait_for
+
+from patch_tui.core.store import Store, parse_iso
+from patch_tui.ui.widgets import inbox_list
+
+NOW = "2099-01-01T00:01:00.000Z"
+SIZE = (100, 32)
+
+
+@pytest.fixture
+def store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    path = isolate(monkeypatch, tmp_path)
+    tools(tmp_path)
+    monkeypatch.chdir(tmp_path)  # relative tool and store paths: the same in every run
+    monkeypatch.setattr(inbox_list, "clock", lambda: parse_iso(NOW))
+    return Path(path.name)
+
+
+def _fix(store: Path, token: str, new_token: str, created: str, **extra: str) -> None:
+    sets = {"token": new_token, "created_at": created, "expires_at": "2099-01-01T00:05:00.000Z", **extra}
+    with sqlite3.connect(store) as db:
+        db.execute(
+            f"UPDATE actions SET {', '.join(f'{k} = ?' for k in sets)} WHERE token = ?",
+            (*sets.values(), token),
+        )
+
+
+def _pending(store: Path) -> None:
+    tool = Path("tools/delete_file.py")
+    a = hold(store, tool, {"path": "/srv/reports/2026-q3.csv", "missing_ok": False})
+    _fix(store, a.token, "A" * 32, "2099-01-01T00:00:00.000Z")
+    b = hold(
+        store,
+        Path("tools/slack_send_message.py"),
+        {"channel": "#general", "text": "Deploy finished: all green"},
+        kind="tainted_input",
+        details={"tainted_inputs": [{"input": "channel", "source_tools": ["fetch_url_title"]}], "source_tools": ["fetch_url_title"]},
+    )
+    _fix(store, b.token, "B" * 32, "2099-01-01T00:00:30.000Z")
+    c = hold(store, tool, {"path": " ".join(list(HOSTILE.values())[:6]), "note": "invoice\u202etxt.exe pay\u200bpal pаypal"})
+    _fix(store, c.token, "C" * 32, "2099-01-01T00:00:45.000Z")
+
+
+async def _steady(pilot) -> None:
+    app = pilot.app
+    screen = app.screen
+    await wait_for(pilot, lambda: getattr(screen, "load_count", 0) > 0, what="the inbox")
+    await pilot.pause(0.2)
+    for widget in screen.query("Input"):
+        widget.cursor_blink = False
+    app.clear_notifications()
+    await pilot.pause(0.1)
+
+
+def test_inbox_list_and_detail(store: Path, snap_compare) -> None:
+    _pending(store)
+
+    async def run_before(pilot) -> None:
+        await _steady(pilot)
+        await pilot.press("end")  # the oldest: the plain delete_file call
+        await pilot.pause(0.3)
+
+    assert snap_compare(inbox_app(store), terminal_size=SIZE, run_before=run_before)
+
+
+def test_inbox_hostile_args(store: Path, snap_compare) -> None:
+    _pending(store)
+
+    async def run_before(pilot) -> None:
+        await _steady(pilot)  # the newest, hostile one is selected first
+        pilot.app.screen.query_one("#detail").scroll_to(y=8, animate=False)
+        await pilot.pause(0.3)
+
+    assert snap_compare(inbox_app(store), terminal_size=SIZE, run_before=run_before)
+
+
+def test_inbox_history(store: Path, snap_compare) -> None:
+    _pending(store)
+    with Store(store, actor="alice@cli") as s:
+        s.reject("B" * 32, reason="not from a fetched page")
+        s.approve("A" * 32, note="quarterly cleanup")
+        s.claim("A" * 32)
+        s.finish("A" * 32, True, {"path": "/srv/reports/2026-q3.csv", "deleted": True, "bytes": 5120})
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE actions SET decided_at = '2099-01-01T00:00:50.000Z', finished_at = NULL WHERE token = ?", ("B" * 32,))
+        db.execute(
+            "UPDATE actions SET decided_at = '2099-01-01T00:00:55.000Z', "
+            "finished_at = '2099-01-01T00:00:56.000Z', claimed_at = '2099-01-01T00:00:56.000Z' WHERE token = ?",
+            ("A" * 32,),
+        )
+
+    async def run_before(pilot) -> None:
+        await _steady(pilot)
+        await pilot.press("h")
+        screen = pilot.app.screen
+        await wait_for(pilot, lambda: screen.mode == "history" and len(screen.list.actions) == 2, what="history")
+        await pilot.press("end")
+        await wait_for(pilot, lambda: screen.events, what="the events")
+        for widget in screen.query("Input"):
+            widget.cursor_blink = False
+        # Event times are real (the append-only events table cannot be edited): hide them.
+        screen.events = []
+        screen._show_detail(screen.current)
+        await pilot.pause(0.2)
+
+    assert snap_compare(inbox_app(store), terminal_size=SIZE, run_before=run_before)
