@@ -125,11 +125,19 @@ def lint_paths(
     size = max(1, -(-len(files) // (workers * 4)))
     chunks = [files[i : i + size] for i in range(0, len(files), size)]
     context = multiprocessing.get_context("fork" if sys.platform == "linux" else "spawn")
-    with ProcessPoolExecutor(workers, mp_context=context) as pool:
-        for part in pool.map(_lint_chunk, chunks, [codes] * len(chunks), [fix] * len(chunks)):
-            run.diagnostics.extend(part.diagnostics)
-            run.fixed += part.fixed
-            run.usage_errors.extend(part.usage_errors)
+    parts: list[LintRun] = []
+    try:
+        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+            parts = list(pool.map(_lint_chunk, chunks, [codes] * len(chunks), [fix] * len(chunks)))
+    except (OSError, RuntimeError) as exc:  # no processes allowed, a worker killed (OOM), ...
+        # Do it all here instead; fixes are idempotent, so files a worker fixed stay right.
+        _err(f"warning: worker processes failed ({exc}); linting in one process")
+        parts = [LintRun()]
+        _lint_files(files, rules, fix, parts[0])
+    for part in parts:
+        run.diagnostics.extend(part.diagnostics)
+        run.fixed += part.fixed
+        run.usage_errors.extend(part.usage_errors)
     return run
 
 
