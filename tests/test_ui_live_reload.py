@@ -122,3 +122,17 @@ async def test_own_save_is_not_an_outside_change(tmp_path) -> None:
         assert not banner_shown(screen)
         assert screen.source.text == saved
         assert not [n for n in app._notifications if "changed on disk" in str(n.message)]
+
+
+async def test_open_clean_tool_renamed_outside_is_followed(tmp_path) -> None:
+    folder = tool_folder(tmp_path)
+    app = watching_app(folder)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await started(pilot, app)
+        old = screen.current_path
+        text = screen.source.text
+        os.rename(old, folder / "moved.py")
+        assert await until(pilot, lambda: screen.current_path.name == "moved.py")
+        assert screen.source.text == text
+        assert not banner_shown(screen)
+        assert await until(pilot, lambda: "moved.py" in names(screen) and old.name not in names(screen))
