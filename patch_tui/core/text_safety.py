@@ -20,7 +20,15 @@ HiddenKind = Literal[
 _BIDI = frozenset(
     [0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069, 0x200E, 0x200F, 0x061C]
 )
-_ZERO_WIDTH = frozenset([0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x180E])
+_ZERO_WIDTH = frozenset(
+    [0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x180E]
+    # Other invisible format characters: invisible math operators, deprecated shaping controls,
+    # interlinear annotation marks. They render as nothing, like the zero-width ones.
+    + [0x2061, 0x2062, 0x2063, 0x2064, *range(0x206A, 0x2070), 0xFFF9, 0xFFFA, 0xFFFB]
+)
+# Line and paragraph separators break lines for some readers (Python's str.splitlines, YAML,
+# JavaScript) and not for others: treated like control characters.
+_SEPARATORS = frozenset([0x2028, 0x2029])
 _FILLER = frozenset([0x3164, 0x115F, 0x1160, 0xFFA0])
 
 
@@ -57,6 +65,8 @@ def hidden_kind(ch: str) -> HiddenKind | None:
         return "soft_hyphen"
     if cp in _BIDI:
         return "bidi"
+    if cp in _SEPARATORS:
+        return "control"
     if cp in _ZERO_WIDTH:
         return "zero_width"
     if 0xE0000 <= cp <= 0xE007F:
