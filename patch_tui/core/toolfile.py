@@ -260,9 +260,9 @@ def parse(text: str, path: str | None = None, *, bom: bool = False) -> ToolFile:
     lines = _split_lines(text)
     tf = ToolFile(text=text, path=path, bom=bom, lines=lines, newline=_detect_newline(lines))
     markers: list[int] = []
-    for i, line in enumerate(lines):
+    for i, row in enumerate(lines):
         # The substring test runs in C and skips nearly every body line without a strip().
-        if MARKER in line and line.strip() == MARKER:
+        if MARKER in row and row.strip() == MARKER:
             markers.append(i)
             if len(markers) == 2:
                 break

@@ -153,6 +153,7 @@ def load(text: str) -> Loaded:
     have_result = False
     documents = 0
     count = 0
+    event: Any
     try:
         for event in yaml.parse(text, Loader=_BaseLoader):
             count += 1

@@ -41,7 +41,9 @@ def rule_severity(code: str) -> str:
 def rule_sections(r: Rule) -> tuple[str, str, str]:
     """(what it catches, why, fix) from the rule's docstring."""
     doc = inspect.cleandoc(r.func.__doc__ or "")
-    what, why, fix = [], [], []
+    what: list[str] = []
+    why: list[str] = []
+    fix: list[str] = []
     current = what
     for para in doc.split("\n\n"):
         text = " ".join(para.split())
