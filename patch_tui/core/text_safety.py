@@ -83,7 +83,9 @@ _DROP_NL_TAB = str.maketrans("", "", "\n\t")
 
 def _needs_scan(text: str) -> bool:
     # Most text is plain printable ASCII plus newlines/tabs: skip the per-character loop then.
-    return not text.isascii() or not text.translate(_DROP_NL_TAB).isprintable()
+    if text.isascii():
+        return not (text.isprintable() or text.translate(_DROP_NL_TAB).isprintable())
+    return True
 
 
 def find_hidden(text: str) -> list[Hidden]:

@@ -157,7 +157,7 @@ def _mappings(ctx: LintContext) -> Iterator[tuple[Path, dict[str, Any], tuple[st
     """Every mapping of the manifest with its known keys and a name for messages."""
     yield (), ctx.data, TOP_LEVEL_FIELDS, "the manifest"
     for i, inp in _inputs(ctx):
-        yield ("inputs", i), inp, INPUT_FIELDS, f"input `{_show(inp.get('name', i))}`"
+        yield ("inputs", i), inp, INPUT_FIELDS, "input"
         if isinstance(inp.get("items"), dict):
             yield ("inputs", i, "items"), inp["items"], ("type",), "items"
     for key, fields in (
@@ -195,6 +195,8 @@ def unknown_field(ctx: LintContext) -> Iterator[Diagnostic]:
                     f"rename `{_show(key)}` to `{matches[0]}`",
                     (ctx.node_edit((*path, key), matches[0], key=True),),
                 )
+            if where == "input":  # named only when needed: most manifests have no unknown field
+                where = f"input `{_show(mapping.get('name', path[-1]))}`"
             hint = _did_you_mean(matches) or f": {where} has only " + ", ".join(
                 f"`{k}`" for k in known
             )
@@ -757,7 +759,8 @@ _DEFAULT_TYPES: dict[str, tuple[type, ...]] = {
 
 
 # The first characters of every plain scalar YAML 1.1 reads as a bool, null, number or date.
-_YAML11_START = frozenset("yYnNtTfFoO~0123456789+-.")
+_YAML11_NUMBER_START = frozenset("0123456789+-.~")
+_YAML11_WORD_START = frozenset("yYnNtTfFoO")
 
 
 def _yaml11_reading(raw: str) -> str | None:
@@ -787,17 +790,33 @@ def _type_name(value: Any) -> str:
     return "a string"
 
 
+_FINE_TYPES = {(_BOOL, bool), (_LIST, list), (_DICT, dict)}
+
+
+def _fine(value: Any, expected: str) -> bool:
+    """The quick answer for nearly every value of a real manifest (checked before building the
+    generator and the label of _check_value)."""
+    kind = type(value)
+    if kind is str:
+        if expected != _STR:
+            return False
+        if not value:
+            return True
+        first = value[0]
+        # YAML 1.1 reads numbers and dates (a digit, sign, dot) and words of at most five
+        # letters (yes, no, on, off, true, False, null, y, n) as non-strings.
+        if first in _YAML11_NUMBER_START:
+            return False
+        return first not in _YAML11_WORD_START or len(value) > 5
+    return (expected, kind) in _FINE_TYPES
+
+
 def _check_value(
     ctx: LintContext, path: Path, value: Any, expected: str, label: str
 ) -> Iterator[Diagnostic]:
-    # Fast exits first: nearly every value of a real manifest is fine.
+    if _fine(value, expected):
+        return
     kind = type(value)
-    if expected == _STR and kind is str and (not value or value[0] not in _YAML11_START):
-        return
-    if (expected == _BOOL and kind is bool) or (expected == _LIST and kind is list):
-        return
-    if expected == _DICT and kind is dict:
-        return
     node = ctx.tf.nodes.get(tuple(path))
     raw = node.raw if node is not None else None
     plain = node.plain if node is not None else False
@@ -891,7 +910,7 @@ def _check_fields(
     ctx: LintContext, base: Path, mapping: dict[str, Any], types: dict[str, str], where: str
 ) -> Iterator[Diagnostic]:
     for key, expected in types.items():
-        if key in mapping and expected != _ANY:
+        if key in mapping and expected != _ANY and not _fine(mapping[key], expected):
             label = f"{where}.{key}" if where else key
             yield from _check_value(ctx, (*base, key), mapping[key], expected, label)
 
@@ -923,7 +942,8 @@ def wrong_type(ctx: LintContext) -> Iterator[Diagnostic]:
         if key in REQUIRED_FIELDS[3:] and data[key] is None and key != "inputs":
             yield ctx.diag("PT022", f"`{key}` is empty: fill in its fields", key)
             continue
-        yield from _check_value(ctx, (key,), data[key], expected, key)
+        if not _fine(data[key], expected):
+            yield from _check_value(ctx, (key,), data[key], expected, key)
     inputs = ctx.get("inputs")
     if isinstance(inputs, list):
         for i, inp in enumerate(inputs):
@@ -964,6 +984,8 @@ def wrong_type(ctx: LintContext) -> Iterator[Diagnostic]:
         values = ctx.get(*list_path)
         if isinstance(values, list):
             for j, v in enumerate(values):
+                if _fine(v, _STR):
+                    continue
                 yield from _check_value(
                     ctx, (*list_path, j), v, _STR, f"{'.'.join(map(str, list_path))}[{j}]"
                 )

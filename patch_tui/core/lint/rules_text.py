@@ -194,9 +194,10 @@ _TRIGGER_RE = re.compile(
 
 def ai_instructions(text: str) -> list[str]:
     """The instruction-like phrases found in a text (hidden characters cannot split them)."""
-    flat = " ".join(strip_hidden(text).split())
-    if not _TRIGGER_RE.search(flat):
+    probe = text if text.isascii() and text.isprintable() else strip_hidden(text)
+    if not _TRIGGER_RE.search(probe):
         return []
+    flat = " ".join(probe.split())
     return [gist for pattern, gist in _INSTRUCTION_RES if pattern.search(flat)]
 
 
