@@ -27,8 +27,6 @@ HAS_LIBYAML = _BaseLoader is not yaml.SafeLoader
 MAX_DEPTH = 64
 MAX_EVENTS = 200_000
 
-_NULL_RE = re.compile(r"^(null|)$")
-_BOOL_RE = re.compile(r"^(true|false)$")
 _INT_RE = re.compile(r"^-?(0|[1-9][0-9]*)$")
 _FLOAT_RE = re.compile(r"^-?(0|[1-9][0-9]*)(\.[0-9]*)?([eE][-+]?[0-9]+)?$")
 
@@ -91,23 +89,24 @@ def _pos(mark: Any) -> Pos:
     return Pos(mark.line, mark.column)
 
 
-# Only these first characters can start a JSON-schema null, bool or number: anything else is a
-# string without trying the regexes (most manifest values are words).
-_NON_STRING_START = frozenset("-0123456789ntf")
-
-
 def resolve_plain(text: str) -> Any:
-    """A plain scalar's value under YAML's JSON schema."""
-    if text and text[0] not in _NON_STRING_START:
-        return text
-    if _NULL_RE.match(text):
+    """A plain scalar's value under YAML's JSON schema: `null` (or nothing), `true`, `false`,
+    JSON numbers; everything else is a string. (Tested by first character: this runs for
+    every key and value of every file linted.)"""
+    if not text:
         return None
-    if _BOOL_RE.match(text):
-        return text == "true"
-    if _INT_RE.match(text):
-        return int(text)
-    if _FLOAT_RE.match(text):
-        return float(text)
+    first = text[0]
+    if first == "n":
+        return None if text == "null" else text
+    if first == "t":
+        return True if text == "true" else text
+    if first == "f":
+        return False if text == "false" else text
+    if first == "-" or "0" <= first <= "9":
+        if _INT_RE.match(text):
+            return int(text)
+        if _FLOAT_RE.match(text):
+            return float(text)
     return text
 
 
