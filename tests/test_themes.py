@@ -79,6 +79,19 @@ def test_broken_theme_file_says_which_file_and_why(tmp_path, text: str, reason: 
     assert reason in str(info.value)
 
 
+def test_every_textual_builtin_theme_passes_our_validation() -> None:
+    """The validator refuses what would break the stylesheet, not what Textual itself ships."""
+    import dataclasses
+
+    from textual.theme import BUILTIN_THEMES
+
+    from patch_tui.ui.themes import ThemeFile
+
+    for theme in BUILTIN_THEMES.values():
+        data = {f.name: getattr(theme, f.name) for f in dataclasses.fields(theme)}
+        assert ThemeFile.model_validate(data).to_theme() == theme
+
+
 def test_name_defaults_to_file_name(tmp_path) -> None:
     path = tmp_path / "ocean.toml"
     path.write_text('primary = "#0077BE"\n', encoding="utf-8")

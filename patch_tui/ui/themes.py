@@ -110,6 +110,8 @@ class ThemeFile(BaseModel):
     text_alpha: float = Field(default=0.95, ge=0.0, le=1.0)
     variables: dict[str, str] = Field(default_factory=dict)
     """Textual theme variables, e.g. `footer-key-foreground = "#4FA3F7"`."""
+    ansi: bool = False
+    """Use the terminal's own ANSI palette (colours given as `ansi_*`)."""
 
     @field_validator(
         "primary", "secondary", "accent", "foreground", "background", "surface", "panel",
