@@ -176,3 +176,20 @@ def test_hostile_files_through_the_cli(tmp_path) -> None:
         [sys.executable, "-m", "patch_tui", "lint", str(tmp_path)], capture_output=True, timeout=120
     )
     assert b"Traceback" not in proc.stderr and b"\x1b" not in proc.stdout
+
+
+@pytest.mark.parametrize("name", ["clean", "deep_flow", "alias_bomb", "python_tag", "control_chars"])
+def test_pure_python_yaml_reads_like_libyaml(monkeypatch, name: str) -> None:
+    """Without libyaml the parser falls back to PyYAML's pure-Python one: same data, same spans,
+    same problems."""
+    import yaml
+
+    from patch_tui.core import yamlio
+
+    raw = CLEAN.encode() if name == "clean" else HOSTILE[name]
+    with_c = toolfile.parse_bytes(raw)
+    monkeypatch.setattr(yamlio, "_BaseLoader", yaml.SafeLoader)
+    pure = toolfile.parse_bytes(raw)
+    assert pure.data == with_c.data
+    assert pure.nodes == with_c.nodes
+    assert [(p.code, p.span) for p in pure.problems] == [(p.code, p.span) for p in with_c.problems]
