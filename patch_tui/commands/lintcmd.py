@@ -196,8 +196,13 @@ def _github_escape(text: str, *, prop: bool = False) -> str:
     return text
 
 
+def _one_line(text: str) -> str:
+    # One diagnostic per line, whatever a quoted value holds.
+    return visible(text).replace("\n", "⏎")
+
+
 def format_text_line(d: Diagnostic) -> str:
-    return f"{visible(d.path or '-')}:{d.line}:{d.column}: {d.code} {visible(d.message)}"
+    return f"{_one_line(d.path or '-')}:{d.line}:{d.column}: {d.code} {_one_line(d.message)}"
 
 
 def format_github_line(d: Diagnostic) -> str:
