@@ -256,6 +256,10 @@ class EditorScreen(Screen[None]):
         self.diagnostics = lint_toolfile(tf)
         self.lint_panel.show(self.diagnostics)
 
+    @staticmethod
+    def _structure_broken(tf: toolfile.ToolFile) -> bool:
+        return not isinstance(tf.data, dict) or any(p.code in STRUCTURE_CODES for p in tf.problems)
+
     def _load_form(self, tf: toolfile.ToolFile) -> None:
         problems = [p for p in tf.problems if p.code in STRUCTURE_CODES]
         if problems or not isinstance(tf.data, dict):
@@ -298,12 +302,18 @@ class EditorScreen(Screen[None]):
             return  # the text moved on; a newer lint is coming
         self.tf = tf
         self._lint_text = text
-        self.diagnostics = diagnostics
-        self.lint_panel.show(diagnostics)
+        # Typing in the body rarely changes the problems or the manifest: touch the widgets
+        # only when what they show changed (keeps each keystroke cheap on big files).
+        if diagnostics != self.diagnostics or not self.lint_panel.row_count and diagnostics:
+            self.diagnostics = diagnostics
+            self.lint_panel.show(diagnostics)
+            if not diagnostics:
+                self.query_one("#lint-detail", Static).update("")
+        else:
+            self.diagnostics = diagnostics
         self.set_class(not diagnostics, "-clean")
-        if not diagnostics:
-            self.query_one("#lint-detail", Static).update("")
-        self._load_form(tf)
+        if not self.form.shows(tf.data if not self._structure_broken(tf) else None):
+            self._load_form(tf)
         self.dirty = text != self.saved_text
         if self.current_path is not None:
             data = tf.data if isinstance(tf.data, dict) else {}

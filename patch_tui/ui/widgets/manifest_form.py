@@ -231,6 +231,12 @@ class ManifestForm(VerticalScroll):
         """True once the form shows a manifest (the start-up benchmark waits for this)."""
         return bool(self.data) and self._input_count >= 0
 
+    def shows(self, data: dict[str, Any] | None) -> bool:
+        """True when the form already shows exactly this (None: the stale state)."""
+        if data is None:
+            return self.stale
+        return not self.stale and data == self.data and self._input_count >= 0
+
     # -- showing data -----------------------------------------------------------------------
 
     def load(self, data: dict[str, Any] | None, *, error: str | None = None) -> None:
@@ -264,11 +270,11 @@ class ManifestForm(VerticalScroll):
         # The cards' own children (a Select's label) finish mounting after this returns:
         # fill now for the values, and again once mounted so every label shows its value.
         self._fill()
-        self.call_after_refresh(self._fill)
+        self.call_after_refresh(self._fill, True)
         if refocus is not None and isinstance(focused, Widget) and not focused.is_attached:
             self.focus_field(refocus)
 
-    def _fill(self) -> None:
+    def _fill(self, labels: bool = False) -> None:
         data = self.data
         focused = self.app.focused
         for widget in self.query("#form-fields Input, #form-fields Select, #form-fields Switch"):
@@ -277,12 +283,14 @@ class ManifestForm(VerticalScroll):
                 continue
             if widget is focused or (isinstance(widget, Select) and widget.expanded):
                 continue  # never clobber what is being typed or picked
-            self._set_widget(widget, path, data)
+            self._set_widget(widget, path, data, labels)
         self.query_one("#f-generated__by", Label).update(safe(_text_of(data.get("generated_by"))))
         self.query_one("#f-generated__at", Label).update(safe(_text_of(data.get("generated_at"))))
         self._check_auth(data.get("external_auth"))
 
-    def _set_widget(self, widget: Widget, path: FieldPath, data: dict[str, Any]) -> None:
+    def _set_widget(
+        self, widget: Widget, path: FieldPath, data: dict[str, Any], labels: bool = False
+    ) -> None:
         value = _get(data, path)
         if path[-2:] == ("items", "type"):
             # `items: object` is the short form of `items: {type: object}`.
@@ -313,7 +321,7 @@ class ManifestForm(VerticalScroll):
             with widget.prevent(Select.Changed):
                 if widget.value != new:
                     widget.value = new
-                elif widget.is_mounted:
+                elif labels and widget.is_mounted:
                     # A value set before the Select finished mounting never reached its label
                     # (Textual skips the watcher for an unchanged value): run it again.
                     widget.mutate_reactive(Select.value)
