@@ -77,11 +77,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fix", action="store_true", help="apply the safe quick fixes, then report the rest")
     p.add_argument("--statistics", action="store_true", help="count diagnostics per code")
     p.add_argument("--jobs", metavar="N", type=int, default=0, help="worker processes (default: one per CPU for many files)")
+    p.add_argument("--stdin-filename", metavar="NAME", default=None, help="the name to report for `-` (standard input)")
 
     p = add("fmt", "Rewrite the frontmatter in canonical style; the body is never touched.")
     p.add_argument("paths", nargs="+", metavar="PATH")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file would change")
     p.add_argument("--diff", action="store_true", help="write nothing; print what would change")
+    p.add_argument("--stdin-filename", metavar="NAME", default=None, help="the name to report for `-` (standard input)")
 
     p = add("new", "Create a new lint-clean tool from a template.")
     p.add_argument("name", help="the tool's name, snake_case")

@@ -278,3 +278,34 @@ def test_realistic_bad_tool(tmp_path, capsys) -> None:
     assert cli(["lint", "--fix", "--select", "PT00,PT01,PT02,PT05", str(path)]) == 1
     left = {line.split(" ")[1] for line in capsys.readouterr().out.splitlines()[:-1]}
     assert left == {"PT011", "PT013", "PT051", "PT019", "PT020"}
+
+
+def test_lint_reads_standard_input() -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "patch_tui",
+            "lint",
+            "-",
+            "--stdin-filename",
+            "tools/x.py",
+            "--format",
+            "json",
+        ],
+        input=BROKEN,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 1, proc.stderr
+    found = json.loads(proc.stdout)
+    assert {d["path"] for d in found} == {"tools/x.py"} and "PT022" in {d["code"] for d in found}
+    refused = subprocess.run(
+        [sys.executable, "-m", "patch_tui", "lint", "--fix", "-"],
+        input=BROKEN,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 2 and "--fix cannot rewrite standard input" in refused.stderr

@@ -263,4 +263,22 @@ def test_fmt_refuses_to_drop_comments(tmp_path, capsys) -> None:
     # `#` inside a value is not a comment.
     path.write_text(MESSY.replace("'Count the words in a text.'", "'Count #tags, e.g. in a text.'"))
     assert cli(["fmt", str(path)]) == 0
-    assert "# description: \"Count #tags, e.g. in a text.\"\n" in path.read_text()
+    assert '# description: "Count #tags, e.g. in a text."\n' in path.read_text()
+
+
+def test_fmt_standard_input_to_standard_output() -> None:
+    def fmt(*extra: str, text: str = MESSY) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [sys.executable, "-m", "patch_tui", "fmt", *extra, "-"],
+            input=text.encode(),
+            capture_output=True,
+            timeout=60,
+        )
+
+    proc = fmt()
+    assert proc.returncode == 0 and proc.stdout.decode() == CANONICAL
+    proc = fmt("--check")
+    assert proc.returncode == 1 and b"Would reformat: -" in proc.stdout
+    proc = fmt(text="# ---\n# name: [\n# ---\nprint(1)\n")
+    assert proc.returncode == 1 and proc.stdout == b"# ---\n# name: [\n# ---\nprint(1)\n"
+    assert b"cannot be formatted" in proc.stderr and b"Traceback" not in proc.stderr

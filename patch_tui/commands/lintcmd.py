@@ -47,7 +47,9 @@ def expand_paths(paths: Iterable[str]) -> tuple[list[str], list[str]]:
     seen: set[str] = set()
     for raw in paths:
         p = Path(raw)
-        if p.is_dir():
+        if raw == STDIN:
+            found = [STDIN]
+        elif p.is_dir():
             try:
                 found = sorted(str(c) for c in p.iterdir() if c.suffix == ".py" and c.is_file())
             except OSError as exc:
@@ -67,7 +69,17 @@ def expand_paths(paths: Iterable[str]) -> tuple[list[str], list[str]]:
     return files, bad
 
 
+STDIN = "-"  # a path of `-` means the text on standard input (for editors and pipes)
+_STDIN_NAME = ["-"]  # how diagnostics name it (--stdin-filename)
+_stdin_bytes: bytes | None = None
+
+
 def _read(path: str) -> tuple[bytes | None, str | None]:
+    global _stdin_bytes
+    if path == STDIN:
+        if _stdin_bytes is None:
+            _stdin_bytes = sys.stdin.buffer.read()
+        return _stdin_bytes, None
     try:
         with open(path, "rb") as fh:
             return fh.read(), None
@@ -171,9 +183,9 @@ def _lint_files(files: list[str], rules: list[Rule], fix: bool, run: LintRun) ->
         if raw is None:
             run.usage_errors.append(error or path)
             continue
-        tf = toolfile.parse_bytes(raw, path=path)
+        tf = toolfile.parse_bytes(raw, path=_STDIN_NAME[0] if path == STDIN else path)
         # Undecodable files parse to empty text: there is nothing to fix, and nothing to write.
-        if fix and tf.text:
+        if fix and tf.text and path != STDIN:
             new_text, applied = fix_text(tf.text, rules)
             if applied and new_text != tf.text:
                 try:
@@ -246,6 +258,10 @@ def _statistics(diags: list[Diagnostic], out: TextIO) -> None:
 
 def run_lint(args: argparse.Namespace) -> int:
     fmt = getattr(args, "format", "text") or "text"
+    _STDIN_NAME[0] = getattr(args, "stdin_filename", None) or STDIN
+    if getattr(args, "fix", False) and STDIN in args.paths:
+        _err("--fix cannot rewrite standard input: run `patch-tui fmt -` or fix a file")
+        return EXIT_USAGE
     try:
         rules = _rules(
             _split_codes(getattr(args, "select", "")), _split_codes(getattr(args, "ignore", ""))
@@ -310,6 +326,26 @@ def run_fmt(args: argparse.Namespace) -> int:
             continue
         tf = toolfile.parse_bytes(raw, path=path)
         new = toolfile.format_text(tf)
+        if path == STDIN:
+            name = getattr(args, "stdin_filename", None) or STDIN
+            if new is not None and toolfile.yaml_comment_lines(tf) and new != tf.text:
+                new = None  # never drop comments, here either
+            if not check and not diff:
+                # The formatted text (or the text as it was) goes to stdout, as ruff format does.
+                out = new if new is not None else tf.text
+                sys.stdout.buffer.write((("\ufeff" if tf.bom else "") + out).encode("utf-8"))
+            if new is None:
+                _err(f"{name}: the frontmatter cannot be formatted (see `patch-tui lint`)")
+                failed += 1
+            elif new == tf.text:
+                unchanged += 1
+            else:
+                changed.append(name)
+                if diff:
+                    _print_diff(name, tf.text, new)
+                elif check:
+                    print(f"Would reformat: {visible(name)}")
+            continue
         if new is None:
             problem = next(
                 (p for p in tf.problems if p.code in ("PT001", "PT002", "PT003")),
@@ -360,7 +396,10 @@ def run_fmt(args: argparse.Namespace) -> int:
         summary += f", {unchanged} file{'s' if unchanged != 1 else ''} already formatted"
     if failed:
         summary += f", {failed} left as they are"
-    print(summary, file=sys.stderr if diff else sys.stdout)
+    if STDIN in files and not (check or diff):
+        pass  # stdout carries the formatted text: nothing else may go there
+    else:
+        print(summary, file=sys.stderr if diff else sys.stdout)
     if bad:
         return EXIT_USAGE
     if failed or ((check or diff) and changed):
