@@ -211,7 +211,7 @@ class EditorScreen(Screen[None]):
             return
         mark = " ●" if self.dirty else ""
         ro = f" (read-only: {self.read_only_reason})" if self.read_only_reason else ""
-        self.sub_title = f"{self.current_path.name}{mark}{ro}"
+        self.sub_title = f"{visible(self.current_path.name)}{mark}{ro}"
 
     # -- opening --------------------------------------------------------------------------
 
