@@ -471,3 +471,44 @@ async def test_palette_commands_are_named_area_verb(folder):
         names = [name for name, _help, _cb in provider._commands()]
         assert "tool: save" in names and "tool: new version" in names and "lint: apply fix" in names
         assert all(": " in n for n in names)
+
+
+async def test_save_in_patch_toolbox_updates_index(tmp_path):
+    import json
+    import shutil
+
+    from desk_helpers import FIXTURES
+
+    root = tmp_path / "box"
+    (root / "tools").mkdir(parents=True)
+    shutil.copy(FIXTURES / "echo_text.py", root / "tools" / "echo_text.py")
+    (root / "index.json").write_text(
+        json.dumps({"tools": [{"name": "echo_text", "version": "1.0.0", "description": "old", "enabled": True}]})
+    )
+    app = make_app(root)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await ready(pilot, app)
+        assert screen.toolbox.is_patch_toolbox
+        field = screen.form.query_one("#f-version", Input)
+        field.focus()
+        await pilot.pause()
+        count = screen.lint_count
+        await pilot.press("end", "backspace", "1")
+        await wait_lint(pilot, screen, count)
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+    entry = json.loads((root / "index.json").read_text())["tools"][0]
+    assert entry == {
+        "name": "echo_text",
+        "version": "1.0.1",
+        "description": "Return the text it is given, optionally shouted.",
+        "enabled": True,
+    }
+
+
+def test_cli_missing_path_is_a_clear_message(tmp_path, capsys):
+    from patch_tui.cli import main
+
+    assert main([str(tmp_path / "nope.py")]) == 2
+    err = capsys.readouterr().err
+    assert "no such file or folder" in err and "Traceback" not in err

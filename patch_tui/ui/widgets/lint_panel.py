@@ -53,6 +53,8 @@ class LintPanel(DataTable[Any]):
         self.add_column("code", key="code", width=6)
         self.add_column("at", key="at", width=8)
         self.add_column("message", key="message")
+        # Severity colours come from the theme: repaint the rows when it changes.
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.show(self.diagnostics))
 
     def show(self, diagnostics: list[Diagnostic]) -> None:
         """Replace the rows, keeping the cursor on the same row index when possible."""

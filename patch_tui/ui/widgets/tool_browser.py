@@ -109,6 +109,7 @@ class ToolBrowser(Vertical):
 
     def on_mount(self) -> None:
         self.border_title = "Tools"
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self._render_list())
         self.refresh_tools()
 
     # -- data ---------------------------------------------------------------------------------
