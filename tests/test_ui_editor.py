@@ -512,3 +512,17 @@ def test_cli_missing_path_is_a_clear_message(tmp_path, capsys):
     assert main([str(tmp_path / "nope.py")]) == 2
     err = capsys.readouterr().err
     assert "no such file or folder" in err and "Traceback" not in err
+
+
+async def test_theme_switch_recolours_the_source(folder):
+    from textual.color import Color
+
+    app = make_app(folder)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await ready(pilot, app)
+        app.theme = "patch-light"
+        await pilot.pause()
+        keyword = screen.source._theme.syntax_styles["keyword"].color
+        assert keyword is not None
+        assert Color.from_rich_color(keyword) == Color.parse(app.theme_variables["primary"])
+        assert screen.source.theme == "patch"
