@@ -443,3 +443,26 @@ async def test_try_it_validates_json_fields_and_saves_cases(env, tmp_path: Path)
         screen.query_one("#try-case").value = "two items"
         await pilot.pause()
         assert screen.query_one("#in-count").value == "3"
+
+
+async def test_a_short_action_never_unlocks_a_long_one(env) -> None:
+    folder, store = env
+    long_args = {f"file_{i:02d}": f"/srv/data/{i}.csv" for i in range(40)}
+    long_one = hold(store, folder / "slack_send_message.py", {"channel": "#c", "text": "x"} | {"thread_ts": "1"})
+    short = hold(store, folder / "delete_file.py", {"path": "/tmp/a"})
+    tall = hold(store, folder / "delete_file.py", long_args)
+    app = inbox_app(store)
+    async with app.run_test(size=(100, 50)) as pilot:
+        screen = await open_inbox(pilot, app)
+        tokens = [a.token for a in screen.list.actions]
+        assert tokens == [tall.token, short.token, long_one.token]
+        screen.list.cursor = 1  # the short one: it fits the pane, so it was shown in full
+        await wait_for(pilot, lambda: screen.current is not None and screen.current.token == short.token, what="short")
+        await wait_for(pilot, lambda: screen.can_approve, what="approve for a call that fits")
+        screen.list.cursor = 0  # 40 args do not fit: approve waits for a scroll to the end
+        await wait_for(pilot, lambda: screen.current.token == tall.token, what="tall")
+        for _ in range(10):
+            await pilot.pause(0.05)
+            assert not screen.can_approve
+        screen.detail.scroll_end(animate=False, immediate=True)
+        await wait_for(pilot, lambda: screen.can_approve, what="approve after scrolling")

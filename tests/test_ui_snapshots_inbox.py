@@ -72,6 +72,8 @@ def test_inbox_list_and_detail(store: Path, snap_compare) -> None:
     async def run_before(pilot) -> None:
         await _steady(pilot)
         await pilot.press("end")  # the oldest: the plain delete_file call
+        screen = pilot.app.screen
+        await wait_for(pilot, lambda: screen.current is not None and screen.current.token == "A" * 32, what="the detail")
         await pilot.pause(0.3)
 
     assert snap_compare(inbox_app(store), terminal_size=SIZE, run_before=run_before)
@@ -82,7 +84,11 @@ def test_inbox_hostile_args(store: Path, snap_compare) -> None:
 
     async def run_before(pilot) -> None:
         await _steady(pilot)  # the newest, hostile one is selected first
-        pilot.app.screen.query_one("#detail").scroll_to(y=8, animate=False)
+        screen = pilot.app.screen
+        detail = screen.query_one("#detail")
+        await wait_for(pilot, lambda: detail.max_scroll_y > 0, what="the laid-out details")
+        detail.scroll_end(animate=False, immediate=True)
+        await wait_for(pilot, lambda: screen.can_approve, what="approve enabled after scrolling")
         await pilot.pause(0.3)
 
     assert snap_compare(inbox_app(store), terminal_size=SIZE, run_before=run_before)
@@ -109,7 +115,14 @@ def test_inbox_history(store: Path, snap_compare) -> None:
         screen = pilot.app.screen
         await wait_for(pilot, lambda: screen.mode == "history" and len(screen.list.actions) == 2, what="history")
         await pilot.press("end")
-        await wait_for(pilot, lambda: screen.events, what="the events")
+        await wait_for(
+            pilot,
+            lambda: screen.current is not None
+            and screen.current.token == "A" * 32
+            and screen.events
+            and screen.events[0].token == "A" * 32,
+            what="the events of the selected action",
+        )
         for widget in screen.query("Input"):
             widget.cursor_blink = False
         # Event times are real (the append-only events table cannot be edited): hide them.

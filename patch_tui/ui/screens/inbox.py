@@ -224,6 +224,7 @@ class InboxScreen(Screen[None]):
         self._show_columns()
         self.list.focus()
         self.watch(self.detail, "scroll_y", self._detail_scrolled, init=False)
+        self.watch(self.detail, "virtual_size", self._detail_laid_out, init=False)
         self.set_interval(POLL_INTERVAL, self._tick, name="inbox-poll")
         self.set_interval(1.0, self._clock, name="inbox-clock")
         self._tick()
@@ -407,8 +408,8 @@ class InboxScreen(Screen[None]):
         statics["banner"].set_class(banner is not None, "-shown")
         if self.mode == "history" and not same:
             self._load_events(action.token)
-        self.call_after_refresh(self._check_seen)
         self._update_gate()
+        self._check_seen()
 
     def _render_head(self, action: Action) -> None:
         now = inbox_list.clock()
@@ -539,12 +540,41 @@ class InboxScreen(Screen[None]):
     def _detail_scrolled(self, _value: float) -> None:
         self._check_seen()
 
+    def _detail_laid_out(self, _size: object) -> None:
+        # A layout of the current content happened: nothing to scroll means all is in sight.
+        if not self.seen_end and self.current is not None and self.detail.max_scroll_y <= 0:
+            self.seen_end = True
+            self._update_gate()
+
     def _check_seen(self) -> None:
+        """Everything was on screen once: the content fits the pane, or the person scrolled to
+        its end. Fitting is computed from the content itself, never from the pane's last layout
+        (which may still be the previous action's: a short one would unlock a long one)."""
+        if self.seen_end or self.current is None:
+            return
         detail = self.detail
-        if detail.max_scroll_y <= 0 or detail.scroll_y >= detail.max_scroll_y - 0.5:
-            if not self.seen_end:
-                self.seen_end = True
-                self._update_gate()
+        scrolled = detail.max_scroll_y > 0 and detail.scroll_y >= detail.max_scroll_y - 0.5
+        if scrolled or self._fits():
+            self.seen_end = True
+            self._update_gate()
+
+    def _fits(self) -> bool:
+        detail = self.detail
+        region = detail.scrollable_content_region
+        if region.width <= 0 or region.height <= 0:
+            return False
+        total = 0
+        for child in detail.children:
+            if not child.display:
+                continue
+            styles = child.styles
+            inner = max(1, region.width - styles.gutter.width)
+            total += (
+                child.get_content_height(region.size, region.size, inner)
+                + styles.gutter.height
+                + styles.margin.height
+            )
+        return total <= region.height
 
     def _update_gate(self) -> None:
         action = self.current
