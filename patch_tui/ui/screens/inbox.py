@@ -136,9 +136,9 @@ class InboxScreen(Screen[None]):
         Binding("r", "reject", "Reject", id="inbox.reject"),
         Binding("e", "expand", "Expand all", id="inbox.expand"),
         Binding("h", "toggle_history", "History", id="inbox.history"),
-        Binding("o", "open_source", "Open source", id="inbox.open_source"),
+        Binding("o", "open_source", "Open source", id="inbox.open_source", show=False),
         Binding("x", "export", "Export", id="inbox.export"),
-        Binding("tab", "focus_next", "Next pane", show=False, id="inbox.next_pane"),
+        Binding("space", "read_on", "Read on", id="inbox.read_on"),
         Binding("escape,q", "close", "Back", id="inbox.close"),
     ]
     DEFAULT_CSS = """
@@ -161,6 +161,8 @@ class InboxScreen(Screen[None]):
     #detail-gate.-ready { color: $text-success; }
     #empty-note { color: $text-muted; padding: 1 2; display: none; }
     InboxScreen.-empty #empty-note { display: block; }
+    InboxScreen.-empty #detail { display: none; }
+    #detail { border-subtitle-color: $text-warning; }
     """
 
     mode: reactive[str] = reactive("pending", init=False)
@@ -584,6 +586,7 @@ class InboxScreen(Screen[None]):
                 self.can_approve = False
                 self.refresh_bindings()
             gate.update("")
+            self.detail.border_subtitle = ""
             return
         missing: list[str] = []
         if self.view is not None and self.view.collapsed:
@@ -597,8 +600,13 @@ class InboxScreen(Screen[None]):
         gate.set_class(not missing, "-ready")
         if missing:
             gate.update(Content("Approve is disabled until everything was shown: " + " and ".join(missing) + "."))
+            # In the pane's border too: the gate line itself may be below the fold.
+            self.detail.border_subtitle = "approve after reading: " + " and ".join(
+                m.replace("scroll the details to the end", "space to read on") for m in missing
+            )
         else:
             gate.update(Content("Everything was shown. a approves, r rejects."))
+            self.detail.border_subtitle = "all shown: a approve · r reject"
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "approve":
@@ -611,9 +619,16 @@ class InboxScreen(Screen[None]):
             return True if self.current is not None else None
         if action == "export":
             return self.mode == "history"
+        if action == "read_on":
+            return self.current is not None
         return True
 
     # -- keys ---------------------------------------------------------------------------------
+
+    def action_read_on(self) -> None:
+        """Space reads the details on, a page at a time, wherever the focus is (a pager's key):
+        the way to "everything was shown" without leaving the list."""
+        self.detail.scroll_page_down(animate=False)
 
     def action_expand(self) -> None:
         if self.view is None or not self.view.collapsed:
