@@ -451,7 +451,7 @@ async def test_small_terminals(folder, size):
     async with app.run_test(size=size) as pilot:
         screen = await ready(pilot, app)
         if size == (80, 24):
-            assert screen.has_class("-narrow")
+            assert screen.narrow
             assert screen.form.display and not screen.source.display
             await pilot.press("f4")
             await pilot.pause()

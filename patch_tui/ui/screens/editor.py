@@ -107,6 +107,10 @@ class EditorScreen(Screen[None]):
         self._view = "form"  # which pane shows when they share one (narrow terminals)
         self._browser_wanted = True
         self._outside_disk_text: str | None = None
+        # Layout state (see _apply_view): terminal size classes and what is shown.
+        self.narrow = self.tiny = self.compact = self.short = False
+        self.empty = False
+        self.clean = False
 
     # -- layout -------------------------------------------------------------------------------
 
@@ -178,27 +182,40 @@ class EditorScreen(Screen[None]):
         self._layout_for(event.size.width, event.size.height)
 
     def _layout_for(self, width: int, height: int) -> None:
-        self.set_class(width < SPLIT_MIN_WIDTH, "-narrow")
-        self.set_class(width < BROWSER_MIN_WIDTH, "-tiny")
-        self.set_class(height < 30, "-compact")
-        self.set_class(height < 20, "-short")
+        self.narrow = width < SPLIT_MIN_WIDTH
+        self.tiny = width < BROWSER_MIN_WIDTH
+        self.compact = height < 30
+        self.short = height < 20
         self._apply_view()
 
     def _apply_view(self) -> None:
-        narrow = self.has_class("-narrow")
-        self.set_class(narrow and self._view == "form", "-show-form")
-        self.set_class(narrow and self._view == "source", "-show-source")
+        """Show what fits. Inline styles rather than classes on the screen: a class change on
+        the screen restyles every widget of the form, which is what makes start-up slow."""
+        shown = not self.empty
+        narrow = self.narrow
+        self.form.display = shown and (not narrow or self._view == "form")
+        self.source.display = shown and (not narrow or self._view == "source")
+        self.query_one("#panes").display = shown
+        self.query_one("#empty").display = not shown
+        tabs_box = self.query_one("#view-tabs", Static)
+        tabs_box.display = shown and narrow
         browser = self.browser
-        browser.display = self._browser_wanted and not self.has_class("-tiny")
+        browser.display = self._browser_wanted and not self.tiny
+        browser.styles.width = 24 if narrow else 30
+        lint = self.lint_panel
+        lint.styles.height = 3 if self.clean else 4 if self.short else 6 if self.compact else 8
+        self.query_one("#lint-detail").display = not self.short
+        self.query_one(Header).display = not self.short
         tabs = Text()
         for name, label in (("form", " Manifest "), ("source", " Source ")):
             tabs.append(label, style="reverse bold" if self._view == name else "dim")
             tabs.append(" ")
         tabs.append(" F4 switch", style="dim")
-        self.query_one("#view-tabs", Static).update(tabs)
+        tabs_box.update(tabs)
 
     def _show_empty(self, empty: bool) -> None:
-        self.set_class(empty, "-empty")
+        self.empty = empty
+        self._apply_view()
 
     def watch_dirty(self, dirty: bool) -> None:
         self._update_title()
@@ -250,7 +267,9 @@ class EditorScreen(Screen[None]):
         if self.read_only_reason:
             self._diagnostics_for_unreadable(tf)
         else:
-            self._start_lint()
+            # After the first paint: the lint thread would compete with it for the GIL.
+            self._lint_generation += 1
+            self.call_after_refresh(self._start_lint)
 
     def _diagnostics_for_unreadable(self, tf: toolfile.ToolFile) -> None:
         self.diagnostics = lint_toolfile(tf)
@@ -311,7 +330,9 @@ class EditorScreen(Screen[None]):
                 self.query_one("#lint-detail", Static).update("")
         else:
             self.diagnostics = diagnostics
-        self.set_class(not diagnostics, "-clean")
+        if self.clean != (not diagnostics):
+            self.clean = not diagnostics
+            self._apply_view()
         if not self.form.shows(tf.data if not self._structure_broken(tf) else None):
             self._load_form(tf)
         self.dirty = text != self.saved_text
@@ -830,8 +851,8 @@ class EditorScreen(Screen[None]):
 
     def action_toggle_browser(self) -> None:
         self._browser_wanted = not (self.browser.display)
-        if self.has_class("-tiny") and self._browser_wanted:
-            self.remove_class("-tiny")  # asked for explicitly: show it even when narrow
+        if self.tiny and self._browser_wanted:
+            self.tiny = False  # asked for explicitly: show it even when narrow
         self._apply_view()
         if self.browser.display:
             self.browser.query_one("#browser-filter").focus()

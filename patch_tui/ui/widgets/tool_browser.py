@@ -110,7 +110,8 @@ class ToolBrowser(Vertical):
     def on_mount(self) -> None:
         self.border_title = "Tools"
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._render_list())
-        self.refresh_tools()
+        # After the first paint: reading and linting every tool is not needed to show one.
+        self.call_after_refresh(self.refresh_tools)
 
     # -- data ---------------------------------------------------------------------------------
 
