@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -31,6 +32,7 @@ from typing import Any, ClassVar
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.reactive import reactive
@@ -128,8 +130,38 @@ def _yes_no(value: Any) -> Content:
     return safe_line(str(value))
 
 
+class InboxCommands(Provider):
+    """Palette commands of the inbox, named "inbox: verb"."""
+
+    def _commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
+        screen = self.screen
+        if not isinstance(screen, InboxScreen):
+            return []
+        return [
+            ("inbox: approve", "Approve the selected action, once all of it was shown (a)", screen.action_approve),
+            ("inbox: reject", "Reject the selected action, with an optional reason (r)", screen.action_reject),
+            ("inbox: expand all", "Show every collapsed value in full (e)", screen.action_expand),
+            ("inbox: history", "Decided, run, failed and expired actions / back to pending (h)", screen.action_toggle_history),
+            ("inbox: export history", "Write the filtered history as JSON (x)", screen.action_export),
+            ("inbox: open tool source", "The selected action's tool file (o)", screen.action_open_source),
+        ]
+
+    async def discover(self) -> Hits:
+        for name, help_text, callback in self._commands():
+            yield DiscoveryHit(name, callback, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        matcher = self.matcher(query)
+        for name, help_text, callback in self._commands():
+            score = matcher.match(name)
+            if score > 0:
+                yield Hit(score, matcher.highlight(name), callback, help=help_text)
+
+
 class InboxScreen(Screen[None]):
     """Pending actions (default) or the history, with the selected action's details."""
+
+    COMMANDS: ClassVar[set[Any]] = {InboxCommands}
 
     BINDINGS: ClassVar[list[Any]] = [
         Binding("a", "approve", "Approve", id="inbox.approve"),
