@@ -65,6 +65,9 @@ def test_shipped_themes_load_cleanly() -> None:
         ('name = "x"\nprimary = "red"\nbackgroud = "#000000"\n', "backgroud: unknown key"),
         ('name = "x"\nprimary = "red"\n[variables]\nborder = "red 50"\n', "border"),
         ('name = "x"\nprimary = "red"\n[variables]\nlink-style = "wavy"\n', "'wavy' is not a text style"),
+        ('name = "x"\nprimary = "red"\n[variables]\nlink-style-hover = "red"\n', "not a text style"),
+        ('name = "x"\nprimary = "red"\n[variables]\nborder = "auto 50%"\n', "'auto' only works"),
+        ('name = "x"\nprimary = "red"\n[variables]\nerror = "red"\n', "set `error` at the top level"),
         ('name = "x"\nprimary = \n', "not valid TOML"),
         ('name = "bad name!"\nprimary = "red"\n', "name"),
         ('name = "x"\n', "primary: Field required"),
@@ -298,3 +301,26 @@ async def test_theme_option_on_the_command_line(user_dirs, tmp_path) -> None:
         assert app.theme == "patch-light"
         assert app.current_theme.dark is False
     assert not (tmp_path / "config.toml").exists()
+
+
+async def test_theme_that_would_break_the_stylesheet_is_refused_not_fatal(user_dirs) -> None:
+    """Values that pass the data checks but no stylesheet accepts (an alpha on a colour the CSS
+    already fades) are caught by parsing the app's styles in a copy: one notification, no crash."""
+    user_dirs.mkdir(parents=True)
+    (user_dirs / "faded.toml").write_text(
+        'primary = "#3366FF"\n[variables]\nprimary-lighten-1 = "#ff0000 50%"\n', encoding="utf-8"
+    )
+    (user_dirs / "patch-dark.toml").write_text(
+        'primary = "#FF0000"\n[variables]\nbackground-darken-1 = "#000000 50%"\n', encoding="utf-8"
+    )
+    app = ShellApp(choice="faded")
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        notes = messages(app)
+        assert len(notes) == 1
+        assert "faded.toml" in notes[0] and "primary-lighten-1" in notes[0]
+        assert "patch-dark.toml" in notes[0] and "background-darken-1" in notes[0]
+        # The broken override of patch-dark leaves the shipped patch-dark in place.
+        assert app.theme == "patch-dark"
+        assert app.current_theme.primary == "#4FA3F7"
+        assert "faded" not in app.available_themes

@@ -14,6 +14,7 @@ Wiring from the app (a few lines):  `install_themes(self, choice=args.theme)` in
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import tomllib
 from collections.abc import Iterable, Sequence
@@ -44,6 +45,14 @@ _STYLE_FLAGS = frozenset(
     "bold b dim italic i underline u uu overline o strike reverse blink not none".split()
 )
 _PERCENT = re.compile(r"^\d{1,3}(\.\d+)?%$")
+_BASE_COLOURS = frozenset(
+    "primary secondary accent foreground background surface panel boost warning error success".split()
+)
+# Where Textual itself uses "auto" (a contrasting text colour); elsewhere it breaks the CSS.
+_AUTO_OK = frozenset(
+    "text text-muted text-disabled block-cursor-foreground link-color link-color-hover "
+    "button-color-foreground".split()
+)
 
 
 def _check_colour(value: str) -> str:
@@ -59,10 +68,13 @@ def _check_variable(name: str, value: str) -> None:
     for the whole app later, so it is refused here, where we can still say which file is wrong."""
     if not _VARIABLE_NAME.match(name):
         raise ValueError(f"variable name {name!r}: use lower-case letters, digits and '-'")
+    if name in _BASE_COLOURS:
+        # Our widgets read these as plain colours; the top-level field is the place for them.
+        raise ValueError(f"variable {name!r}: set `{name}` at the top level, not in [variables]")
     words = value.split()
     if not words:
         raise ValueError(f"variable {name!r} is empty")
-    if name.endswith("-style"):
+    if "-style" in name:  # block-cursor-text-style, link-style-hover…
         bad = [w for w in words if w.lower() not in _STYLE_FLAGS]
         if bad:
             raise ValueError(
@@ -73,11 +85,14 @@ def _check_variable(name: str, value: str) -> None:
     # A colour, optionally followed by an alpha percentage ("#81a1c1 35%", "auto 90%").
     if len(words) > 2 or (len(words) == 2 and not _PERCENT.match(words[1])):
         raise ValueError(f"variable {name!r}: expected a colour and an optional percentage")
-    if words[0] != "auto":
-        try:
-            Color.parse(words[0])
-        except ColorParseError:
-            raise ValueError(f"variable {name!r}: {words[0]!r} is not a colour") from None
+    if words[0] == "auto":
+        if name not in _AUTO_OK:
+            raise ValueError(f"variable {name!r}: 'auto' only works for text colours")
+        return
+    try:
+        Color.parse(words[0])
+    except ColorParseError:
+        raise ValueError(f"variable {name!r}: {words[0]!r} is not a colour") from None
 
 
 class ThemeFile(BaseModel):
@@ -234,9 +249,49 @@ class ThemeManager:
         """Our themes (shipped and user), in load order."""
         return list(self.sources)
 
+    def css_problem(self, theme: Theme) -> str | None:
+        """Why `theme` would break the app's styles, or None. The data checks catch most bad
+        values; this is the last word: the app's own stylesheet parsed with the theme's
+        variables, in a copy, so a bad theme is reported instead of crashing the app later."""
+        if not theme.variables:
+            return None
+        from textual.css.stylesheet import StylesheetError
+
+        def breaks(variables: dict[str, str]) -> bool:
+            sheet = self.app.stylesheet.copy()
+            try:
+                # What Textual does when the theme is applied: generate the colour system (it
+                # reads some variables as colours), then parse every style with the result.
+                trial = dataclasses.replace(theme, variables=variables)
+                generated = trial.to_color_system().generate()
+                sheet.set_variables(
+                    {**self.app.get_theme_variable_defaults(), **generated, **variables}
+                )
+                sheet.reparse()
+            except (StylesheetError, ColorParseError, ValueError):
+                return True
+            return False
+
+        if not breaks(theme.variables):
+            return None
+        culprits = [k for k, v in list(theme.variables.items())[:40] if breaks({k: v})]
+        which = ", ".join(culprits[:5]) or "its [variables]"
+        return f"the app's styles cannot use {which} with the value given"
+
     def register(self) -> list[str]:
         """(Re)load every theme file and register the results. Returns the failures."""
         found = load_themes(self.folders)
+        shipped = paths.themes_dir().resolve()
+        for name, source in list(found.sources.items()):
+            if source.resolve().parent == shipped:
+                continue  # tested (tests/test_themes.py); checking them would slow every start
+            problem = self.css_problem(found.themes[name])
+            if problem is not None:
+                found.errors.append(f"{source}: {problem}")
+                del found.themes[name], found.sources[name]
+                original = shipped / f"{name}.toml"  # a broken override: the shipped one stays
+                if original.is_file():
+                    found.themes[name], found.sources[name] = load_theme_file(original), original
         for gone in set(self.sources) - set(found.themes):
             # A deleted theme file: drop the theme, unless it is on screen right now (Textual
             # needs the current theme registered; it goes away when the user switches).
