@@ -151,3 +151,14 @@ async def test_every_registered_screen_passes_the_binding_audit(tmp_path, monkey
                 app.pop_screen()
                 await pilot.pause()
     assert {name: p for name, p in problems.items() if p} == {}
+
+
+async def test_help_in_tiny_terminal_does_not_crash() -> None:
+    app = Shell()
+    async with app.run_test(size=(20, 5)) as pilot:
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert "Save" in help_text(app)
