@@ -240,6 +240,9 @@ def _summary(diags: list[Diagnostic], fixed: int) -> str:
     if not diags:
         return f"{fixed_part}All checks passed!"
     found = f"Found {errors} error{'s' if errors != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
+    notes = len(diags) - errors - warnings
+    if notes:
+        found += f", {notes} note{'s' if notes != 1 else ''}"
     more = f" ({fixable} fixable with --fix)" if fixable else ""
     return f"{fixed_part}{found}{more}."
 
