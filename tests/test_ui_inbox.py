@@ -466,3 +466,28 @@ async def test_a_short_action_never_unlocks_a_long_one(env) -> None:
             assert not screen.can_approve
         screen.detail.scroll_end(animate=False, immediate=True)
         await wait_for(pilot, lambda: screen.can_approve, what="approve after scrolling")
+
+
+async def test_try_it_long_output_collapses_behind_expand(env) -> None:
+    folder, store = env
+    path = folder / "slugify.py"
+    app = make_app(folder, store, path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.3)
+        editor = app.editor
+        # Unsaved: the tool now returns a long string with a hidden character in it.
+        editor.source.load_text(editor.source_text.replace("    return slug\n", "    return 'y' * 3000 + '\\u202e'\n", 1))
+        screen = await _try_it(pilot, app)
+        screen.query_one("#in-text").value = "x"
+        outcome = await _run(pilot, screen)
+        assert outcome.status == "ok"
+        shown = str(screen.query_one("#try-output").render())
+        assert "more characters hidden" in shown and "y" * 3000 not in shown
+        assert "hidden or control character" in str(screen.query_one("#try-banner").render())
+        button = screen.query_one("#try-expand")
+        assert button.display
+        await pilot.click("#try-expand")
+        await pilot.pause(0.2)
+        shown = str(screen.query_one("#try-output").render())
+        assert "y" * 3000 + "⟦U+202E⟧" in shown
+        assert not button.display

@@ -207,6 +207,7 @@ def json_view(
     collapse_chars: int = COLLAPSE_CHARS,
     collapse_lines: int = COLLAPSE_LINES,
     indent: int = 2,
+    expand_hint: str = "press e to expand",
 ) -> JsonView:
     """`value` as pretty JSON with sorted keys (the canonical form the approval binds), each
     string passed through `safe`. A string longer than `collapse_chars` (or with more than
@@ -241,7 +242,7 @@ def json_view(
         emit('"', style)
         if shown is not s:
             rest = len(s) - len(shown)
-            emit(f" ⟪{rest:,} more characters hidden: press e to expand {where}⟫", COLLAPSED_STYLE)
+            emit(f" ⟪{rest:,} more characters hidden: {expand_hint} {where}⟫", COLLAPSED_STYLE)
 
     def walk(v: Any, path: tuple[str | int, ...], depth: int) -> None:
         pad = " " * (indent * (depth + 1))

@@ -36,6 +36,8 @@ from patch_tui.ui.safe_text import SafeReport, json_view, safe, safe_line
 from patch_tui.ui.widgets.inbox_badge import app_store
 
 STATE_FILE = "try_it.json"
+# The tail of stderr shown in the result pane (the run's audit record keeps all of it).
+STDERR_SHOWN = 20_000
 MAX_CASES = 50
 
 
@@ -251,6 +253,7 @@ class TryItScreen(Screen[None]):
         self.running = False
         self.run_count = 0  # tests wait on this
         self.last_outcome: Any = None
+        self.expanded: set[str] = set()
 
     def compose(self) -> ComposeResult:
         yield Header(icon="▶")
@@ -268,6 +271,7 @@ class TryItScreen(Screen[None]):
                 yield Static("Fill in the inputs and press F5.", id="try-status")
                 yield Static("", id="try-banner")
                 yield Static("", id="try-output")
+                yield Button("Expand", id="try-expand", compact=True)
                 yield Static("", id="try-stderr")
                 yield Static("", id="try-enforced")
         yield Footer()
@@ -276,6 +280,7 @@ class TryItScreen(Screen[None]):
         self.title = "Try it"
         self.query_one("#try-form").border_title = "Inputs"
         self.query_one("#try-result").border_title = "Result"
+        self.query_one("#try-expand", Button).display = False
         if self.state is None:
             self.state = TryState()
         editor = getattr(self.app, "editor", None)
@@ -434,6 +439,7 @@ class TryItScreen(Screen[None]):
         except OSError:
             pass  # remembering is a convenience; the run matters more
         self.running = True
+        self.expanded = set()
         self.query_one("#try-run", Button).disabled = True
         self._status("Running…", "")
         for name in ("output", "stderr", "enforced", "banner"):
@@ -455,6 +461,16 @@ class TryItScreen(Screen[None]):
         except RuntimeError:
             pass
 
+    @on(Button.Pressed, "#try-expand")
+    def _expand(self, event: Button.Pressed) -> None:
+        event.stop()
+        outcome = self.last_outcome
+        if outcome is None or getattr(outcome, "status", None) != "ok":
+            return
+        self.expanded.update(json_view(outcome.payload).collapsed)
+        self.run_count -= 1  # a re-render, not a run
+        self._show(outcome)
+
     def _put(self, name: str, content: Content | None) -> None:
         # Empty parts of the result take no room (each Static has a bottom margin).
         static = self.query_one(f"#try-{name}", Static)
@@ -472,6 +488,7 @@ class TryItScreen(Screen[None]):
         self.run_count += 1
         self.last_outcome = outcome
         self.query_one("#try-run", Button).disabled = False
+        self.query_one("#try-expand", Button).display = False
         report = SafeReport()
         if isinstance(outcome, Exception):
             self._status(Content.assemble(("✗ cannot run: ", "bold"), safe(str(outcome))), "failed")
@@ -481,8 +498,9 @@ class TryItScreen(Screen[None]):
         if status == "ok":
             head = Content.assemble(("✓ ok", "bold"), self._run_facts(run))
             self._status(head, "ok")
-            view = json_view(outcome.payload)
+            view = json_view(outcome.payload, expanded=self.expanded, expand_hint="Expand shows")
             report.add(view.report)
+            self.query_one("#try-expand", Button).display = bool(view.collapsed)
             parts: list[Content | str] = [Content.styled("result\n", "bold $text-muted"), view.content]
             if run is not None and run.output_type_error:
                 parts += ["\n", Content.styled("⚠ ", "bold $text-warning"), safe(run.output_type_error)]
@@ -525,11 +543,14 @@ class TryItScreen(Screen[None]):
             )
         if run is not None:
             if run.stderr:
+                # The end of stderr is where the traceback is; what is left out is said, not hidden.
+                cut = max(0, len(run.stderr) - STDERR_SHOWN)
                 self._put(
                     "stderr",
                     Content.assemble(
                         Content.styled("stderr\n", "bold $text-muted"),
-                        safe(run.stderr[-20000:], report=report),
+                        Content.styled(f"({cut:,} earlier characters not shown)\n", "$text-warning") if cut else "",
+                        safe(run.stderr[cut:], report=report),
                     ),
                 )
             lines = run.capability_assertions or []
