@@ -510,7 +510,7 @@ class TryItScreen(Screen[None]):
             token = str(payload.get("confirmation_token", ""))
             self._status(
                 Content.assemble(
-                    ("⏸ held for a person's approval", "bold"),
+                    ("◆ held for a person's approval", "bold"),
                     f" ({payload.get('kind')})",
                 ),
                 "held",
