@@ -152,7 +152,7 @@ async def test_live_own_save_is_not_reported(folder) -> None:
 
 
 async def test_live_burst_is_debounced_into_one_change(folder) -> None:
-    async with Live(FolderWatcher([folder], own=OwnWrites(), step_ms=60)) as live:
+    async with Live(FolderWatcher([folder], own=OwnWrites(), step_ms=150, debounce_ms=1000)) as live:
         for i in range(5):
             rename_save(folder / "a.py", f"a = {i}\n")
             await asyncio.sleep(0.01)
