@@ -491,3 +491,35 @@ async def test_try_it_long_output_collapses_behind_expand(env) -> None:
         shown = str(screen.query_one("#try-output").render())
         assert "y" * 3000 + "⟦U+202E⟧" in shown
         assert not button.display
+
+
+async def test_open_source_from_the_inbox_shows_the_tool_in_the_editor(env) -> None:
+    folder, store = env
+    hold(store, folder / "slack_send_message.py", {"channel": "#c", "text": "t"})
+    app = make_app(folder, store, folder / "delete_file.py")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.3)
+        await open_inbox(pilot, app)
+        await pilot.press("o")
+        await wait_for(pilot, lambda: app.screen is app.editor, what="the editor")
+        assert app.editor.current_path == folder / "slack_send_message.py"
+
+
+async def test_standalone_inbox_shows_the_source_read_only(env) -> None:
+    folder, store = env
+    text = (folder / "delete_file.py").read_text()
+    (folder / "delete_file.py").write_text(text.replace("import json", "import json  # \u202eevil", 1))
+    hold(store, folder / "delete_file.py", {"path": "/tmp/a"})
+    app = inbox_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_inbox(pilot, app)
+        await pilot.press("o")
+        from patch_tui.ui.widgets.inbox_dialogs import SourceModal
+
+        await wait_for(pilot, lambda: isinstance(app.screen, SourceModal), what="the source")
+        shown = app.screen.query_one("#source-text").text
+        assert "import json  # ⟦U+202E⟧evil" in shown
+        assert app.screen.query_one("#source-text").read_only
+        await pilot.press("escape")
+        await pilot.press("escape")  # leaves the standalone inbox
+        await wait_for(pilot, lambda: not app.is_running, what="exit")

@@ -175,7 +175,7 @@ class InboxScreen(Screen[None]):
     ]
     DEFAULT_CSS = """
     InboxScreen { layout: vertical; }
-    #inbox-status { height: 1; padding: 0 1; background: $panel; color: $text-muted; }
+    #inbox-status { height: auto; max-height: 3; padding: 0 1; background: $panel; color: $text-muted; }
     #inbox-status.-busy { background: $error 40%; color: $text; }
     #inbox-filters { height: auto; display: none; }
     InboxScreen.-history #inbox-filters { display: block; }
