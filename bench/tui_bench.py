@@ -59,23 +59,27 @@ def child_bare() -> None:
     Bare().run(headless=True, size=SIZE, auto_pilot=pilot)
 
 
+_found: dict[str, Any] = {}
+
+
 def desk_is_ready(app: Any) -> bool:
-    """The desk shows a tool: its source in the source pane and its manifest in the form."""
+    """The desk shows a tool: its source in the source pane and its manifest in the form.
+    Widgets are looked up once and then kept, so polling does not slow the start it measures."""
     from patch_tui.ui.widgets.manifest_form import ManifestForm
     from patch_tui.ui.widgets.source_pane import SourceArea
 
-    screen = app.screen
-    sources = screen.query(SourceArea)
-    forms = screen.query(ManifestForm)
-    if not sources or not forms:
+    if "form" not in _found:
+        screen = app.screen
+        sources = screen.query(SourceArea)
+        forms = screen.query(ManifestForm)
+        if not sources or not forms:
+            return False
+        _found["source"], _found["form"] = sources.first(), forms.first()
+    source, form = _found["source"], _found["form"]
+    if not source.text or not form.is_populated:
         return False
-    form = forms.first()
     name = form.widget_for(("name",))
-    return (
-        bool(sources.first().text)
-        and form.is_populated
-        and getattr(name, "value", None) == "bench_tool"
-    )
+    return getattr(name, "value", None) == "bench_tool"
 
 
 def build_desk(path: str) -> Any:
@@ -89,7 +93,7 @@ def build_desk(path: str) -> Any:
 def child_desk(path: str) -> None:
     async def pilot(p: Any) -> None:
         while not desk_is_ready(p.app):
-            await asyncio.sleep(0.002)
+            await asyncio.sleep(0.005)
         await p.pause()
         _ready_line()
         p.app.exit()
@@ -255,6 +259,7 @@ def _desk_app(tool: Path, *, watch_tools: bool = False) -> Any:
     from patch_tui.core.toolbox import Toolbox
     from patch_tui.ui.app import PatchApp
 
+    _found.clear()  # a new app: look its widgets up again
     settings = Settings(watch_tools=watch_tools, watch_themes=False)
     return PatchApp(Toolbox.open(tool), tool, settings=settings)
 
