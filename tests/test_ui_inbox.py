@@ -248,6 +248,14 @@ async def test_hostile_args_are_shown_plainly_and_harmlessly(env) -> None:
             assert token in shown, token
         banner = str(screen.query_one("#detail-banner").render())
         assert "hidden or control characters" in banner
+        # The bytes a real terminal would get for this screen: Textual's own drawing (CSI colours
+        # and cursor moves) and nothing from the args: no OSC (52 clipboard, 8 link, 2 title),
+        # no clear screen, no bell, no carriage return, no 8-bit C1.
+        terminal = screen._compositor.render_full_update().render_segments(app.console)
+        assert "\x1b[" in terminal  # it is real terminal output
+        for bad in ("\x1b]", "\x1b[2J", "\x07", "\r", "\x1b\\"):
+            assert bad not in terminal, repr(bad)
+        assert not any(0x80 <= ord(c) < 0xA0 for c in terminal)
         # The whole screen as exported: no escape or C1 byte anywhere.
         svg = app.export_screenshot()
         assert "\x1b" not in svg and not any(0x80 <= ord(c) < 0xA0 for c in svg)
@@ -523,3 +531,22 @@ async def test_standalone_inbox_shows_the_source_read_only(env) -> None:
         await pilot.press("escape")
         await pilot.press("escape")  # leaves the standalone inbox
         await wait_for(pilot, lambda: not app.is_running, what="exit")
+
+
+async def test_tainted_input_names_its_origin_and_inputs(env) -> None:
+    folder, store = env
+    hold(
+        store,
+        folder / "slack_send_message.py",
+        {"channel": "C0123456789", "text": "from a page"},
+        kind="tainted_input",
+        details={"tainted_inputs": [{"input": "channel", "source_tools": ["fetch_url_title"]}], "source_tools": ["fetch_url_title"]},
+    )
+    app = inbox_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_inbox(pilot, app)
+        assert screen.list.actions[0].kind == "tainted_input"
+        reason = str(screen.query_one("#detail-reason").render())
+        assert "tainted inputs" in reason and "channel ← output of fetch_url_title" in reason
+        tool = str(screen.query_one("#detail-tool").render())
+        assert "external_auth scopes slack.send_message" in tool and "network true" in tool
