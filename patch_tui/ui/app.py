@@ -116,6 +116,10 @@ class PatchApp(App[None]):
         install_themes(self, self.theme_choice, watch=self.settings.watch_themes)
         install_keymap(self, self.settings.keymap)
         self.push_screen(self.editor)
+        # What is not needed for the first frame starts right after it.
+        self.call_after_refresh(self._install_background)
+
+    def _install_background(self) -> None:
         from patch_tui.ui.widgets.inbox_badge import install_pending_watch
 
         install_pending_watch(self)  # the pending count, on every screen

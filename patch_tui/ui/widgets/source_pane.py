@@ -232,9 +232,11 @@ class SourceArea(TextArea):
         self._warned_size = False
         self._fm_bounds: tuple[int | None, int | None] = (None, None)
         self._edit_key: object = None
+        self._loading = True  # the constructor's text counts as loaded
         self._last_edit_key: object = None
         self._last_edit_at = 0.0
         super().__init__(text, **kwargs)
+        self._loading = False
 
     def on_mount(self) -> None:
         self._apply_app_theme()
@@ -296,6 +298,13 @@ class SourceArea(TextArea):
                 self.post_message(self.HighlightingOff(count))
             return
         pending = self._pending_edit
+        if pending is None and self._loading:
+            # A freshly loaded file: paint the text first, colour it right after (pygments'
+            # import and a whole-file pass would otherwise delay the first frame).
+            self._highlights.clear()
+            if count > 1 or (count == 1 and lines[0]):
+                self.call_after_refresh(self._highlight_loaded, self._highlight_generation)
+            return
         if pending is None and count <= SYNC_LINES:
             self._highlights = compute_highlights(lines)
             self._fm_bounds = frontmatter_bounds(lines)
@@ -368,7 +377,20 @@ class SourceArea(TextArea):
     def load_text(self, text: str) -> None:
         self._fm_bounds = frontmatter_bounds(text.splitlines())
         self._warned_size = False
-        super().load_text(text)
+        self._loading = True
+        try:
+            super().load_text(text)
+        finally:
+            self._loading = False
+
+    def _highlight_loaded(self, generation: int) -> None:
+        if generation != self._highlight_generation:
+            return  # edited meanwhile: that edit's pass covers it
+        lines = self.document.lines
+        if len(lines) <= SYNC_LINES:
+            self._apply_full_pass(generation, compute_highlights(lines), frontmatter_bounds(lines))
+        else:
+            self._full_pass(generation, list(lines))
 
     # -- positions --------------------------------------------------------------------------
 
