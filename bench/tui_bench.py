@@ -41,6 +41,13 @@ def _ready_line() -> None:
     os.write(1, b"READY\n")
 
 
+async def first_frame(app: Any) -> None:
+    """Wait for the screen to be painted with what it holds now. (Not `pilot.pause()`: that
+    also waits for the whole process to go idle, which would count work an app rightly does
+    after its first frame, like the first lint in a thread.)"""
+    await app.screen.wait_for_refresh()
+
+
 def child_bare() -> None:
     from textual.app import App, ComposeResult
     from textual.widgets import Footer, Header, Static
@@ -52,7 +59,7 @@ def child_bare() -> None:
             yield Footer()
 
     async def pilot(p: Any) -> None:
-        await p.pause()  # the first frame with the Static painted
+        await first_frame(p.app)
         _ready_line()
         p.app.exit()
 
@@ -94,7 +101,7 @@ def child_desk(path: str) -> None:
     async def pilot(p: Any) -> None:
         while not desk_is_ready(p.app):
             await asyncio.sleep(0.005)
-        await p.pause()
+        await first_frame(p.app)
         _ready_line()
         p.app.exit()
 
