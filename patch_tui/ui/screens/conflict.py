@@ -15,7 +15,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
-from patch_tui.core.text_safety import visible
+from patch_tui.ui.safe_text import safe_line
 from patch_tui.ui.widgets.diff_view import DiffView
 
 
@@ -55,11 +55,11 @@ class ConflictModal(ModalScreen[str | None]):
         with Vertical():
             yield Label(Content("File " + what), classes="dialog-title")
             yield Static(
-                Content(
-                    visible(self.path)
-                    + f" {what} since you opened it, and you have unsaved edits. "
+                Content.assemble(
+                    safe_line(self.path),
+                    f" {what} since you opened it, and you have unsaved edits. "
                     + ("Saving now would overwrite it. " if self.saving else "")
-                    + "Reload takes the disk's version (undo still has yours); Keep mine saves yours over it."
+                    + "Reload takes the disk's version (undo still has yours); Keep mine saves yours over it.",
                 )
             )
             yield DiffView(id="conflict-diff")

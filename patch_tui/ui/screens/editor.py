@@ -47,6 +47,7 @@ from patch_tui.core.toolbox import (
     file_sha256,
     sha256_bytes,
 )
+from patch_tui.ui.safe_text import safe_line
 from patch_tui.ui.widgets.confirm import ChoiceModal, ConfirmModal, PromptModal
 from patch_tui.ui.widgets.lint_panel import LintPanel
 from patch_tui.ui.widgets.manifest_form import ManifestForm
@@ -634,7 +635,7 @@ class EditorScreen(Screen[None]):
 
     def _show_banner(self, message: str, *, deleted: bool = False) -> None:
         name = self.current_path.name if self.current_path else "the file"
-        self.query_one("#banner-text", Static).update(Content(f"⚠ {visible(name)} {message}"))
+        self.query_one("#banner-text", Static).update(Content.assemble("⚠ ", safe_line(name), f" {message}"))
         self.query_one("#banner-reload", Button).display = not deleted
         self.query_one("#banner-diff", Button).display = not deleted
         self.query_one("#banner").add_class("-shown")

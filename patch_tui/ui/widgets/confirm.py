@@ -7,7 +7,7 @@ from a file (a tool name, a path) and is rendered as plain Content, never markup
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from textual import on
 from textual.app import ComposeResult
@@ -18,11 +18,7 @@ from textual.events import Key
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from patch_tui.core.text_safety import visible
-
-
-def _plain(text: str) -> Content:
-    return Content(visible(text))
+from patch_tui.ui.safe_text import safe as _plain
 
 
 class ConfirmModal(ModalScreen[bool]):
@@ -150,7 +146,7 @@ class PromptModal(ModalScreen[str | None]):
         title: str = "Name",
         value: str = "",
         placeholder: str = "",
-        check: object = None,
+        check: Callable[[str], str | None] | None = None,
     ) -> None:
         super().__init__()
         self.question = question
@@ -174,7 +170,7 @@ class PromptModal(ModalScreen[str | None]):
 
     def _submit(self) -> None:
         value = self.query_one(Input).value.strip()
-        error = self.check(value) if callable(self.check) else None
+        error = self.check(value) if self.check is not None else None
         if error:
             self.query_one("#prompt-error", Static).update(_plain(str(error)))
             return

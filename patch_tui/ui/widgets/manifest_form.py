@@ -31,8 +31,8 @@ from patch_tui.core.manifest import (
     INPUT_TYPES,
     field_doc,
 )
-from patch_tui.core.text_safety import visible
 from patch_tui.core.toolfile import DELETE
+from patch_tui.ui.safe_text import safe, safe_line
 
 FieldPath = tuple[str | int, ...]
 
@@ -46,11 +46,6 @@ def path_id(path: FieldPath) -> str:
 
 def doc_path(path: FieldPath) -> str:
     return ".".join(str(p) for p in path if not isinstance(p, int))
-
-
-def safe(text: str) -> Content:
-    """Untrusted text as plain content: never markup, hidden characters shown."""
-    return Content(visible(text))
 
 
 def _get(data: Any, path: FieldPath, default: Any = None) -> Any:
@@ -284,8 +279,8 @@ class ManifestForm(VerticalScroll):
             if widget is focused or (isinstance(widget, Select) and widget.expanded):
                 continue  # never clobber what is being typed or picked
             self._set_widget(widget, path, data, labels)
-        self.query_one("#f-generated__by", Label).update(safe(_text_of(data.get("generated_by"))))
-        self.query_one("#f-generated__at", Label).update(safe(_text_of(data.get("generated_at"))))
+        self.query_one("#f-generated__by", Label).update(safe_line(_text_of(data.get("generated_by"))))
+        self.query_one("#f-generated__at", Label).update(safe_line(_text_of(data.get("generated_at"))))
         self._check_auth(data.get("external_auth"))
 
     def _set_widget(
