@@ -58,7 +58,7 @@ HISTORY_STATUSES = tuple(s for s in STATUSES if s != "pending")
 # Rows read first on opening (the newest), before the whole list.
 FIRST_PAGE = 200
 # How long the cursor rests before the detail pane follows it (seconds).
-DETAIL_DELAY = 0.06
+DETAIL_DELAY = 0.1
 
 
 @dataclass(frozen=True)
