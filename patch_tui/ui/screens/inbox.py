@@ -57,6 +57,8 @@ from patch_tui.ui.widgets.inbox_list import (
 HISTORY_STATUSES = tuple(s for s in STATUSES if s != "pending")
 # Rows read first on opening (the newest), before the whole list.
 FIRST_PAGE = 200
+# The args recalled in the decide dialog (the details pane above it has them all).
+DIALOG_ARGS_CHARS = 400
 # How long the cursor rests before the detail pane follows it (seconds).
 DETAIL_DELAY = 0.1
 
@@ -691,11 +693,14 @@ class InboxScreen(Screen[None]):
             self.notify("Approve is disabled until everything was shown (see the details)", markup=False)
             return
         info = tool_info(action)
+        summary = json.dumps(action.args, ensure_ascii=False, sort_keys=True)
+        more = len(summary) - DIALOG_ARGS_CHARS
         question = Content.assemble(
             safe_line(action.tool, "bold"),
             f" {action.version} ({action.kind})\n",
             _label("args "),
-            safe_line(json.dumps(action.args, ensure_ascii=False, sort_keys=True)[:400]),
+            safe_line(summary[:DIALOG_ARGS_CHARS]),
+            (f"… ({more:,} more characters: the details show them all)" if more > 0 else "", "$text-warning"),
         )
         token = action.token
 
