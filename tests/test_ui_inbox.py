@@ -123,7 +123,12 @@ async def test_approve_needs_everything_shown_then_records_the_tui(env) -> None:
         dialog = app.screen
         # delete_file is destructive: Cancel has the focus, so Enter decides nothing.
         assert app.focused is not None and app.focused.id == "decide-no"
-        await pilot.click("#decide-yes")
+        await pilot.press("enter")  # on Cancel: nothing is decided
+        await wait_for(pilot, lambda: not isinstance(app.screen, DecideModal), what="cancel")
+        assert _status(store, action.token).status == "pending"
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, DecideModal), what="the dialog again")
+        await pilot.press("y")
         await wait_for(pilot, lambda: not isinstance(app.screen, DecideModal), what="the dialog to close")
         del dialog
         done = _status(store, action.token)

@@ -43,7 +43,12 @@ class DecideModal(ModalScreen[Decision | None]):
     DecideModal .dialog-buttons { height: auto; align: right middle; margin-top: 1; }
     DecideModal Button { margin-left: 1; }
     """
-    BINDINGS = [Binding("escape", "cancel", "Cancel", id="decide.cancel")]
+    # y / n as in every confirm dialog of the app; typed into the note field they are just text.
+    BINDINGS = [
+        Binding("y", "go", "Yes", id="decide.yes"),
+        Binding("n", "cancel", "No", id="decide.no"),
+        Binding("escape", "cancel", "Cancel", id="decide.cancel"),
+    ]
 
     def __init__(
         self,
@@ -73,11 +78,11 @@ class DecideModal(ModalScreen[Decision | None]):
             yield Static("", id="decide-error")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(
-                    self.verb.capitalize(),
+                    f"{self.verb.capitalize()} (y)",
                     id="decide-yes",
                     variant="error" if self.verb == "reject" or self.destructive else "primary",
                 )
-                yield Button("Cancel", id="decide-no")
+                yield Button("Cancel (n)", id="decide-no")
 
     def on_mount(self) -> None:
         if self.destructive:
@@ -105,6 +110,9 @@ class DecideModal(ModalScreen[Decision | None]):
     def action_cancel(self) -> None:
         if not self.deciding:
             self.dismiss(None)
+
+    def action_go(self) -> None:
+        self._go()
 
     def _go(self) -> None:
         if self.deciding or self.closed_by_conflict:
