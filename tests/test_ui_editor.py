@@ -526,3 +526,24 @@ async def test_theme_switch_recolours_the_source(folder):
         assert keyword is not None
         assert Color.from_rich_color(keyword) == Color.parse(app.theme_variables["primary"])
         assert screen.source.theme == "patch"
+
+
+async def test_form_shows_odd_data_without_destroying_it(folder):
+    path = folder / "echo_text.py"
+    text = path.read_text().replace(
+        "# version: 1.0.0", "# version: 1.0.0\n# generated_by: \"claude\u202egnp.exe\""
+    )
+    start = text.index("# inputs:")
+    end = text.index("# outputs:")
+    text = text[:start] + "# inputs:\n#   text:\n#     type: string\n" + text[end:]
+    path.write_text(text)
+    app = make_app(folder, path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await ready(pilot, app)
+        form = screen.form
+        # Hidden characters are shown, never obeyed.
+        assert "U+202E" in str(form.query_one("#f-generated__by").render())
+        # A mapping under `inputs` is reported and the editor that would replace it is off.
+        assert form.query_one("#inputs-note").display
+        assert form.query_one("#input-add").disabled
+        assert screen.source.text == text

@@ -184,6 +184,7 @@ class ManifestForm(VerticalScroll):
             with Horizontal(classes="section-head"):
                 yield Label("Inputs", classes="section")
                 yield Button("+ add input", id="input-add", compact=True)
+            yield Static("", id="inputs-note", classes="field-note -problem")
             yield Vertical(id="inputs-list")
             yield Label("Outputs", classes="section")
             yield FieldRow("type", _select(("outputs", "type"), OUTPUT_TYPES), ("outputs", "type"))
@@ -250,6 +251,12 @@ class ManifestForm(VerticalScroll):
         self.data = data if isinstance(data, dict) else {}
         inputs = self.data.get("inputs")
         count = len(inputs) if isinstance(inputs, list) else 0
+        # `inputs` that is not a list cannot be edited here without losing it: say so.
+        odd = "inputs" in self.data and not isinstance(inputs, list)
+        self.query_one("#input-add", Button).disabled = odd
+        note = self.query_one("#inputs-note", Static)
+        note.display = odd
+        note.update("inputs must be a list (`- name: ...` entries): fix it in the source" if odd else "")
         if count != self._input_count:
             self._input_count = count
             self.call_later(self._rebuild_inputs, count)
