@@ -451,20 +451,23 @@ class InboxScreen(Screen[None]):
         now = inbox_list.clock()
         parts: list[Content | tuple[str, str] | str] = [
             safe_line(action.tool, "bold"),
-            f" {action.version}  ",
-            Content.styled(action.kind, "bold $text-warning"),
+            " ",
+            safe_line(action.version),
             "  ",
-            Content.styled(action.status, "bold"),
+            safe_line(action.kind, "bold $text-warning"),
+            "  ",
+            safe_line(action.status, "bold"),
             "\n",
             _label("token "),
             safe_line(action.token),
             "\n",
             _label("held "),
-            f"{action.created_at} ({human_duration(now - _ts(action.created_at))} ago)",
+            safe_line(action.created_at),
+            f" ({human_duration(now - _ts(action.created_at))} ago)",
         ]
         if action.status in ("pending", "approved"):
             left = _ts(action.expires_at) - now
-            parts += ["\n", _label("expires "), f"{action.expires_at} "]
+            parts += ["\n", _label("expires "), safe_line(action.expires_at), " "]
             parts.append(
                 Content.styled(
                     f"(in {human_duration(left)})" if left > 0 else "(expired)",
@@ -472,10 +475,10 @@ class InboxScreen(Screen[None]):
                 )
             )
         if action.decided_at:
-            parts += ["\n", _label("decided "), f"{action.decided_at} by "]
+            parts += ["\n", _label("decided "), safe_line(action.decided_at), " by "]
             parts.append(safe_line(action.decided_by or "?"))
         if action.finished_at:
-            parts += ["\n", _label("finished "), action.finished_at]
+            parts += ["\n", _label("finished "), safe_line(action.finished_at)]
         self.query_one("#detail-head", Static).update(Content.assemble(*parts))
 
     def _tool_content(self, action: Action, info: ToolInfo, report: SafeReport) -> Content:
@@ -547,7 +550,8 @@ class InboxScreen(Screen[None]):
             parts.append(_label("\nevents"))
             for ev in self.events:
                 detail = json.dumps(ev.detail, ensure_ascii=False, sort_keys=True) if ev.detail else ""
-                parts += ["\n  ", ev.at, "  ", safe_line(ev.event, "bold"), "  ", safe_line(ev.actor)]
+                # Every field of the store is text another process wrote: shown, never obeyed.
+                parts += ["\n  ", safe_line(ev.at), "  ", safe_line(ev.event, "bold"), "  ", safe_line(ev.actor)]
                 if detail:
                     parts += ["  ", safe_line(detail)]
         return Content.assemble(*parts)
@@ -697,7 +701,9 @@ class InboxScreen(Screen[None]):
         more = len(summary) - DIALOG_ARGS_CHARS
         question = Content.assemble(
             safe_line(action.tool, "bold"),
-            f" {action.version} ({action.kind})\n",
+            " ",
+            safe_line(f"{action.version} ({action.kind})"),
+            "\n",
             _label("args "),
             safe_line(summary[:DIALOG_ARGS_CHARS]),
             (f"… ({more:,} more characters: the details show them all)" if more > 0 else "", "$text-warning"),
