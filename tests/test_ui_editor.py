@@ -111,6 +111,16 @@ async def test_form_inputs_editor_add_move_remove(folder):
         names = [i["name"] for i in toolfile.parse(screen.source.text).data["inputs"]]
         assert names == ["text", "shout"]
 
+        # Two quick adds: both land, the cards follow (no stale or duplicate cards).
+        form.query_one("#input-add").focus()
+        count = screen.lint_count
+        await pilot.press("enter", "enter")
+        await wait_lint(pilot, screen, count)
+        await pilot.pause(0.3)
+        names = [i["name"] for i in toolfile.parse(screen.source.text).data["inputs"]]
+        assert names == ["text", "shout", "arg3", "arg4"]
+        assert len(form.query(".input-card")) == 4
+
 
 async def test_source_edit_refreshes_form_but_not_the_focused_field(folder):
     app = make_app(folder)

@@ -107,7 +107,6 @@ class EditorScreen(Screen[None]):
         self.lint_count = 0
         self._view = "form"  # which pane shows when they share one (narrow terminals)
         self._browser_wanted = True
-        self._outside_disk_text: str | None = None
         # Layout state (see _apply_view): terminal size classes and what is shown.
         self.narrow = self.tiny = self.compact = self.short = False
         self.empty = False

@@ -231,7 +231,9 @@ class ManifestForm(VerticalScroll):
         """True when the form already shows exactly this (None: the stale state)."""
         if data is None:
             return self.stale
-        return not self.stale and data == self.data and self._input_count >= 0
+        inputs = data.get("inputs") if isinstance(data, dict) else None
+        count = len(inputs) if isinstance(inputs, list) else 0
+        return not self.stale and data == self.data and self._input_count == count
 
     # -- showing data -----------------------------------------------------------------------
 
@@ -264,9 +266,14 @@ class ManifestForm(VerticalScroll):
             self._fill()
 
     async def _rebuild_inputs(self, count: int) -> None:
+        # Loads can queue several rebuilds: only the latest count matters.
+        count = self._input_count
+        holder = self.query_one("#inputs-list", Vertical)
+        if len(holder.children) == count:
+            self._fill()
+            return
         focused = self.app.focused
         refocus = getattr(focused, "field_path", None) if focused is not None else None
-        holder = self.query_one("#inputs-list", Vertical)
         await holder.remove_children()
         await holder.mount_all([InputCard(i, count) for i in range(count)])
         # The cards' own children (a Select's label) finish mounting after this returns:
@@ -451,6 +458,11 @@ class ManifestForm(VerticalScroll):
                 items[index], items[other] = items[other], items[index]
         else:
             return
+        if self.stale:
+            return
+        # Build the next structural edit on this one, before the re-parse catches up (two
+        # quick clicks on "add" make two inputs).
+        self.data = {**self.data, "inputs": items}
         self._emit(("inputs",), items)
 
     # -- help --------------------------------------------------------------------------------
