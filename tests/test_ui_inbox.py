@@ -555,3 +555,21 @@ async def test_tainted_input_names_its_origin_and_inputs(env) -> None:
         assert "tainted inputs" in reason and "channel ← output of fetch_url_title" in reason
         tool = str(screen.query_one("#detail-tool").render())
         assert "external_auth scopes slack.send_message" in tool and "network true" in tool
+
+
+async def test_a_damaged_row_is_reported_and_the_inbox_keeps_polling(env) -> None:
+    folder, store = env
+    good = hold(store, folder / "delete_file.py", {"path": "/tmp/a"})
+    bad = hold(store, folder / "delete_file.py", {"path": "/tmp/b"})
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE actions SET args_json = '{not json' WHERE token = ?", (bad.token,))
+    app = inbox_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = app.screen
+        status = screen.query_one("#inbox-status")
+        await wait_for(pilot, lambda: "cannot read the store" in str(status.render()), what="the error")
+        with sqlite3.connect(store) as db:  # repaired from outside
+            db.execute("UPDATE actions SET args_json = '{}' WHERE token = ?", (bad.token,))
+        await wait_for(pilot, lambda: len(screen.list.actions) == 2, what="recovery")
+        assert {a.token for a in screen.list.actions} == {good.token, bad.token}
+        assert app.is_running

@@ -304,8 +304,8 @@ class InboxScreen(Screen[None]):
                 result = (actions, store.data_version(), mode)
         except StoreError as exc:  # StoreBusy included: shown, and retried on the next tick
             result = exc
-        except RuntimeError:
-            return  # the app is closing
+        except Exception as exc:  # a damaged row, say: said, and the next tick tries again
+            result = StoreError(f"{store_path(self.app)}: cannot read the store: {exc!r}")
         try:
             self.app.call_from_thread(self._loaded, result)
         except RuntimeError:

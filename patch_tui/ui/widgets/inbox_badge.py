@@ -130,6 +130,8 @@ class PendingWatch:
             busy = True
         except StoreError:
             count = 0
+        except Exception:  # never let one bad read stop the badge for good
+            count = self.count
         try:
             self.app.call_from_thread(self._apply, count, busy)
         except RuntimeError:
