@@ -557,3 +557,22 @@ async def test_form_shows_odd_data_without_destroying_it(folder):
         assert form.query_one("#inputs-note").display
         assert form.query_one("#input-add").disabled
         assert screen.source.text == text
+
+
+async def test_form_marks_fields_with_problems(folder):
+    app = make_app(folder)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await ready(pilot, app)
+        version = screen.form.query_one("#f-version", Input)
+        assert not version.has_class("-problem")
+        text = screen.source.text
+        row = text.splitlines().index("# version: 1.0.0")
+        count = screen.lint_count
+        screen.source.replace("# version: 1.0", (row, 0), (row, len("# version: 1.0.0")))
+        await wait_lint(pilot, screen, count)
+        assert version.has_class("-problem")
+        assert "PT022" in str(version.tooltip)
+        count = screen.lint_count
+        screen.source.replace("# version: 1.0.0", (row, 0), (row, len("# version: 1.0")))
+        await wait_lint(pilot, screen, count)
+        assert not version.has_class("-problem")

@@ -326,6 +326,11 @@ class EditorScreen(Screen[None]):
         if diagnostics != self.diagnostics or not self.lint_panel.row_count and diagnostics:
             self.diagnostics = diagnostics
             self.lint_panel.show(diagnostics)
+            problems: dict[Any, str] = {}
+            for d in diagnostics:
+                if d.field and d.severity != "info":
+                    problems.setdefault(tuple(d.field), f"{d.code}: {d.message}")
+            self.form.mark_problems(problems)
             if not diagnostics:
                 self.query_one("#lint-detail", Static).update("")
         else:

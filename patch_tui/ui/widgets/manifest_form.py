@@ -173,6 +173,7 @@ class ManifestForm(VerticalScroll):
         self.data: dict[str, Any] = {}
         self.stale = False
         self._input_count = -1
+        self._problems: dict[FieldPath, str] = {}
 
     def compose(self) -> ComposeResult:
         yield Static("", id="form-error", classes="form-error")
@@ -280,6 +281,7 @@ class ManifestForm(VerticalScroll):
         # fill now for the values, and again once mounted so every label shows its value.
         self._fill()
         self.call_after_refresh(self._fill, True)
+        self.mark_problems(self._problems)  # the new cards get their marks too
         if refocus is not None and isinstance(focused, Widget) and not focused.is_attached:
             self.focus_field(refocus)
 
@@ -352,6 +354,21 @@ class ManifestForm(VerticalScroll):
         else:
             note.update(Text("providers: " + ", ".join(AUTH_PROVIDERS)))
             note.remove_class("-problem")
+
+    def mark_problems(self, problems: dict[FieldPath, str]) -> None:
+        """Tint the fields lint complains about, with the message as their tooltip."""
+        self._problems = problems
+        for widget in self.query(".-problem"):
+            widget.remove_class("-problem")
+            path = getattr(widget, "field_path", None)
+            widget.tooltip = field_doc(doc_path(path)) if path else None
+        for path, message in problems.items():
+            widget = self.widget_for(path)
+            if widget is None or getattr(widget, "field_path", None) is None:
+                continue
+            widget.add_class("-problem")
+            doc = field_doc(doc_path(widget.field_path))  # type: ignore[attr-defined]
+            widget.tooltip = message + (f"\n\n{doc}" if doc else "")
 
     # -- finding fields ----------------------------------------------------------------------
 
