@@ -576,3 +576,12 @@ async def test_form_marks_fields_with_problems(folder):
         screen.source.replace("# version: 1.0.0", (row, 0), (row, len("# version: 1.0")))
         await wait_lint(pilot, screen, count)
         assert not version.has_class("-problem")
+
+
+async def test_copy_source_to_clipboard(folder):
+    app = make_app(folder)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await ready(pilot, app)
+        await pilot.press("f9")
+        await pilot.pause()
+        assert app.clipboard == screen.source.text
