@@ -55,6 +55,10 @@ def _pending(store: Path) -> None:
     _fix(store, c.token, "C" * 32, "2099-01-01T00:00:45.000Z")
 
 
+def app_workers(app) -> list:
+    return list(app.workers)
+
+
 async def _steady(pilot) -> None:
     app = pilot.app
     screen = app.screen
@@ -125,7 +129,14 @@ def test_inbox_history(store: Path, snap_compare) -> None:
         )
         for widget in screen.query("Input"):
             widget.cursor_blink = False
-        # Event times are real (the append-only events table cannot be edited): hide them.
+        # Event times are real (the append-only events table cannot be edited): hide them, once
+        # no events read is still on its way.
+        await wait_for(
+            pilot,
+            lambda: not [w for w in app_workers(pilot.app) if w.group == "inbox-events" and not w.is_finished],
+            what="the events reads",
+        )
+        await pilot.pause(0.1)
         screen.events = []
         screen._show_detail(screen.current)
         await pilot.pause(0.2)

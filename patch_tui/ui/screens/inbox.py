@@ -409,6 +409,8 @@ class InboxScreen(Screen[None]):
         same = (
             action is not None and self.current is not None and action.token == self.current.token
         )
+        if (action is None) != (self.current is None):
+            self.refresh_bindings()  # Reject is enabled only with an action selected
         self.current = action
         if not same:
             self.expanded = set()
@@ -657,8 +659,6 @@ class InboxScreen(Screen[None]):
             return True if self.current is not None else None
         if action == "export":
             return self.mode == "history"
-        if action == "read_on":
-            return self.current is not None
         return True
 
     # -- keys ---------------------------------------------------------------------------------
