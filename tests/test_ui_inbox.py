@@ -430,7 +430,14 @@ async def test_try_it_validates_json_fields_and_saves_cases(env, tmp_path: Path)
         await pilot.pause(0.3)
         screen = await _try_it(pilot, app)
         screen.query_one("#in-items").load_text('{"not": "a list"}')
+        screen.query_one("#in-count").value = "3.5"
+        await pilot.pause(0.1)
+        # Said while typing, before any run.
+        assert "expected a JSON array" in str(screen.query_one("#field-items .field-error").render())
+        assert "not an integer" in str(screen.query_one("#field-count .field-error").render())
         screen.query_one("#in-count").value = "3"
+        await pilot.pause(0.1)
+        assert str(screen.query_one("#field-count .field-error").render()) == ""
         outcome_before = screen.run_count
         await pilot.press("f5")
         await pilot.pause(0.2)

@@ -211,6 +211,17 @@ class InputField(Vertical):
             return False, None, None
         return True, text, None
 
+    @on(TextArea.Changed)
+    @on(Input.Changed)
+    def _check_as_typed(self, event: TextArea.Changed | Input.Changed) -> None:
+        # JSON and number fields say what is wrong while typing, not only at run time. A field
+        # left empty is not nagged about until the run.
+        event.stop()
+        if self.spec.type in ("array", "object", "integer", "number"):
+            _present, _value, error = self.value()
+            empty = not (self.widget.text if isinstance(self.widget, TextArea) else self.widget.value).strip()
+            self.show_error(None if empty else error)
+
     def show_error(self, error: str | None) -> None:
         self.query_one(".field-error", Static).update(safe_line(error) if error else "")
 
