@@ -178,7 +178,9 @@ def test_hostile_files_through_the_cli(tmp_path) -> None:
     assert b"Traceback" not in proc.stderr and b"\x1b" not in proc.stdout
 
 
-@pytest.mark.parametrize("name", ["clean", "deep_flow", "alias_bomb", "python_tag", "control_chars"])
+@pytest.mark.parametrize(
+    "name", ["clean", "deep_flow", "alias_bomb", "python_tag", "control_chars"]
+)
 def test_pure_python_yaml_reads_like_libyaml(monkeypatch, name: str) -> None:
     """Without libyaml the parser falls back to PyYAML's pure-Python one: same data, same spans,
     same problems."""

@@ -118,9 +118,7 @@ def _rules(select: list[str], ignore: list[str]) -> list[Rule]:
 PARALLEL_MIN_FILES = 200
 
 
-def lint_paths(
-    paths: list[str], rules: list[Rule], *, fix: bool = False, jobs: int = 0
-) -> LintRun:
+def lint_paths(paths: list[str], rules: list[Rule], *, fix: bool = False, jobs: int = 0) -> LintRun:
     """Lint (and with `fix`, fix) every file; many files are shared out to worker processes,
     one per CPU, like ruff does. `jobs` = 0 means one per available CPU."""
     run = LintRun()

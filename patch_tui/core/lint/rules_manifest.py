@@ -77,16 +77,20 @@ marker.""",
 )
 
 
+def _parser_rule(doc: str) -> Any:
+    """A rule that reports nothing itself: the parser's ParseProblems become its diagnostics."""
+
+    def parser_rule(ctx: LintContext) -> Iterator[Diagnostic]:
+        return iter(())
+
+    parser_rule.__doc__ = doc
+    return parser_rule
+
+
 for _code, _name, _summary, _doc in _PARSER_RULES:
-
-    def _make(doc: str) -> Any:
-        def parser_rule(ctx: LintContext) -> Iterator[Diagnostic]:
-            return iter(())
-
-        parser_rule.__doc__ = doc
-        return parser_rule
-
-    rule(_code, _name, family="structure", summary=_summary, needs_manifest=False)(_make(_doc))
+    rule(_code, _name, family="structure", summary=_summary, needs_manifest=False)(
+        _parser_rule(_doc)
+    )
 
 
 # --- helpers ---------------------------------------------------------------------------------
@@ -277,7 +281,9 @@ def name_not_snake_case(ctx: LintContext) -> Iterator[Diagnostic]:
             fix = None
             if good and path == ("name",) and path in ctx.tf.nodes:
                 # Renaming a tool changes its identity in the registry: offered, never automatic.
-                fix = Fix(f"rename to `{suggestion}`", (ctx.node_edit(path, suggestion),), safe=False)
+                fix = Fix(
+                    f"rename to `{suggestion}`", (ctx.node_edit(path, suggestion),), safe=False
+                )
             yield ctx.diag(
                 "PT011",
                 f"{what} `{_show(name)}` is not snake_case: use lowercase letters, digits and `_`, "
