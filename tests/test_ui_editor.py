@@ -111,10 +111,14 @@ async def test_form_inputs_editor_add_move_remove(folder):
         names = [i["name"] for i in toolfile.parse(screen.source.text).data["inputs"]]
         assert names == ["text", "shout"]
 
-        # Two quick adds: both land, the cards follow (no stale or duplicate cards).
-        form.query_one("#input-add").focus()
+        # Two adds before the re-parse catches up: both land, the cards follow (no stale or
+        # duplicate cards). `press()` twice: Textual's Button drops a key press while it is
+        # still showing the previous one.
+        add = form.query_one("#input-add")
+        add.focus()
         count = screen.lint_count
-        await pilot.press("enter", "enter")
+        add.press()
+        add.press()
         await wait_lint(pilot, screen, count)
         await pilot.pause(0.3)
         names = [i["name"] for i in toolfile.parse(screen.source.text).data["inputs"]]

@@ -296,6 +296,8 @@ class EditorScreen(Screen[None]):
         if self.current_path is None:
             return
         self.dirty = True  # corrected (e.g. after undo back to the saved text) by the lint
+        # A lint still running is for older text now: its result must not reach the form.
+        self._lint_generation += 1
         if self._lint_timer is not None:
             self._lint_timer.stop()
         self._lint_timer = self.set_timer(LINT_DEBOUNCE, self._start_lint)
