@@ -295,7 +295,9 @@ class EditorScreen(Screen[None]):
     def _source_changed(self, event: TextArea.Changed) -> None:
         if self.current_path is None:
             return
-        self.dirty = True  # corrected (e.g. after undo back to the saved text) by the lint
+        # Exact, not just "something changed": an undo back to the saved text is clean again,
+        # and a late Changed message can never mark a clean buffer dirty (a join: ~0.1 ms).
+        self.dirty = self.source.text != self.saved_text
         # A lint still running is for older text now: its result must not reach the form.
         self._lint_generation += 1
         if self._lint_timer is not None:
@@ -319,8 +321,10 @@ class EditorScreen(Screen[None]):
     def _apply_lint(
         self, generation: int, text: str, tf: toolfile.ToolFile, diagnostics: list[Diagnostic]
     ) -> None:
-        if generation != self._lint_generation or not self.is_attached:
-            return  # the text moved on; a newer lint is coming
+        if generation != self._lint_generation or not self.is_attached or text != self.source.text:
+            # The text moved on (maybe with its Changed message still queued): the lint for
+            # the newer text is coming, and this one must not touch the form or `dirty`.
+            return
         self.tf = tf
         self._lint_text = text
         # Typing in the body rarely changes the problems or the manifest: touch the widgets
@@ -579,6 +583,7 @@ class EditorScreen(Screen[None]):
         new_text = self.current_path.read_bytes().decode("utf-8").removeprefix(toolfile.BOM)
         self._replace_all(new_text)
         self._mark_saved(new_text, result.sha256)
+        self._start_lint()  # the form shows the new version
         kept = f"; {result.history_path.name} kept in the history" if result.history_path else ""
         self._say(f"Version {result.version} saved{kept}", title="New version")
         return True
@@ -589,7 +594,10 @@ class EditorScreen(Screen[None]):
         if source.text == text:
             return
         cursor = source.cursor_location
-        source.replace_as(object(), text, (0, 0), source.document.end)
+        # Callers set `dirty`, the form and the lint themselves: no Changed, so no late
+        # "dirty" from a message processed after them.
+        with source.prevent(TextArea.Changed):
+            source.replace_as(object(), text, (0, 0), source.document.end)
         row = min(cursor[0], source.document.line_count - 1)
         source.cursor_location = (row, min(cursor[1], len(source.document.get_line(row))))
 
