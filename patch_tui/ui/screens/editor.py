@@ -51,7 +51,7 @@ from patch_tui.ui.safe_text import safe_line
 from patch_tui.ui.widgets.confirm import ChoiceModal, ConfirmModal, PromptModal
 from patch_tui.ui.widgets.lint_panel import LintPanel
 from patch_tui.ui.widgets.manifest_form import ManifestForm
-from patch_tui.ui.widgets.source_pane import SourceArea
+from patch_tui.ui.widgets.source_pane import POST_PAINT_DELAY, SourceArea
 from patch_tui.ui.widgets.tool_browser import ToolBrowser
 
 # Quiet time after a keystroke before the file is re-parsed and linted (issue: <= 150 ms).
@@ -267,9 +267,10 @@ class EditorScreen(Screen[None]):
         if self.read_only_reason:
             self._diagnostics_for_unreadable(tf)
         else:
-            # After the first paint: the lint thread would compete with it for the GIL.
+            # After the first paint: the lint thread would compete with it for the GIL (and
+            # a timer lets what else waits on that paint run first).
             self._lint_generation += 1
-            self.call_after_refresh(self._start_lint)
+            self.call_after_refresh(self.set_timer, POST_PAINT_DELAY, self._start_lint)
 
     def _diagnostics_for_unreadable(self, tf: toolfile.ToolFile) -> None:
         self.diagnostics = lint_toolfile(tf)

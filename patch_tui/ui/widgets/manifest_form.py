@@ -88,8 +88,17 @@ def _split_list(text: str) -> list[str]:
     return [part.strip() for part in text.replace("\n", ",").split(",") if part.strip()]
 
 
-class FieldRow(Horizontal):
-    """A label and its widget on one line, with the field doc as the tooltip."""
+class FieldRow(Widget):
+    """A label and its widget on one line, with the field doc as the tooltip.
+
+    The row paints its label itself, in the margin left of its one child: a Label widget per
+    row would double the form's widget count, and the form's start-up cost grows with it."""
+
+    COMPONENT_CLASSES = {"field-row--label"}
+    DEFAULT_CSS = """
+    FieldRow { height: auto; min-height: 1; }
+    FieldRow > * { margin-left: 14; }
+    """
 
     def __init__(self, label: str, widget: Widget, path: FieldPath) -> None:
         super().__init__(classes="field-row")
@@ -99,45 +108,81 @@ class FieldRow(Horizontal):
         if doc:
             widget.tooltip = doc
 
+    @property
+    def label(self) -> str:
+        return self._label
+
     def compose(self) -> ComposeResult:
-        yield Label(self._label, classes="field-label")
         yield self._widget
 
+    def render(self) -> Content:
+        return Content.styled(self._label[:13], self.get_visual_style("field-row--label"))
 
-def _input(path: FieldPath, placeholder: str = "") -> Input:
-    widget = Input(id=path_id(path), placeholder=placeholder, compact=True)
+
+def _input(path: FieldPath, placeholder: str = "", value: str = "") -> Input:
+    widget = Input(value, id=path_id(path), placeholder=placeholder, compact=True)
     widget.field_path = path  # type: ignore[attr-defined]
     return widget
 
 
-def _select(path: FieldPath, options: tuple[str, ...], allow_blank: bool = False) -> Select[str]:
+def _select(
+    path: FieldPath, options: tuple[str, ...], allow_blank: bool = False, value: Any = None
+) -> Select[str]:
     widget: Select[str] = Select(
         [(o, o) for o in options],
         id=path_id(path),
         allow_blank=allow_blank,
         compact=True,
         prompt="(none)",
+        value=value if isinstance(value, str) and value in options else Select.NULL,
     )
     widget.field_path = path  # type: ignore[attr-defined]
     return widget
 
 
-def _switch(path: FieldPath) -> Switch:
-    widget = Switch(id=path_id(path), animate=False)
+def _switch(path: FieldPath, value: bool = False) -> Switch:
+    widget = Switch(value, id=path_id(path), animate=False)
     widget.field_path = path  # type: ignore[attr-defined]
     return widget
 
 
-class InputCard(Vertical):
-    """One entry of `inputs`: every field of an input, with move up/down and remove."""
+def _field_value(path: FieldPath, data: dict[str, Any]) -> Any:
+    """The raw value a field widget shows (`items: object` is short for `{type: object}`)."""
+    value = _get(data, path)
+    if path[-2:] == ("items", "type"):
+        parent = _get(data, path[:-1])
+        value = parent if isinstance(parent, str) else value
+    return value
 
-    def __init__(self, index: int, total: int) -> None:
+
+def _input_text(path: FieldPath, data: dict[str, Any]) -> str:
+    """What an Input shows for a field: lists comma-separated, defaults as JSON."""
+    value = _field_value(path, data)
+    if path[-1] in ("packages",) or path == ("external_auth",):
+        return ", ".join(str(v) for v in value) if isinstance(value, list) else _text_of(value)
+    if path[-1] == "default":
+        return _default_text(value) if _has(data, path) else ""
+    return _text_of(value)
+
+
+def _switch_flag(path: FieldPath, data: dict[str, Any]) -> bool:
+    value = _field_value(path, data)
+    return value if isinstance(value, bool) else path[-1] == "required"
+
+
+class InputCard(Vertical):
+    """One entry of `inputs`: every field of an input, with move up/down and remove. Built
+    with its values (from `data`, the whole manifest) so it shows them in its first frame."""
+
+    def __init__(self, index: int, total: int, data: dict[str, Any] | None = None) -> None:
         super().__init__(classes="input-card", id=f"input-card-{index}")
         self.index = index
         self.total = total
+        self._data = data or {}
 
     def compose(self) -> ComposeResult:
         i = self.index
+        data = self._data
         with Horizontal(classes="card-head"):
             yield Label(f"input {i + 1}", classes="card-title")
             yield Button("↑", id=f"input-up-{i}", compact=True, disabled=i == 0, tooltip="Move up")
@@ -146,14 +191,31 @@ class InputCard(Vertical):
             )
             yield Button("✕", id=f"input-remove-{i}", compact=True, variant="error", tooltip="Remove")
         p = ("inputs", i)
-        yield FieldRow("name", _input((*p, "name"), "argument_name"), (*p, "name"))
-        yield FieldRow("type", _select((*p, "type"), INPUT_TYPES), (*p, "type"))
-        yield FieldRow("description", _input((*p, "description")), (*p, "description"))
-        yield FieldRow("required", _switch((*p, "required")), (*p, "required"))
-        yield FieldRow("default", _input((*p, "default"), "JSON, or text"), (*p, "default"))
-        yield FieldRow("tainted_ok", _switch((*p, "tainted_ok")), (*p, "tainted_ok"))
+
+        def text(key: str, placeholder: str = "") -> Input:
+            path = (*p, key)
+            return _input(path, placeholder, _input_text(path, data))
+
+        def switch(key: str) -> Switch:
+            path = (*p, key)
+            widget = _switch(path, _switch_flag(path, data))
+            value = _field_value(path, data)
+            widget.set_class(value is not None and not isinstance(value, bool), "-invalid")
+            return widget
+
+        items = (*p, "items", "type")
+        yield FieldRow("name", text("name", "argument_name"), (*p, "name"))
         yield FieldRow(
-            "items", _select((*p, "items", "type"), INPUT_TYPES, allow_blank=True), (*p, "items")
+            "type", _select((*p, "type"), INPUT_TYPES, value=_field_value((*p, "type"), data)), (*p, "type")
+        )
+        yield FieldRow("description", text("description"), (*p, "description"))
+        yield FieldRow("required", switch("required"), (*p, "required"))
+        yield FieldRow("default", text("default", "JSON, or text"), (*p, "default"))
+        yield FieldRow("tainted_ok", switch("tainted_ok"), (*p, "tainted_ok"))
+        yield FieldRow(
+            "items",
+            _select(items, INPUT_TYPES, allow_blank=True, value=_field_value(items, data)),
+            (*p, "items"),
         )
 
 
@@ -260,11 +322,17 @@ class ManifestForm(VerticalScroll):
         note = self.query_one("#inputs-note", Static)
         note.display = odd
         note.update("inputs must be a list (`- name: ...` entries): fix it in the source" if odd else "")
+        self._fill()
         if count != self._input_count:
+            first = self._input_count < 0
             self._input_count = count
-            self.call_later(self._rebuild_inputs, count)
-        else:
-            self._fill()
+            holder = self.query_one("#inputs-list", Vertical)
+            if first and not holder.children:
+                # The first manifest shown: the cards carry their values, so they join the
+                # form's first frame instead of a second layout pass after it.
+                holder.mount_all([InputCard(i, count, self.data) for i in range(count)])
+            else:
+                self.call_later(self._rebuild_inputs, count)
 
     async def _rebuild_inputs(self, count: int) -> None:
         # Loads can queue several rebuilds: only the latest count matters.
@@ -276,7 +344,7 @@ class ManifestForm(VerticalScroll):
         focused = self.app.focused
         refocus = getattr(focused, "field_path", None) if focused is not None else None
         await holder.remove_children()
-        await holder.mount_all([InputCard(i, count) for i in range(count)])
+        await holder.mount_all([InputCard(i, count, self.data) for i in range(count)])
         # The cards' own children (a Select's label) finish mounting after this returns:
         # fill now for the values, and again once mounted so every label shows its value.
         self._fill()
@@ -302,29 +370,20 @@ class ManifestForm(VerticalScroll):
     def _set_widget(
         self, widget: Widget, path: FieldPath, data: dict[str, Any], labels: bool = False
     ) -> None:
-        value = _get(data, path)
-        if path[-2:] == ("items", "type"):
-            # `items: object` is the short form of `items: {type: object}`.
-            parent = _get(data, path[:-1])
-            value = parent if isinstance(parent, str) else value
         if isinstance(widget, Input):
-            if path[-1] in ("packages",) or path == ("external_auth",):
-                text = ", ".join(str(v) for v in value) if isinstance(value, list) else _text_of(value)
-            elif path[-1] == "default":
-                text = _default_text(value) if _has(data, path) else ""
-            else:
-                text = _text_of(value)
+            text = _input_text(path, data)
             if widget.value != text:
                 with widget.prevent(Input.Changed):
                     widget.value = text
         elif isinstance(widget, Switch):
-            default = path[-1] == "required"
-            flag = value if isinstance(value, bool) else default
+            value = _field_value(path, data)
+            flag = _switch_flag(path, data)
             widget.set_class(value is not None and not isinstance(value, bool), "-invalid")
             if widget.value != flag:
                 with widget.prevent(Switch.Changed):
                     widget.value = flag
         elif isinstance(widget, Select):
+            value = _field_value(path, data)
             legal = widget._legal_values  # Textual keeps the allowed values here
             new = value if isinstance(value, str) and value in legal else Select.NULL
             if new is Select.NULL and Select.NULL not in legal:

@@ -31,6 +31,7 @@ from textual.widgets.text_area import Edit, EditResult, Selection
 SYNC_LINES = 1500
 MAX_LINES = 20_000
 FULL_PASS_DELAY = 0.15
+POST_PAINT_DELAY = 0.05  # a loaded file is coloured this long after its first paint
 MARKER = "# ---"
 
 Highlight = tuple[int, int | None, str]
@@ -303,7 +304,7 @@ class SourceArea(TextArea):
             # import and a whole-file pass would otherwise delay the first frame).
             self._highlights.clear()
             if count > 1 or (count == 1 and lines[0]):
-                self.call_after_refresh(self._highlight_loaded, self._highlight_generation)
+                self.call_after_refresh(self._after_first_paint, self._highlight_generation)
             return
         if pending is None and count <= SYNC_LINES:
             self._highlights = compute_highlights(lines)
@@ -382,6 +383,12 @@ class SourceArea(TextArea):
             super().load_text(text)
         finally:
             self._loading = False
+
+    def _after_first_paint(self, generation: int) -> None:
+        # Colour a moment after the paint, not in the same breath: the first colouring builds
+        # the pygments lexers (~60-80 ms, once) and would hold up whatever else waits on that
+        # frame (a key pressed meanwhile, the screen's other after-refresh callbacks).
+        self.set_timer(POST_PAINT_DELAY, lambda: self._highlight_loaded(generation))
 
     def _highlight_loaded(self, generation: int) -> None:
         if generation != self._highlight_generation:
