@@ -94,10 +94,10 @@ class FieldRow(Widget):
     The row paints its label itself, in the margin left of its one child: a Label widget per
     row would double the form's widget count, and the form's start-up cost grows with it."""
 
-    COMPONENT_CLASSES = {"field-row--label"}
     DEFAULT_CSS = """
-    FieldRow { height: auto; min-height: 1; }
+    FieldRow { height: auto; min-height: 1; color: $text-muted; }
     FieldRow > * { margin-left: 14; }
+    FieldRow > Label { color: $text; }
     """
 
     def __init__(self, label: str, widget: Widget, path: FieldPath) -> None:
@@ -116,7 +116,7 @@ class FieldRow(Widget):
         yield self._widget
 
     def render(self) -> Content:
-        return Content.styled(self._label[:13], self.get_visual_style("field-row--label"))
+        return Content(self._label[:13])  # coloured by the row's own `color`
 
 
 def _input(path: FieldPath, placeholder: str = "", value: str = "") -> Input:
