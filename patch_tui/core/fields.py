@@ -7,6 +7,7 @@ pydantic (a tenth of a second on every `patch-tui lint` run); manifest.py re-exp
 from __future__ import annotations
 
 import re
+from typing import Any
 
 INPUT_TYPES: tuple[str, ...] = ("string", "number", "integer", "boolean", "array", "object")
 FILESYSTEM_MODES: tuple[str, ...] = ("none", "read-only", "read-write")
@@ -62,3 +63,21 @@ FIELD_ORDER: dict[str, tuple[str, ...]] = {
     "capabilities": CAPABILITY_FIELDS,
     "runtime": RUNTIME_FIELDS,
 }
+
+
+def json_type(value: Any) -> str:
+    """The JSON type name of a parsed value: "null", "boolean", "integer", "number", "string",
+    "array" or "object" (a bool is never a number, as in JSON Schema)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list | tuple):
+        return "array"
+    return "object"

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from patch_tui.core import toolfile
+from patch_tui.core.fields import json_type
 from patch_tui.core.manifest import Manifest
 
 DEFAULT_TIMEOUT = 60.0
@@ -358,22 +359,6 @@ _JSON_TYPES = {
 }
 
 
-def _type_of(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
 def _is(value: Any, expected: str) -> bool:
     if isinstance(value, bool) and expected in ("number", "integer"):
         return False  # JSON has no bool-as-number
@@ -386,13 +371,13 @@ def check_output_type(manifest: Manifest, value: Any) -> str | None:
     """None when the value fits `outputs.type` (and `items`), else what is wrong."""
     expected = manifest.outputs.type
     if not _is(value, expected):
-        return f"outputs.type is {expected}, but the tool returned {_type_of(value)}"
+        return f"outputs.type is {expected}, but the tool returned {json_type(value)}"
     items = manifest.outputs.items
     item_type = items if isinstance(items, str) else (items.type if items is not None else None)
     if expected == "array" and item_type:
         for i, element in enumerate(value):
             if not _is(element, item_type):
-                return f"outputs.items is {item_type}, but element {i} is {_type_of(element)}"
+                return f"outputs.items is {item_type}, but element {i} is {json_type(element)}"
     return None
 
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Literal
 
+from patch_tui.core.fields import json_type
+
 MODULE = ""  # runs at import time
 GUARD = "__main__"  # inside `if __name__ == "__main__":`
 LAMBDA = "lambda"
@@ -394,21 +396,10 @@ def _annotation_items(node: ast.expr | None) -> str | None:
 
 
 def _value_types(value: object) -> set[str]:
-    if isinstance(value, bool):
-        return {"boolean"}
-    if isinstance(value, int):
-        return {"integer"}
-    if isinstance(value, float):
-        return {"number"}
-    if isinstance(value, str):
-        return {"string"}
-    if isinstance(value, list | tuple):
-        return {"array"}
-    if isinstance(value, dict):
-        return {"object"}
-    if value is None:
-        return {"null"}
-    return set()
+    # A literal that JSON cannot hold (bytes, complex, ...) has no type to compare.
+    if value is not None and not isinstance(value, bool | int | float | str | list | tuple | dict):
+        return set()
+    return {json_type(value)}
 
 
 def value_type(value: object) -> str | None:

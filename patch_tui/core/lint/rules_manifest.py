@@ -30,6 +30,7 @@ from patch_tui.core.fields import (
     RUNTIME_FIELDS,
     TOP_LEVEL_FIELDS,
     VERSION_RE,
+    json_type,
 )
 from patch_tui.core.lint.engine import Diagnostic, Fix, LintContext, rule
 from patch_tui.core.text_safety import visible
@@ -448,22 +449,8 @@ def bad_input_type(ctx: LintContext) -> Iterator[Diagnostic]:
 
 
 def _infer_items_type(default: Any) -> str:
-    kinds = {_json_type(v) for v in default} if isinstance(default, list) and default else set()
+    kinds = {json_type(v) for v in default} if isinstance(default, list) and default else set()
     return kinds.pop() if len(kinds) == 1 else "string"
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return "string"
 
 
 @rule("PT015", "array-without-items", family="manifest", summary="an array input without items")
