@@ -783,3 +783,12 @@ def test_files_that_are_not_tools_get_only_the_structure_error(raw: bytes) -> No
 
     codes = {d.code for d in lint_toolfile(toolfile.parse_bytes(raw))}
     assert codes == {"PT001"}
+
+
+def test_empty_body_diagnostics_point_inside_the_file() -> None:
+    # A tool whose body is empty: editors and the lint panel must be able to jump to every span.
+    text = CLEAN[: CLEAN.index("# ---", CLEAN.index("# ---") + 1)] + "# ---\n"
+    last = text.count("\n")
+    diags = lint_text(text)
+    assert {"PT031", "PT036"} <= {d.code for d in diags}
+    assert all(1 <= d.span.line <= last and d.span.end_line <= last for d in diags)

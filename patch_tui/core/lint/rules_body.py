@@ -26,7 +26,7 @@ from patch_tui.core.lint.body import (
     words,
 )
 from patch_tui.core.lint.engine import Diagnostic, Edit, Fix, LintContext, rule
-from patch_tui.core.toolfile import Span
+from patch_tui.core.toolfile import Span, ToolFile
 
 # Words in an input's name that say it carries content from outside (PT046).
 TAINT_WORDS: frozenset[str] = frozenset(
@@ -177,6 +177,12 @@ def _set_value(ctx: LintContext, title: str, path: tuple[str | int, ...], value:
 # --- PT030-PT037: the entry point -----------------------------------------------------------
 
 
+def _body_start_span(tf: ToolFile) -> Span:
+    """Where the body starts; an empty body points at the closing marker, never past the end."""
+    line = min(tf.body_start_line, max(len(tf.lines), 1))
+    return Span(line, 1, line, 2)
+
+
 @rule(
     "PT030",
     "body-syntax-error",
@@ -219,14 +225,14 @@ def body_syntax_error(ctx: LintContext) -> Iterator[Diagnostic]:
             "PT030",
             "error",
             "the body is nested too deeply for Python to parse it: flatten the expression",
-            Span(tf.body_start_line, 1, tf.body_start_line, 2),
+            _body_start_span(tf),
         )
     except ValueError as exc:  # e.g. NUL characters in the source
         yield Diagnostic(
             "PT030",
             "error",
             f"the body is not valid Python ({exc}): remove the offending characters",
-            Span(tf.body_start_line, 1, tf.body_start_line, 2),
+            _body_start_span(tf),
         )
 
 
@@ -565,7 +571,7 @@ def missing_main_guard(ctx: LintContext) -> Iterator[Diagnostic]:
         span = (
             node_span(ctx, last, first_line=True)
             if last is not None
-            else Span(ctx.tf.body_start_line, 1, ctx.tf.body_start_line, 2)
+            else _body_start_span(ctx.tf)
         )
         yield Diagnostic(
             "PT036",
