@@ -4,7 +4,9 @@ The floor is a fresh Python process that does the least any linter must do: read
 out the frontmatter, load it with libyaml (CSafeLoader) and `ast.parse` the body. The ratio
 CLI time / floor time is the figure we track (target: <= 2.0). Both run as subprocesses over the
 same files, so interpreter start-up is counted on both sides; each is run a few times and the
-best time kept, because the machine is shared.
+best time kept, because the machine is shared. The CLI is measured twice: with its own choice of
+worker processes (or --jobs N), and with `--jobs 1`, whose CPU ratio is the work a single process
+does per file with no pool overhead.
 
     .venv/bin/python bench/lint_bench.py [--files 2000] [--repeat 3] [--keep DIR]
 """
@@ -238,17 +240,29 @@ def main(argv: list[str] | None = None) -> int:
         cmd = [sys.executable, "-m", "patch_tui", "lint", str(folder), "--format", "json"]
         if args.jobs is not None:
             cmd += ["--jobs", str(args.jobs)]
+        base = [sys.executable, "-m", "patch_tui", "lint", str(folder), "--format", "json"]
         floor_run, cli_run = _Best([sys.executable, "-c", FLOOR, str(folder)]), _Best(cmd)
-        # Interleaved, so a burst of load from elsewhere hits both sides alike.
+        single_run = _Best([*base, "--jobs", "1"]) if args.jobs != 1 else None
+        # Interleaved, so a burst of load from elsewhere hits every side alike.
         for _ in range(args.repeat):
             floor = floor_run.run()
             if floor.returncode != 0:
                 print(floor.stderr.decode(), file=sys.stderr)
                 return 1
-            cli = cli_run.run()
-            if cli.returncode not in (0, 1) or b"Traceback" in cli.stderr:
-                print(cli.stderr.decode(errors="replace"), file=sys.stderr)
-                return 1
+            for run in (cli_run, single_run):
+                if run is None:
+                    continue
+                out = run.run()
+                if out.returncode not in (0, 1) or b"Traceback" in out.stderr:
+                    print(out.stderr.decode(errors="replace"), file=sys.stderr)
+                    return 1
+            cli = cli_run.proc
+            assert cli is not None
+            if single_run is not None and single_run.proc is not None:
+                # Both runs must report the very same diagnostics, or the timing means nothing.
+                if single_run.proc.stdout != cli.stdout:
+                    print("--jobs 1 and the default run disagree", file=sys.stderr)
+                    return 1
         floor_s, floor_cpu = floor_run.wall, floor_run.cpu
         cli_s, cli_cpu = cli_run.wall, cli_run.cpu
         import json
@@ -263,10 +277,19 @@ def main(argv: list[str] | None = None) -> int:
         print(
             f"patch-tui lint --format json:       {cli_s:5.2f} s wall {n / cli_s:7,.0f} files/s | {cli_cpu:5.2f} s CPU"
         )
+        if single_run is not None:
+            one_s, one_cpu = single_run.wall, single_run.cpu
+            print(
+                f"patch-tui lint --jobs 1:            {one_s:5.2f} s wall {n / one_s:7,.0f} files/s | {one_cpu:5.2f} s CPU"
+            )
         ratio = cli_s / floor_s
         print(f"ratio (wall): {ratio:.2f}  (target <= 2.0) {'OK' if ratio <= 2.0 else 'TOO SLOW'}")
         # On a shared machine wall time mostly measures the neighbours; CPU time is the work done.
         print(f"ratio (CPU):  {cli_cpu / floor_cpu:.2f}")
+        if single_run is not None:
+            print(
+                f"--jobs 1 ratio (wall): {single_run.wall / floor_s:.2f}  (CPU): {single_run.cpu / floor_cpu:.2f}"
+            )
         return 0
     finally:
         if not args.keep:
