@@ -126,6 +126,27 @@ async def test_form_inputs_editor_add_move_remove(folder):
         assert len(form.query(".input-card")) == 4
 
 
+async def test_form_inputs_editor_by_mouse(folder):
+    app = make_app(folder)
+    async with app.run_test(size=(140, 60)) as pilot:
+        screen = await ready(pilot, app)
+        form = screen.form
+
+        async def click(selector: str) -> list[str]:
+            count = screen.lint_count
+            assert await pilot.click(selector)
+            await wait_lint(pilot, screen, count)
+            await pilot.pause(0.1)
+            return [i["name"] for i in toolfile.parse(screen.source.text).data["inputs"]]
+
+        assert await click("#input-add") == ["text", "shout", "arg3"]
+        assert form.query_one("#f-inputs-2-name", Input).value == "arg3"
+        assert await click("#input-down-0") == ["shout", "text", "arg3"]
+        assert form.query_one("#f-inputs-0-name", Input).value == "shout"
+        assert await click("#input-remove-2") == ["shout", "text"]
+        assert len(form.query(".input-card")) == 2
+
+
 async def test_source_edit_refreshes_form_but_not_the_focused_field(folder):
     app = make_app(folder)
     async with app.run_test(size=(140, 40)) as pilot:

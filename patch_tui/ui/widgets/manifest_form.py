@@ -539,6 +539,9 @@ class ManifestForm(VerticalScroll):
         # Build the next structural edit on this one, before the re-parse catches up (two
         # quick clicks on "add" make two inputs).
         self.data = {**self.data, "inputs": items}
+        # The form now claims to show this data (the re-parse will find nothing to load), so
+        # show it: a move keeps the card count, and its cards must swap their values now.
+        self._fill()
         self._emit(("inputs",), items)
 
     # -- help --------------------------------------------------------------------------------
