@@ -39,6 +39,7 @@ NETWORK_MODULES: frozenset[str] = frozenset(
         "googleapiclient", "google.cloud", "tornado.httpclient", "dns.resolver",
     }
 )
+_NETWORK_ROOTS: frozenset[str] = frozenset(m.partition(".")[0] for m in NETWORK_MODULES)
 NETWORK_CALLS: frozenset[str] = frozenset(
     {"asyncio.open_connection", "asyncio.start_server", "asyncio.open_unix_connection"}
 )
@@ -134,6 +135,7 @@ STRONG_VERBS: frozenset[str] = frozenset(
     }
 )
 WEAK_VERBS: frozenset[str] = frozenset({"remove", "drop", "cancel", "kill", "truncate", "put", "patch"})
+_VERBS = STRONG_VERBS | WEAK_VERBS
 SQL_DESTRUCTIVE = re.compile(r"^\s*(DELETE|DROP|TRUNCATE|UPDATE)\b", re.IGNORECASE)
 HTTP_WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
@@ -451,6 +453,14 @@ def words(name: str) -> tuple[str, ...]:
     """snake_case and camelCase split into lowercase words (cached: names repeat a lot)."""
     return tuple(w.lower() for w in _WORD_RE.findall(name))
 
+
+# A call's qualified name -> the fact it gives the region it runs in (json.dump also prints).
+_CALL_FLAGS: dict[str, str] = {
+    "json.load": "json_load", "json.loads": "json_load",
+    "json.dumps": "json_dumps", "json.dump": "json_dumps",
+    "print": "print", "sys.stdout.write": "print", "sys.stdout.buffer.write": "print",
+    "input": "stdin", "main": "main_kwargs",
+}
 
 # --- the pass ---------------------------------------------------------------------------------
 
@@ -829,23 +839,23 @@ class _Analyser:
 
         self._irreversible(node, q, method)
 
-        # the entry point's contract
-        flags = self.flags.setdefault(region, set())
-        if q in ("json.load", "json.loads"):
-            flags.add("json_load")
-        elif q in ("json.dumps", "json.dump"):
-            flags.add("json_dumps")
-            if q == "json.dump":
-                flags.add("print")
-        elif q in ("print", "sys.stdout.write", "sys.stdout.buffer.write"):
-            flags.add("print")
-        elif q == "input":
-            flags.add("stdin")
-        elif q == "main":
-            if any(k.arg is None for k in node.keywords):
-                flags.add("main_kwargs")
+        # the entry point's contract (the region's set is made only when a flag is added)
+        flag = _CALL_FLAGS.get(q) if q is not None else None
+        if flag is not None:
+            if flag == "main_kwargs" and not any(k.arg is None for k in node.keywords):
+                flag = None
+            if flag is not None:
+                flags = self.flags.get(region)
+                if flags is None:
+                    flags = self.flags[region] = set()
+                flags.add(flag)
+                if q == "json.dump":
+                    flags.add("print")
         if isinstance(func, ast.Name):
-            self.region_calls.setdefault(region, set()).add(func.id)
+            calls = self.region_calls.get(region)
+            if calls is None:
+                calls = self.region_calls[region] = set()
+            calls.add(func.id)
 
     def _irreversible(self, node: ast.Call, q: str | None, method: str | None) -> None:
         facts = self.facts
@@ -858,28 +868,20 @@ class _Analyser:
         if name is None:
             return
         verb: str | None = None
-        ws = words(name)
-        if ws:
-            # The verb comes first (send_message, sendMessage), or first in the last segment of
-            # a namespaced API name (chat_postMessage).
-            candidates = [ws[0]]
-            last_segment = name.rsplit("_", 1)[-1]
-            if last_segment != name and last_segment != last_segment.lower():
-                candidates += words(last_segment)[:1]
+        single, candidates = _verb_candidates(name)
+        if candidates:
             root = q.partition(".")[0] if q is not None else None
             on_module = root is not None and root in self.facts.modules and "." in (q or "")
-            if ws[:2] in NOT_VERBS:
-                candidates = candidates[1:]
             for w in candidates:
                 if w in STRONG_VERBS:
                     verb = w
                 elif w in WEAK_VERBS:
                     if on_module:
                         verb = w
-                    elif len(ws) == 1 and w in ("put", "patch"):
+                    elif single and w in ("put", "patch"):
                         if self.http_client and method is not None:
                             verb = w  # session.put(...)
-                    elif len(ws) > 1 and method is not None and self.facts.network:
+                    elif not single and method is not None and self.facts.network:
                         verb = w  # an API client's s3.put_object(...), api.cancel_order(...)
                 if verb:
                     break
@@ -943,7 +945,31 @@ class _Analyser:
         facts.import_time_work.sort(key=lambda s: (s.lineno, s.col_offset))
 
 
+@lru_cache(maxsize=4096)
+def _verb_candidates(name: str) -> tuple[bool, tuple[str, ...]]:
+    """Whether `name` is a single word, and the words of it that may be an irreversible verb.
+
+    The verb comes first (send_message, sendMessage), or first in the last segment of a
+    namespaced API name (chat_postMessage). Cached, and empty for nearly every name (append,
+    lower, get), so most calls are judged by one lookup.
+    """
+    ws = words(name)
+    if not ws:
+        return False, ()
+    candidates = [ws[0]]
+    last_segment = name.rsplit("_", 1)[-1]
+    if last_segment != name and last_segment != last_segment.lower():
+        candidates += words(last_segment)[:1]
+    if ws[:2] in NOT_VERBS:
+        candidates = candidates[1:]
+    return len(ws) == 1, tuple(w for w in candidates if w in _VERBS)
+
+
 def _network_module(dotted: str) -> str | None:
+    # Asked for every call of every file: almost no name starts with a network module's root,
+    # so that one set lookup answers before any splitting and joining.
+    if dotted.partition(".")[0] not in _NETWORK_ROOTS:
+        return None
     parts = dotted.split(".")
     for n in range(1, len(parts) + 1):
         prefix = ".".join(parts[:n])
