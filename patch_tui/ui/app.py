@@ -14,17 +14,18 @@ built with no arguments; it finds what it needs on the app (`app.settings`, `app
 from __future__ import annotations
 
 import importlib
+from functools import partial
 from pathlib import Path
 from typing import Any, ClassVar
 
 from textual.app import App
 from textual.binding import Binding
-from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from patch_tui.core.config import Settings
 from patch_tui.core.toolbox import Toolbox
+from patch_tui.ui.commands import Command, CommandList
 from patch_tui.ui.screens.editor import EditorCommands, EditorScreen
 from patch_tui.ui.widgets.confirm import ChoiceModal
 
@@ -44,29 +45,15 @@ def _load(target: str) -> type[Screen[Any]]:
     return getattr(importlib.import_module(module), name)
 
 
-class ScreenCommands(Provider):
+class ScreenCommands(CommandList):
     """Palette commands that open the registered screens."""
 
-    def _commands(self) -> list[tuple[str, str, str]]:
-        return [(cmd, help_text, name) for name, (_t, cmd, help_text) in SCREENS_LAZY.items()]
-
-    async def discover(self) -> Hits:
+    def _commands(self) -> list[Command]:
         app = self.app
-        for cmd, help_text, name in self._commands():
-            yield DiscoveryHit(cmd, lambda n=name: app.action_open_screen(n), help=help_text)  # type: ignore[attr-defined]
-
-    async def search(self, query: str) -> Hits:
-        app = self.app
-        matcher = self.matcher(query)
-        for cmd, help_text, name in self._commands():
-            score = matcher.match(cmd)
-            if score > 0:
-                yield Hit(
-                    score,
-                    matcher.highlight(cmd),
-                    lambda n=name: app.action_open_screen(n),  # type: ignore[attr-defined]
-                    help=help_text,
-                )
+        return [
+            (cmd, help_text, partial(app.action_open_screen, name))  # type: ignore[attr-defined]
+            for name, (_t, cmd, help_text) in SCREENS_LAZY.items()
+        ]
 
 
 def _theme_commands() -> set[Any]:

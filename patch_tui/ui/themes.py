@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from textual.color import Color, ColorParseError
-from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.theme import Theme
 
 from patch_tui.core import paths
+from patch_tui.ui.commands import CommandList
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -396,9 +396,11 @@ def install_themes(
     return manager
 
 
-class ThemeCommands(Provider):
+class ThemeCommands(CommandList):
     """Palette commands: "theme: switch" (a picker of every registered theme — ours and
     Textual's), "theme: reload", and "theme: use NAME" for each theme directly."""
+
+    discover_limit = 2  # the picker and reload; "use NAME" appears as you type
 
     def _commands(self) -> list[tuple[str, str, Any]]:
         app = self.app
@@ -412,13 +414,3 @@ class ThemeCommands(Provider):
             commands.append((f"theme: use {name}", "", partial(setattr, app, "theme", name)))
         return commands
 
-    async def discover(self) -> Hits:
-        for title, help_text, callback in self._commands()[:2]:
-            yield DiscoveryHit(title, callback, help=help_text)
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for title, help_text, callback in self._commands():
-            score = matcher.match(title)
-            if score > 0:
-                yield Hit(score, matcher.highlight(title), callback, help=help_text or None)

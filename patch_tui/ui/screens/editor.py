@@ -28,7 +28,6 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
@@ -47,6 +46,7 @@ from patch_tui.core.toolbox import (
     file_sha256,
     sha256_bytes,
 )
+from patch_tui.ui.commands import CommandList
 from patch_tui.ui.safe_text import safe_line
 from patch_tui.ui.widgets.confirm import ChoiceModal, ConfirmModal, PromptModal
 from patch_tui.ui.widgets.lint_panel import LintPanel
@@ -926,7 +926,7 @@ class EditorScreen(Screen[None]):
         self._say(f"{event.lines} lines: syntax highlighting is off for a file this big", title="Source")
 
 
-class EditorCommands(Provider):
+class EditorCommands(CommandList):
     """Palette commands of the desk, named "area: verb"."""
 
     def _commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
@@ -951,13 +951,3 @@ class EditorCommands(Provider):
             ("view: form / source", "Switch between manifest and source when they share a pane (F4)", screen.action_toggle_view),
         ]
 
-    async def discover(self) -> Hits:
-        for name, help_text, callback in self._commands():
-            yield DiscoveryHit(name, callback, help=help_text)
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for name, help_text, callback in self._commands():
-            score = matcher.match(name)
-            if score > 0:
-                yield Hit(score, matcher.highlight(name), callback, help=help_text)

@@ -32,7 +32,6 @@ from typing import Any, ClassVar
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.reactive import reactive
@@ -42,6 +41,7 @@ from textual.widgets import Footer, Header, Input, Select, Static
 
 from patch_tui.core import toolfile
 from patch_tui.core.store import STATUSES, Action, Decision, Event, StoreBusy, StoreError, parse_iso
+from patch_tui.ui.commands import CommandList
 from patch_tui.ui.safe_text import JsonView, SafeReport, json_view, safe, safe_line
 from patch_tui.ui.widgets import inbox_list
 from patch_tui.ui.widgets.inbox_badge import POLL_INTERVAL, app_store, store_path
@@ -132,7 +132,7 @@ def _yes_no(value: Any) -> Content:
     return safe_line(str(value))
 
 
-class InboxCommands(Provider):
+class InboxCommands(CommandList):
     """Palette commands of the inbox, named "inbox: verb"."""
 
     def _commands(self) -> list[tuple[str, str, Callable[[], Any]]]:
@@ -148,16 +148,6 @@ class InboxCommands(Provider):
             ("inbox: open tool source", "The selected action's tool file (o)", screen.action_open_source),
         ]
 
-    async def discover(self) -> Hits:
-        for name, help_text, callback in self._commands():
-            yield DiscoveryHit(name, callback, help=help_text)
-
-    async def search(self, query: str) -> Hits:
-        matcher = self.matcher(query)
-        for name, help_text, callback in self._commands():
-            score = matcher.match(name)
-            if score > 0:
-                yield Hit(score, matcher.highlight(name), callback, help=help_text)
 
 
 class InboxScreen(Screen[None]):
