@@ -51,7 +51,7 @@ class Settings(BaseSettings):
     """Seconds a pending confirmation stays approvable before it expires."""
 
     keymap: dict[str, str] = Field(default_factory=dict)
-    """Binding id -> keys, e.g. {"app.save" = "ctrl+s,f2"}: remaps the app's bindings."""
+    """Binding id -> keys, e.g. {"desk.save" = "ctrl+s,f2"}: remaps the app's bindings."""
 
     watch_tools: bool = True
     """Follow tool files changed outside the app (live reload)."""

@@ -65,7 +65,7 @@ The desk edits one tool file at a time. The file's text is the single source of 
   switching tools with unsaved changes asks first. A tool changed by another editor follows
   on its own while you have no unsaved changes; otherwise a banner offers to reload.
 
-Keys can be remapped in config.toml:  [keymap]  app.save = "ctrl+s,f2"
+Keys can be remapped in config.toml:  [keymap]  "desk.save" = "ctrl+s,f2"
 The command palette (ctrl+p) has every command, named "area: verb"."""
 
 
