@@ -155,6 +155,18 @@ def _tui_parser() -> argparse.ArgumentParser:
 
 
 _VALUED_GLOBALS = ("--store", "--toolbox", "--theme")
+_TOKEN_COMMANDS = ("confirm", "approve", "reject")
+
+
+def _protect_dash_token(args: list[str]) -> list[str]:
+    """Let a confirmation token that starts with `-` through argparse, which would read it as
+    an option: such a token (long, and not an option we know) moves after a `--`."""
+    if not any(a in _TOKEN_COMMANDS for a in args) or "--" in args:
+        return args
+    for i, arg in enumerate(args):
+        if len(arg) >= 16 and arg.startswith("-") and not arg.startswith("--"):
+            return [*args[:i], *args[i + 1 :], "--", arg]
+    return args
 
 
 def _first_positional(args: list[str]) -> str | None:
@@ -176,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     first = _first_positional(args_list)
     wants_help_or_version = any(a in ("-h", "--help", "--version") for a in args_list)
     if first in SUBCOMMANDS or (first is None and wants_help_or_version):
-        args = build_parser().parse_args(args_list)
+        args = build_parser().parse_args(_protect_dash_token(args_list))
         command = args.command
     else:
         # `patch-tui [PATH] [--theme T]`: the TUI.

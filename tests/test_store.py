@@ -324,3 +324,14 @@ def test_recent_outputs_keep_last_twenty(store: Store) -> None:
     assert len(recent) == 20
     assert recent[0] == ("tool24", "output number 24 long enough")
     assert recent[-1][0] == "tool5"
+
+
+def test_tokens_never_start_with_a_dash() -> None:
+    # A leading "-" would make `patch-tui inbox approve TOKEN` read the token as an option;
+    # with the plain encoding about 1 token in 64 did (2,000 draws: ~31 expected).
+    from patch_tui.core.store import new_token
+
+    tokens = [new_token() for _ in range(2000)]
+    assert all(len(t) == 32 and not t.startswith("-") for t in tokens)
+    assert len(set(tokens)) == len(tokens)
+

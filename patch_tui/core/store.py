@@ -131,8 +131,16 @@ def args_sha256(args: Any) -> str:
 
 
 def new_token() -> str:
-    """24 random bytes, base64url without padding (32 characters)."""
-    return base64.urlsafe_b64encode(secrets.token_bytes(24)).decode("ascii").rstrip("=")
+    """24 random bytes, base64url without padding (32 characters).
+
+    A token never starts with `-`: people paste it as a command-line argument
+    (`patch-tui inbox approve TOKEN`), where a leading dash reads as an option. Drawing again
+    in that case (1 in 64) costs under 0.03 bits of the token's 192.
+    """
+    while True:
+        token = base64.urlsafe_b64encode(secrets.token_bytes(24)).decode("ascii").rstrip("=")
+        if not token.startswith("-"):
+            return token
 
 
 def default_actor(label: str) -> str:
