@@ -156,15 +156,26 @@ def _tui_parser() -> argparse.ArgumentParser:
 
 _VALUED_GLOBALS = ("--store", "--toolbox", "--theme")
 _TOKEN_COMMANDS = ("confirm", "approve", "reject")
+_VALUED_TOKEN_OPTIONS = ("--store", "--toolbox", "--note", "--reason")
+_TOKEN_OPTIONS = (*_VALUED_TOKEN_OPTIONS, "-h", "--help")
 
 
 def _protect_dash_token(args: list[str]) -> list[str]:
-    """Let a confirmation token that starts with `-` through argparse, which would read it as
-    an option: such a token (long, and not an option we know) moves after a `--`."""
+    """Let a confirmation token that starts with `-` (or `--`) through argparse, which would
+    read it as an option: the first long argument that is neither one of our options nor an
+    option's value moves after a `--`."""
     if not any(a in _TOKEN_COMMANDS for a in args) or "--" in args:
         return args
+    skip = False
     for i, arg in enumerate(args):
-        if len(arg) >= 16 and arg.startswith("-") and not arg.startswith("--"):
+        if skip:
+            skip = False
+            continue
+        name = arg.split("=", 1)[0]
+        if name in _TOKEN_OPTIONS:
+            skip = name in _VALUED_TOKEN_OPTIONS and "=" not in arg
+            continue
+        if len(arg) >= 16 and arg.startswith("-"):
             return [*args[:i], *args[i + 1 :], "--", arg]
     return args
 

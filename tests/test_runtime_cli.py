@@ -129,15 +129,16 @@ def test_confirm_exit_codes(env: dict[str, Any], here: Any) -> None:
 def test_token_with_a_leading_dash_is_accepted(env: dict[str, Any], here: Any) -> None:
     # New tokens never start with "-", but a store may hold one (written before that rule):
     # approve, confirm and reject must still take it as the token, not as an option.
-    token = _hold(env)
-    dashed = "-" + token[1:]
-    with sqlite3.connect(env["store"]) as db:
-        db.execute("UPDATE actions SET token = ? WHERE token = ?", (dashed, token))
-    approved = here("inbox", "approve", dashed, "--note", "looked")
-    assert approved.returncode == 0, approved.stderr
-    ran = here("confirm", dashed)
-    assert ran.returncode == 0 and json.loads(ran.stdout) == {"written": "once"}
-    assert here("inbox", "reject", dashed).returncode == 1  # already decided, not a usage error
+    for prefix in ("-", "--"):  # "--" too: base64url has "-" in every position
+        token = _hold(env, text=prefix)
+        dashed = prefix + token[len(prefix) :]
+        with sqlite3.connect(env["store"]) as db:
+            db.execute("UPDATE actions SET token = ? WHERE token = ?", (dashed, token))
+        approved = here("inbox", "approve", "--note", "looked it over", dashed)
+        assert approved.returncode == 0, approved.stderr
+        ran = here("confirm", dashed)
+        assert ran.returncode == 0 and json.loads(ran.stdout) == {"written": prefix}
+        assert here("inbox", "reject", dashed, "--reason", "late").returncode == 1  # decided
 
 
 def _at_once(env: dict[str, Any], *args: str, n: int = 8) -> list[subprocess.CompletedProcess[str]]:
