@@ -65,6 +65,26 @@ FIELD_ORDER: dict[str, tuple[str, ...]] = {
 }
 
 
+# The Python types that hold a value of each JSON type once parsed.
+JSON_PY_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "number": (int, float),
+    "integer": (int,),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+    "null": (type(None),),
+}
+
+
+def fits_json_type(value: Any, type_: str) -> bool:
+    """Whether a parsed value is of a JSON type, strictly: a bool is never a number and 5.0 is
+    not an integer. An unknown type name fits nothing."""
+    if isinstance(value, bool) and type_ in ("number", "integer"):
+        return False
+    return isinstance(value, JSON_PY_TYPES.get(type_, ()))
+
+
 def json_type(value: Any) -> str:
     """The JSON type name of a parsed value: "null", "boolean", "integer", "number", "string",
     "array" or "object" (a bool is never a number, as in JSON Schema)."""

@@ -21,6 +21,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from patch_tui.core.fields import fits_json_type
 from patch_tui.core.manifest import (
     AUTH_SCOPE_RE,
     INPUT_TYPES,
@@ -252,14 +253,6 @@ def _finite(value: Any) -> bool:
 
 
 _NO_FIT: Any = object()
-_DEFAULT_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "number": (int, float),
-    "integer": (int,),
-    "boolean": (bool,),
-    "array": (list,),
-    "object": (dict,),
-}
 
 
 def fitting_default(type_: str, value: Any) -> Any:
@@ -271,9 +264,7 @@ def fitting_default(type_: str, value: Any) -> Any:
         return _NO_FIT
     if type_ == "integer" and isinstance(value, float) and value.is_integer():
         return int(value)
-    if isinstance(value, bool) and type_ in ("number", "integer"):
-        return _NO_FIT
-    return value if isinstance(value, _DEFAULT_TYPES[type_]) else _NO_FIT
+    return value if fits_json_type(value, type_) else _NO_FIT
 
 
 def _show_json(value: Any) -> str:

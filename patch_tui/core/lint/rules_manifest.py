@@ -30,6 +30,7 @@ from patch_tui.core.fields import (
     RUNTIME_FIELDS,
     TOP_LEVEL_FIELDS,
     VERSION_RE,
+    fits_json_type,
     json_type,
 )
 from patch_tui.core.lint.engine import Diagnostic, Fix, LintContext, rule
@@ -740,17 +741,6 @@ _CAP_TYPES = {"network": _BOOL, "filesystem": _STR, "human_confirm": _BOOL, "bro
 _RUNTIME_TYPES = {"language": _STR, "python_version": _ANY, "packages": _LIST}
 _ITEMS_TYPES = {"type": _STR}
 
-# A value of these JSON types is what each input type expects as a default.
-_DEFAULT_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "number": (int, float),
-    "integer": (int,),
-    "boolean": (bool,),
-    "array": (list,),
-    "object": (dict,),
-}
-
-
 # The first characters of every plain scalar YAML 1.1 reads as a bool, null, number or date.
 _YAML11_NUMBER_START = frozenset("0123456789+-.~")
 _YAML11_WORD_START = frozenset("yYnNtTfFoO")
@@ -988,8 +978,7 @@ def _check_default(ctx: LintContext, i: int, inp: dict[str, Any]) -> Iterator[Di
     if "default" not in inp or inp["default"] is None:
         return
     kind = inp.get("type", "string")
-    allowed = _DEFAULT_TYPES.get(kind) if isinstance(kind, str) else None
-    if allowed is None:
+    if kind not in INPUT_TYPES:
         return
     value = inp["default"]
     path: Path = ("inputs", i, "default")
@@ -997,10 +986,7 @@ def _check_default(ctx: LintContext, i: int, inp: dict[str, Any]) -> Iterator[Di
     if kind == "boolean" or kind == "string":
         yield from _check_value(ctx, path, value, _BOOL if kind == "boolean" else _STR, label)
         return
-    ok = isinstance(value, allowed) and not (
-        isinstance(value, bool) and kind in ("number", "integer")
-    )
-    if not ok:
+    if not fits_json_type(value, kind):
         yield ctx.diag(
             "PT022",
             f"the default of {kind} input `{_show(inp.get('name', i))}` is {_type_name(value)}: "
