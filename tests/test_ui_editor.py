@@ -8,12 +8,13 @@ import stat
 
 import pytest
 from desk_helpers import make_app, ready, tool_folder, wait_lint
-from textual.widgets import Input, Select, Switch
+from textual.widgets import Input, OptionList, Switch
 
 from patch_tui.core import toolfile
 from patch_tui.core.toolbox import file_sha256
 from patch_tui.ui.screens.conflict import ConflictModal
 from patch_tui.ui.widgets.confirm import ChoiceModal
+from patch_tui.ui.widgets.enum_field import EnumField, EnumPicker
 from patch_tui.ui.widgets.lint_panel import LintPanel
 
 
@@ -40,10 +41,61 @@ async def test_opens_first_tool_with_form_and_source(folder):
         assert screen.current_path == folder.resolve() / "echo_text.py"
         assert screen.source.text == (folder / "echo_text.py").read_text()
         assert screen.form.query_one("#f-name", Input).value == "echo_text"
-        assert screen.form.query_one("#f-inputs-1-type", Select).value == "boolean"
+        assert screen.form.query_one("#f-inputs-1-type", EnumField).value == "boolean"
         assert screen.form.query_one("#f-inputs-0-tainted__ok", Switch).value is True
         assert screen.lint_panel.diagnostics == []
         assert not screen.dirty
+
+
+async def test_enum_field_picks_with_keys_and_mouse(folder):
+    app = make_app(folder)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await ready(pilot, app)
+        field = screen.form.query_one("#f-outputs-type", EnumField)
+        assert field.value == "string"
+        field.focus()
+        # Escape closes the list without a change.
+        await pilot.press("enter")
+        assert isinstance(app.screen, EnumPicker)
+        await pilot.press("escape")
+        assert app.screen is screen and app.focused is field and not screen.dirty
+
+        # enter opens the list on the current value; down, enter picks the next one.
+        count = screen.lint_count
+        await pilot.press("enter", "down", "enter")
+        await wait_lint(pilot, screen, count)
+        assert app.focused is field and field.value == "number"
+        assert _line(screen.source.text, "#   type: number") == "#   type: number"
+        assert toolfile.parse(screen.source.text).data["outputs"]["type"] == "number"
+
+        # The mouse: a click opens the list, a click on an option picks it.
+        count = screen.lint_count
+        assert await pilot.click("#f-inputs-0-items-type")
+        assert isinstance(app.screen, EnumPicker)
+        assert await pilot.click(OptionList, offset=(3, 2))  # below the border: (none), then "string"
+        await wait_lint(pilot, screen, count)
+        assert toolfile.parse(screen.source.text).data["inputs"][0]["items"] == {"type": "string"}
+
+        # The blank option removes the field.
+        items = screen.form.query_one("#f-inputs-0-items-type", EnumField)
+        items.focus()
+        count = screen.lint_count
+        await pilot.press("enter", "home", "enter")
+        await wait_lint(pilot, screen, count)
+        assert "items" not in toolfile.parse(screen.source.text).data["inputs"][0]
+        assert items.value is None
+
+
+async def test_enum_field_shows_an_unknown_value_as_it_is(folder):
+    path = folder / "echo_text.py"
+    path.write_text(path.read_text().replace("#     type: boolean", "#     type: bool"))
+    app = make_app(folder, path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await ready(pilot, app)
+        field = screen.form.query_one("#f-inputs-1-type", EnumField)
+        assert field.value == "bool" and field.has_class("-unknown")
+        assert "bool" in str(field.render())
+        assert any(d.code == "PT022" or "bool" in d.message for d in screen.diagnostics)
 
 
 async def test_form_edit_rewrites_only_frontmatter_and_undo_works(folder):

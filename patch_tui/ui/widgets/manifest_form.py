@@ -22,7 +22,7 @@ from textual.content import Content
 from textual.events import DescendantFocus
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import Button, Input, Label, Select, Static, Switch
+from textual.widgets import Button, Input, Label, Static, Switch
 
 from patch_tui.core.manifest import (
     AUTH_PROVIDERS,
@@ -32,6 +32,7 @@ from patch_tui.core.manifest import (
     field_doc,
 )
 from patch_tui.core.toolfile import DELETE
+from patch_tui.ui.widgets.enum_field import EnumField
 from patch_tui.ui.safe_text import safe, safe_line
 
 FieldPath = tuple[str | int, ...]
@@ -125,17 +126,18 @@ def _input(path: FieldPath, placeholder: str = "", value: str = "") -> Input:
     return widget
 
 
+def _enum_text(value: Any) -> str | None:
+    """What an EnumField shows: the value, or JSON for a value of the wrong kind (lint says
+    why), or None when there is none."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value)
+
+
 def _select(
     path: FieldPath, options: tuple[str, ...], allow_blank: bool = False, value: Any = None
-) -> Select[str]:
-    widget: Select[str] = Select(
-        [(o, o) for o in options],
-        id=path_id(path),
-        allow_blank=allow_blank,
-        compact=True,
-        prompt="(none)",
-        value=value if isinstance(value, str) and value in options else Select.NULL,
-    )
+) -> EnumField:
+    widget = EnumField(options, id=path_id(path), allow_blank=allow_blank, value=_enum_text(value))
     widget.field_path = path  # type: ignore[attr-defined]
     return widget
 
@@ -345,31 +347,26 @@ class ManifestForm(VerticalScroll):
         refocus = getattr(focused, "field_path", None) if focused is not None else None
         await holder.remove_children()
         await holder.mount_all([InputCard(i, count, self.data) for i in range(count)])
-        # The cards' own children (a Select's label) finish mounting after this returns:
-        # fill now for the values, and again once mounted so every label shows its value.
         self._fill()
-        self.call_after_refresh(self._fill, True)
         self.mark_problems(self._problems)  # the new cards get their marks too
         if refocus is not None and isinstance(focused, Widget) and not focused.is_attached:
             self.focus_field(refocus)
 
-    def _fill(self, labels: bool = False) -> None:
+    def _fill(self) -> None:
         data = self.data
         focused = self.app.focused
-        for widget in self.query("#form-fields Input, #form-fields Select, #form-fields Switch"):
+        for widget in self.query("#form-fields Input, #form-fields EnumField, #form-fields Switch"):
             path = getattr(widget, "field_path", None)
             if path is None:
                 continue
-            if widget is focused or (isinstance(widget, Select) and widget.expanded):
-                continue  # never clobber what is being typed or picked
-            self._set_widget(widget, path, data, labels)
+            if widget is focused and not isinstance(widget, EnumField):
+                continue  # never clobber what is being typed
+            self._set_widget(widget, path, data)
         self.query_one("#f-generated__by", Label).update(safe_line(_text_of(data.get("generated_by"))))
         self.query_one("#f-generated__at", Label).update(safe_line(_text_of(data.get("generated_at"))))
         self._check_auth(data.get("external_auth"))
 
-    def _set_widget(
-        self, widget: Widget, path: FieldPath, data: dict[str, Any], labels: bool = False
-    ) -> None:
+    def _set_widget(self, widget: Widget, path: FieldPath, data: dict[str, Any]) -> None:
         if isinstance(widget, Input):
             text = _input_text(path, data)
             if widget.value != text:
@@ -382,19 +379,9 @@ class ManifestForm(VerticalScroll):
             if widget.value != flag:
                 with widget.prevent(Switch.Changed):
                     widget.value = flag
-        elif isinstance(widget, Select):
-            value = _field_value(path, data)
-            legal = widget._legal_values  # Textual keeps the allowed values here
-            new = value if isinstance(value, str) and value in legal else Select.NULL
-            if new is Select.NULL and Select.NULL not in legal:
-                new = widget.value  # an unknown value: keep the widget as is; lint says why
-            with widget.prevent(Select.Changed):
-                if widget.value != new:
-                    widget.value = new
-                elif labels and widget.is_mounted:
-                    # A value set before the Select finished mounting never reached its label
-                    # (Textual skips the watcher for an unchanged value): run it again.
-                    widget.mutate_reactive(Select.value)
+        elif isinstance(widget, EnumField):
+            # Set quietly: an EnumField reports only what a person picks.
+            widget.value = _enum_text(_field_value(path, data))
 
     def _check_auth(self, scopes: Any) -> None:
         note = self.query_one("#auth-check", Static)
@@ -495,19 +482,18 @@ class ManifestForm(VerticalScroll):
         if path is not None:
             self._emit(path, event.value, event.switch)
 
-    @on(Select.Changed)
-    def _select_changed(self, event: Select.Changed) -> None:
+    @on(EnumField.Changed)
+    def _enum_changed(self, event: EnumField.Changed) -> None:
         event.stop()
-        path = getattr(event.select, "field_path", None)
+        path = getattr(event.field, "field_path", None)
         if path is None:
             return
+        # An EnumField posts Changed only for a person's pick: no focus check needed (the
+        # picker had the focus when the choice was made).
         if path[-2:] == ("items", "type"):
-            if event.value is Select.NULL:
-                self._emit(path[:-1], DELETE, event.select)
-            else:
-                self._emit(path[:-1], {"type": event.value}, event.select)
-        elif event.value is not Select.NULL:
-            self._emit(path, event.value, event.select)
+            self._emit(path[:-1], DELETE if event.value is None else {"type": event.value})
+        elif event.value is not None:
+            self._emit(path, event.value)
 
     @on(Button.Pressed)
     def _button(self, event: Button.Pressed) -> None:
