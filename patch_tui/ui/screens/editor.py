@@ -62,6 +62,28 @@ BROWSER_MIN_WIDTH = 70
 STRUCTURE_CODES = ("PT001", "PT002", "PT003")
 
 
+class ChangeBanner(Horizontal):
+    """The non-blocking notice that the open file changed on disk under unsaved edits, with
+    Reload / Keep mine / Diff. Its widgets are built the first time it shows: most sessions
+    never need it, and every widget costs start-up time."""
+
+    def show(self, text: Content, *, deleted: bool) -> None:
+        if not self.children:
+            self.mount_all(
+                [
+                    Static("", id="banner-text"),
+                    Button("Reload", id="banner-reload", compact=True),
+                    Button("Keep mine", id="banner-keep", compact=True),
+                    Button("Diff", id="banner-diff", compact=True),
+                ]
+            )
+        self.query_one("#banner-text", Static).update(text)
+        # A deleted file has nothing to reload or diff against.
+        self.query_one("#banner-reload", Button).display = not deleted
+        self.query_one("#banner-diff", Button).display = not deleted
+        self.add_class("-shown")
+
+
 class EditorScreen(Screen[None]):
     """The main screen."""
 
@@ -116,11 +138,7 @@ class EditorScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Header(icon="◆")
-        with Horizontal(id="banner", classes="banner"):
-            yield Static("", id="banner-text")
-            yield Button("Reload", id="banner-reload", compact=True)
-            yield Button("Keep mine", id="banner-keep", compact=True)
-            yield Button("Diff", id="banner-diff", compact=True)
+        yield ChangeBanner(id="banner", classes="banner")
         with Horizontal(id="main"):
             yield ToolBrowser(self.toolbox, id="browser")
             with Vertical(id="work"):
@@ -650,10 +668,8 @@ class EditorScreen(Screen[None]):
 
     def _show_banner(self, message: str, *, deleted: bool = False) -> None:
         name = self.current_path.name if self.current_path else "the file"
-        self.query_one("#banner-text", Static).update(Content.assemble("⚠ ", safe_line(name), f" {message}"))
-        self.query_one("#banner-reload", Button).display = not deleted
-        self.query_one("#banner-diff", Button).display = not deleted
-        self.query_one("#banner").add_class("-shown")
+        banner = self.query_one("#banner", ChangeBanner)
+        banner.show(Content.assemble("⚠ ", safe_line(name), f" {message}"), deleted=deleted)
 
     def _hide_banner(self) -> None:
         self.query_one("#banner").remove_class("-shown")
