@@ -1,13 +1,16 @@
 """The manifest's field names, enums and value patterns: plain data, no pydantic.
 
-Kept apart from manifest.py so the linter and the tool-file parser start without importing
-pydantic (a tenth of a second on every `patch-tui lint` run); manifest.py re-exports all of it.
+Kept apart from manifest.py so the linter, the tool-file parser and the desk's first frame start
+without importing pydantic (a tenth of a second on every `patch-tui lint` run and every desk
+start); manifest.py re-exports all of it.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
 
 INPUT_TYPES: tuple[str, ...] = ("string", "number", "integer", "boolean", "array", "object")
 FILESYSTEM_MODES: tuple[str, ...] = ("none", "read-only", "read-write")
@@ -101,3 +104,89 @@ def json_type(value: Any) -> str:
     if isinstance(value, list | tuple):
         return "array"
     return "object"
+
+
+def bump_version(version: str, part: Literal["major", "minor", "patch"] = "minor") -> str:
+    """x.y.z with one part increased and the lower ones reset."""
+    match = VERSION_RE.match(version)
+    if not match:
+        return "1.0.0"
+    major, minor, patch = (int(g) for g in match.groups())
+    if part == "major":
+        return f"{major + 1}.0.0"
+    if part == "minor":
+        return f"{major}.{minor + 1}.0"
+    return f"{major}.{minor}.{patch + 1}"
+
+
+# Where each model of manifest.py sits in a field_doc path ("inputs.type" -> Input's `type`).
+_DOC_MODELS: dict[str, str] = {
+    "": "Manifest",
+    "inputs": "Input",
+    "outputs": "Outputs",
+    "capabilities": "Capabilities",
+    "runtime": "Runtime",
+    "items": "Items",
+}
+
+
+def field_doc(path: str) -> str:
+    """The help text of a field, by dotted path: "name", "inputs.type", "capabilities.network".
+
+    The manifest model's field docs (manifest.py, STYLE.md 3), whitespace folded. The form asks
+    for them while it builds its first frame, so they are read from manifest.py's source the way
+    pydantic reads attribute docstrings, without importing pydantic; when the source cannot be
+    read, the model itself answers. tests/test_field_docs.py holds the two to the same text."""
+    head, _, leaf = path.rpartition(".")
+    model = _DOC_MODELS.get(head.split(".")[-1] if head else "")
+    if model is None:
+        return ""
+    return _manifest_docs().get(model, {}).get(leaf, "")
+
+
+@cache
+def _manifest_docs() -> dict[str, dict[str, str]]:
+    try:
+        return _docs_from_source((Path(__file__).parent / "manifest.py").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return _docs_from_model()
+
+
+def _docs_from_source(source: str) -> dict[str, dict[str, str]]:
+    """{class name: {field: doc}} for the module-level classes of `source`: a docstring right
+    under an annotated attribute is its doc (pydantic's `use_attribute_docstrings` rule)."""
+    import ast
+    import inspect
+
+    docs: dict[str, dict[str, str]] = {}
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.ClassDef) or node.name not in _DOC_MODELS.values():
+            continue
+        fields: dict[str, str] = {}
+        for before, stmt in zip(node.body, node.body[1:], strict=False):
+            if (
+                isinstance(before, ast.AnnAssign)
+                and isinstance(before.target, ast.Name)
+                and isinstance(stmt, ast.Expr)
+                and isinstance(stmt.value, ast.Constant)
+                and isinstance(stmt.value.value, str)
+            ):
+                fields[before.target.id] = " ".join(inspect.cleandoc(stmt.value.value).split())
+        docs[node.name] = fields
+    if set(docs) != set(_DOC_MODELS.values()):
+        raise ValueError("manifest.py does not define every model")
+    return docs
+
+
+def _docs_from_model() -> dict[str, dict[str, str]]:
+    from patch_tui.core import manifest
+
+    docs: dict[str, dict[str, str]] = {}
+    for name in _DOC_MODELS.values():
+        model = getattr(manifest, name)
+        docs[name] = {
+            field: " ".join(info.description.split())
+            for field, info in model.model_fields.items()
+            if info.description
+        }
+    return docs

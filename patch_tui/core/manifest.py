@@ -31,6 +31,8 @@ from patch_tui.core.fields import (  # noqa: F401 - re-exported: the manifest's 
     RUNTIME_FIELDS,
     TOP_LEVEL_FIELDS,
     VERSION_RE,
+    bump_version,
+    field_doc,
 )
 
 InputType = Literal["string", "number", "integer", "boolean", "array", "object"]
@@ -181,23 +183,6 @@ class Manifest(BaseModel):
         return next((i for i in self.inputs if i.name == name), None)
 
 
-def field_doc(path: str) -> str:
-    """The help text of a field, by dotted path: "name", "inputs.type", "capabilities.network"."""
-    models: dict[str, type[BaseModel]] = {
-        "": Manifest,
-        "inputs": Input,
-        "outputs": Outputs,
-        "capabilities": Capabilities,
-        "runtime": Runtime,
-        "items": Items,
-    }
-    head, _, leaf = path.rpartition(".")
-    model = models.get(head.split(".")[-1] if head else "")
-    if model is None or leaf not in model.model_fields:
-        return ""
-    return " ".join((model.model_fields[leaf].description or "").split())
-
-
 def _model_data(model: BaseModel, order: tuple[str, ...], always: tuple[str, ...]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     fields_set = model.model_fields_set
@@ -226,19 +211,6 @@ def manifest_to_data(m: Manifest) -> dict[str, Any]:
     if "external_auth" in data or m.external_auth:
         data["external_auth"] = list(m.external_auth)
     return data
-
-
-def bump_version(version: str, part: Literal["major", "minor", "patch"] = "minor") -> str:
-    """x.y.z with one part increased and the lower ones reset."""
-    match = VERSION_RE.match(version)
-    if not match:
-        return "1.0.0"
-    major, minor, patch = (int(g) for g in match.groups())
-    if part == "major":
-        return f"{major + 1}.0.0"
-    if part == "minor":
-        return f"{major}.{minor + 1}.0"
-    return f"{major}.{minor}.{patch + 1}"
 
 
 def input_json_schema(m: Manifest) -> dict[str, Any]:

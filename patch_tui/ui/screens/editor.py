@@ -761,7 +761,7 @@ class EditorScreen(Screen[None]):
         }[event.action]()
 
     def _name_check(self, name: str) -> str | None:
-        from patch_tui.core.manifest import NAME_RE
+        from patch_tui.core.fields import NAME_RE
 
         if not NAME_RE.match(name):
             return "lowercase letters, digits and underscores, starting with a letter"

@@ -24,7 +24,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static, Switch
 
-from patch_tui.core.manifest import (
+from patch_tui.core.fields import (
     AUTH_PROVIDERS,
     AUTH_SCOPE_RE,
     FILESYSTEM_MODES,
