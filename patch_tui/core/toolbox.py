@@ -29,11 +29,13 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from patch_tui.core import toolfile
-from patch_tui.core.manifest import NAME_RE, Manifest, bump_version
-from patch_tui.core.watch import note_own_write
+from patch_tui.core.fields import NAME_RE, bump_version
+
+if TYPE_CHECKING:  # pydantic is imported when a manifest is first validated (saves, new tools)
+    from patch_tui.core.manifest import Manifest
 
 INDEX_NAME = "index.json"
 TOOLS_DIR_NAME = "tools"
@@ -116,13 +118,20 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> Path:
             os.umask(umask)
             mode = 0o666 & ~umask
         os.chmod(tmp, mode)
-        note_own_write(target, data)  # the folder watcher must not report our own save
+        _note_own_write(target, data)  # the folder watcher must not report our own save
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     _fsync_dir(folder)
     return target
+
+
+def _note_own_write(path: Path, data: bytes | None) -> None:
+    # core.watch is imported on the first write, not with the toolbox (start-up stays lean).
+    from patch_tui.core.watch import note_own_write
+
+    note_own_write(path, data)
 
 
 def _to_bytes(text: str | bytes) -> bytes:
@@ -138,6 +147,8 @@ def _utc_stamp() -> str:
 
 def new_tool_text(name: str, description: str | None = None) -> str:
     """A small, lint-clean tool that takes one string and returns it."""
+    from patch_tui.core.manifest import Manifest
+
     manifest = Manifest.model_validate(
         {
             "name": name,
@@ -421,7 +432,7 @@ class Toolbox:
         data = self._renamed_text(src, new_name)
         atomic_write(target, data)
         if target.resolve() != src.resolve():
-            note_own_write(src, None)
+            _note_own_write(src, None)
             src.unlink()
             _fsync_dir(src.parent)
         if self.is_patch_toolbox:
@@ -439,7 +450,7 @@ class Toolbox:
         while dest.exists():
             dest = self.trash_dir / f"{src.stem}-{_utc_stamp()}-{n}.py"
             n += 1
-        note_own_write(src, None)
+        _note_own_write(src, None)
         if _same_device(src, self.trash_dir):
             os.replace(src, dest)
         else:
