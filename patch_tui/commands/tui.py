@@ -26,13 +26,13 @@ def _target(args: argparse.Namespace) -> tuple[Path, Path | None]:
 
 def build_app(args: argparse.Namespace) -> Any:
     """The app for parsed arguments (raises FileNotFoundError / ToolboxError / ConfigError)."""
-    from patch_tui.core.config import load_settings
+    from patch_tui.core.config import start_settings
     from patch_tui.core.toolbox import Toolbox
     from patch_tui.ui.app import PatchApp
 
     folder, first = _target(args)
     toolbox = Toolbox.open(first or folder)
-    settings = load_settings()
+    settings = start_settings()  # no pydantic before the first frame; the app checks the rest
     store = getattr(args, "store", None)
     return PatchApp(
         toolbox,

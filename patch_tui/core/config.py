@@ -2,77 +2,43 @@
 
 The config file is `config.toml` in the user config folder, or `PATCH_TUI_CONFIG` (tests point it
 at a temporary file so they never read or write the real one).
+
+Two ways to read them:
+- `load_settings()`: the validated `Settings` (pydantic-settings, in core/settings.py): the
+  source of truth for every setting, imported on first use;
+- `start_settings()`: what the desk needs before its first frame (theme, keymap, watch_tools,
+  watch_themes), read with tomllib alone, because importing pydantic and pydantic-settings
+  costs more than a tenth of a second. It takes a value only where it reads it exactly as
+  pydantic-settings does, and hands anything else to `load_settings()`: the two never disagree,
+  and a broken config file gives the same ConfigError (tests/test_config.py holds them to it).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 import tomllib
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-from pydantic import Field
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    TomlConfigSettingsSource,
-)
+from typing import TYPE_CHECKING, Any
 
 from patch_tui.core import paths
+
+if TYPE_CHECKING:
+    from patch_tui.core.settings import Settings
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
 
-class Settings(BaseSettings):
-    """patch-tui's settings. Each one can be set in config.toml or as PATCH_TUI_<NAME>."""
+def __getattr__(name: str) -> Any:
+    # `from patch_tui.core.config import Settings` keeps working; pydantic loads only then.
+    if name == "Settings":
+        from patch_tui.core.settings import Settings
 
-    model_config = SettingsConfigDict(
-        env_prefix="PATCH_TUI_",
-        extra="ignore",
-        use_attribute_docstrings=True,
-    )
-
-    theme: str = "patch-dark"
-    """The theme's name: a shipped one (patch-dark, patch-light, patch-contrast) or your own."""
-
-    model: str = DEFAULT_MODEL
-    """The Claude model used to generate and refine tools."""
-
-    anthropic_api_key: str | None = Field(default=None, repr=False)
-    """An API key for Claude, used when ANTHROPIC_API_KEY is not set."""
-
-    max_repairs: int = 2
-    """How many times the generator sends lint errors back to the model for a fix."""
-
-    confirm_ttl: int = 300
-    """Seconds a pending confirmation stays approvable before it expires."""
-
-    keymap: dict[str, str] = Field(default_factory=dict)
-    """Binding id -> keys, e.g. {"desk.save" = "ctrl+s,f2"}: remaps the app's bindings."""
-
-    watch_tools: bool = True
-    """Follow tool files changed outside the app (live reload)."""
-
-    watch_themes: bool = True
-    """Reload theme files when they change."""
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        return (
-            init_settings,
-            env_settings,
-            TomlConfigSettingsSource(settings_cls, toml_file=paths.config_file()),
-        )
+        return Settings
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class ConfigError(Exception):
@@ -81,12 +47,153 @@ class ConfigError(Exception):
 
 def load_settings(**overrides: Any) -> Settings:
     """Settings from env and the config file. A broken file raises ConfigError, not a traceback."""
+    from patch_tui.core.settings import Settings
+
     try:
         return Settings(**overrides)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{paths.config_file()}: not valid TOML: {exc}") from None
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         raise ConfigError(f"{paths.config_file()}: {exc}") from None
+
+
+# -- start-up settings, without pydantic ------------------------------------------------------
+
+
+@dataclass
+class StartSettings:
+    """The settings the desk needs before its first frame. Any other one (`model`,
+    `confirm_ttl`, ...) is read from the validated Settings on first use, so code that takes
+    the app's settings never needs to know which kind it holds."""
+
+    theme: str = "patch-dark"
+    keymap: dict[str, str] = field(default_factory=dict)
+    watch_tools: bool = True
+    watch_themes: bool = True
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only for names the dataclass lacks: the other settings.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.full(), name)
+
+    def full(self) -> Settings:
+        """The validated settings. A config file broken since start-up gives the defaults
+        here (the app reports the file once, after its first frame)."""
+        try:
+            return load_settings()
+        except ConfigError:
+            from patch_tui.core.settings import Settings
+
+            return Settings.model_construct()
+
+
+START_FIELDS = ("theme", "keymap", "watch_tools", "watch_themes")
+# Every field of Settings and how start_settings() reads it (a test keeps the two in step).
+# Fields it does not return are still read, so that a bad value anywhere is never let through.
+_KINDS: dict[str, str] = {
+    "theme": "str",
+    "model": "str",
+    "anthropic_api_key": "str",
+    "max_repairs": "int",
+    "confirm_ttl": "int",
+    "keymap": "keymap",
+    "watch_tools": "bool",
+    "watch_themes": "bool",
+}
+_ENV_PREFIX = "patch_tui_"  # pydantic-settings matches env names without regard to case
+# pydantic's spellings of a boolean in text (any case; no spaces).
+_BOOL_WORDS = {w: True for w in ("1", "on", "t", "true", "y", "yes")} | {
+    w: False for w in ("0", "off", "f", "false", "n", "no")
+}
+_INT_TEXT = re.compile(r"[0-9]{1,18}")
+
+
+class _Unsure(Exception):
+    """A value start_settings() cannot read exactly as pydantic-settings: it decides."""
+
+
+def start_settings() -> StartSettings:
+    """The start-up settings from env and the config file, without importing pydantic.
+    Anything unusual (a value of another type, a spelling pydantic might read otherwise, an
+    unreadable file) goes to `load_settings()`, which raises ConfigError for a broken file."""
+    try:
+        values = _read_plainly()
+    except (_Unsure, OSError, ValueError, RecursionError):  # TOML / UTF-8 / JSON errors too
+        full = load_settings()
+        return StartSettings(**{name: getattr(full, name) for name in START_FIELDS})
+    return StartSettings(**{name: values[name] for name in START_FIELDS if name in values})
+
+
+def _read_plainly() -> dict[str, Any]:
+    from_file: dict[str, Any] = {}
+    path = paths.config_file().expanduser()  # what pydantic-settings' TOML source opens
+    if path.is_file():
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+        for key, value in data.items():
+            name = key.lower()
+            if name not in _KINDS:
+                continue  # unknown keys are ignored (extra="ignore")
+            if key != name:
+                raise _Unsure(key)  # matched regardless of case; which wins is pydantic's call
+            from_file[name] = _file_value(_KINDS[name], value)
+    from_env: dict[str, Any] = {}
+    for key, text in os.environ.items():
+        lowered = key.lower()
+        name = lowered[len(_ENV_PREFIX) :]
+        if not lowered.startswith(_ENV_PREFIX) or name not in _KINDS:
+            continue
+        if name in from_env:
+            raise _Unsure(key)  # two spellings of one name
+        from_env[name] = _env_value(_KINDS[name], text)
+    values = {**from_file, **from_env}
+    if "keymap" in from_file and "keymap" in from_env:
+        values["keymap"] = {**from_file["keymap"], **from_env["keymap"]}  # sources deep-merge
+    return values
+
+
+def _text(value: Any) -> str:
+    if type(value) is not str:
+        raise _Unsure(value)
+    value.encode("utf-8")  # a lone surrogate (an undecodable env byte) raises: pydantic refuses it
+    return value
+
+
+def _keymap(value: Any) -> dict[str, str]:
+    if type(value) is not dict:
+        raise _Unsure(value)
+    return {_text(k): _text(v) for k, v in value.items()}
+
+
+def _file_value(kind: str, value: Any) -> Any:
+    if kind == "bool":
+        if type(value) is not bool:
+            raise _Unsure(value)
+        return value
+    if kind == "int":
+        if type(value) is not int or not -(2**63) < value < 2**63:
+            raise _Unsure(value)
+        return value
+    if kind == "keymap":
+        return _keymap(value)
+    return _text(value)
+
+
+def _env_value(kind: str, text: str) -> Any:
+    text = _text(text)
+    if kind == "bool":
+        word = text.lower() if text.isascii() else ""
+        if word not in _BOOL_WORDS:
+            raise _Unsure(text)
+        return _BOOL_WORDS[word]
+    if kind == "int":
+        if not _INT_TEXT.fullmatch(text):
+            raise _Unsure(text)
+        return int(text)
+    if kind == "keymap":
+        return _keymap(json.loads(text))  # pydantic-settings reads a dict from env as JSON
+    return text
 
 
 def _toml_value(value: Any) -> str:

@@ -16,18 +16,22 @@ from __future__ import annotations
 import importlib
 from functools import partial
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from patch_tui.core.config import Settings
+from patch_tui.core.config import ConfigError, StartSettings, load_settings, start_settings
 from patch_tui.core.toolbox import Toolbox
 from patch_tui.ui.commands import Command, CommandList
 from patch_tui.ui.screens.editor import EditorCommands, EditorScreen
 from patch_tui.ui.widgets.confirm import ChoiceModal
+
+if TYPE_CHECKING:
+    from patch_tui.core.settings import Settings
 
 # name -> ("module:Class", palette command, palette help). Other areas add their line here.
 SCREENS_LAZY: dict[str, tuple[str, str, str]] = {
@@ -38,6 +42,10 @@ SCREENS_LAZY: dict[str, tuple[str, str, str]] = {
     "refine": ("patch_tui.ui.screens.generate:RefineScreen", "generate: refine this tool", "Change the open tool with Claude; review the diff first"),
     "interop": ("patch_tui.ui.screens.export:InteropScreen", "tool: export / import", "Export the open tool to Arcade, spec 1.0, MCP or Shinkai, or import theirs"),
 }
+
+# The whole config file is validated (pydantic-settings) this long after the first frame, in a
+# thread: its import would otherwise compete with the first highlight and lint.
+CONFIG_CHECK_DELAY = 0.5
 
 
 def _load(target: str) -> type[Screen[Any]]:
@@ -84,20 +92,21 @@ class PatchApp(App[None]):
         toolbox: Toolbox,
         path: Path | None = None,
         *,
-        settings: Settings | None = None,
+        settings: Settings | StartSettings | None = None,
         theme: str | None = None,
         store_path: Path | None = None,
     ) -> None:
         super().__init__()
         self.toolbox = toolbox
-        self.settings = settings or Settings()
+        # Start-up reads four settings without pydantic; the rest load on first use.
+        self.settings = settings if settings is not None else start_settings()
         self.theme_choice = theme
         self.store_path = store_path
         self.editor = EditorScreen(toolbox, path)
         self.tool_watch: Any = None
 
     def on_mount(self) -> None:
-        from patch_tui.ui.screens.help import install_keymap
+        from patch_tui.ui.keymap import install_keymap
         from patch_tui.ui.themes import install_themes
 
         install_themes(self, self.theme_choice, watch=self.settings.watch_themes)
@@ -114,6 +123,22 @@ class PatchApp(App[None]):
             from patch_tui.ui.watching import install_tool_watch
 
             self.tool_watch = install_tool_watch(self, [self.toolbox.tools_dir], enabled=True)
+        if isinstance(self.settings, StartSettings):  # a Settings given was validated already
+            self.set_timer(CONFIG_CHECK_DELAY, self._check_config)
+
+    @work(thread=True, exclusive=True, group="config", exit_on_error=False)
+    def _check_config(self) -> None:
+        """Validate the whole config file: one notification if it is broken (start-up read
+        only what it needed, and the app runs on)."""
+        try:
+            load_settings()
+        except ConfigError as exc:
+            try:
+                self.call_from_thread(
+                    self.notify, str(exc), title="Config file", severity="error", timeout=12, markup=False
+                )
+            except RuntimeError:
+                pass  # the app is closing
 
     def reload_theme(self) -> None:
         """Re-read the theme files (the theme watcher and "theme: reload" call this)."""

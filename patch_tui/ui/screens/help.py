@@ -23,6 +23,8 @@ from textual.keys import format_key
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from patch_tui.ui.keymap import install_keymap  # noqa: F401 - re-exported
+
 #: Chords many terminals never deliver, and why (flow control, or the same byte as another key).
 SWALLOWED: dict[str, str] = {
     "ctrl+s": "XOFF: freezes output in terminals with flow control",
@@ -281,20 +283,3 @@ class HelpScreen(Screen[None]):
 
     def action_close(self) -> None:
         self.dismiss()
-
-
-def install_keymap(app: App[object], keymap: dict[str, str] | None = None) -> dict[str, str]:
-    """Apply the user's keymap (`[keymap]` in config.toml: binding id -> "key,key"). Reads the
-    settings when `keymap` is None; a broken config file leaves the default keys."""
-    if keymap is None:
-        from patch_tui.core.config import ConfigError, load_settings
-
-        try:
-            keymap = load_settings().keymap
-        except ConfigError:
-            keymap = {}
-    cleaned = {k: ",".join(p.strip() for p in v.split(",") if p.strip()) for k, v in keymap.items()}
-    cleaned = {k: v for k, v in cleaned.items() if v}
-    if cleaned:
-        app.set_keymap(cleaned)
-    return cleaned

@@ -1,0 +1,68 @@
+"""The validated settings: a pydantic-settings class, the source of truth for every setting.
+
+Imported by `config.load_settings()` on first use, never at start-up: pydantic and
+pydantic-settings take a tenth of a second and more to import, and the desk's first frame needs
+only four settings (`config.start_settings()` reads those without them).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from patch_tui.core import paths
+from patch_tui.core.config import DEFAULT_MODEL
+
+
+class Settings(BaseSettings):
+    """patch-tui's settings. Each one can be set in config.toml or as PATCH_TUI_<NAME>."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="PATCH_TUI_",
+        extra="ignore",
+        use_attribute_docstrings=True,
+    )
+
+    theme: str = "patch-dark"
+    """The theme's name: a shipped one (patch-dark, patch-light, patch-contrast) or your own."""
+
+    model: str = DEFAULT_MODEL
+    """The Claude model used to generate and refine tools."""
+
+    anthropic_api_key: str | None = Field(default=None, repr=False)
+    """An API key for Claude, used when ANTHROPIC_API_KEY is not set."""
+
+    max_repairs: int = 2
+    """How many times the generator sends lint errors back to the model for a fix."""
+
+    confirm_ttl: int = 300
+    """Seconds a pending confirmation stays approvable before it expires."""
+
+    keymap: dict[str, str] = Field(default_factory=dict)
+    """Binding id -> keys, e.g. {"desk.save" = "ctrl+s,f2"}: remaps the app's bindings."""
+
+    watch_tools: bool = True
+    """Follow tool files changed outside the app (live reload)."""
+
+    watch_themes: bool = True
+    """Reload theme files when they change."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return (
+            init_settings,
+            env_settings,
+            TomlConfigSettingsSource(settings_cls, toml_file=paths.config_file()),
+        )
