@@ -324,3 +324,76 @@ async def test_theme_that_would_break_the_stylesheet_is_refused_not_fatal(user_d
         assert app.theme == "patch-dark"
         assert app.current_theme.primary == "#4FA3F7"
         assert "faded" not in app.available_themes
+
+
+PLAIN_CASES = [
+    {"name": "minimal", "primary": "#3366FF"},
+    {"name": "full", "dark": False, "primary": "red", "secondary": "rgb(1,2,3)", "accent": "hsl(10,50%,50%)",
+     "foreground": "#eee", "background": "#101010", "surface": "#202020", "panel": "#303030",
+     "boost": "#ffffff10", "warning": "ansi_yellow", "error": "#f00", "success": "green",
+     "luminosity_spread": 0.2, "text_alpha": 1.0, "ansi": True,
+     "variables": {"footer-key-foreground": "#4FA3F7", "input-selection-background": "#4FA3F7 30%",
+                   "block-cursor-text-style": "bold", "text-muted": "auto 90%"}},
+    # Unusual: each goes to the model, which must then say the same (or refuse it).
+    {"name": "no-primary"},
+    {"name": "bad name!", "primary": "red"},
+    {"name": "x" * 65, "primary": "red"},
+    {"name": "nl\n", "primary": "red"},
+    {"name": 3, "primary": "red"},
+    {"name": "c", "primary": "not-a-colour"},
+    {"name": "c", "primary": "red", "secondary": None},
+    {"name": "c", "primary": "red", "dark": "false"},
+    {"name": "c", "primary": "red", "dark": 0},
+    {"name": "c", "primary": "red", "text_alpha": 1},
+    {"name": "c", "primary": "red", "text_alpha": 1.5},
+    {"name": "c", "primary": "red", "luminosity_spread": float("nan")},
+    {"name": "c", "primary": "red", "luminosity_spread": -0.0},
+    {"name": "c", "primary": "red", "variables": {"primary": "red"}},
+    {"name": "c", "primary": "red", "variables": {"text": "auto"}},
+    {"name": "c", "primary": "red", "variables": {"border": "auto"}},
+    {"name": "c", "primary": "red", "variables": {"Bad": "red"}},
+    {"name": "c", "primary": "red", "variables": {"x": 1}},
+    {"name": "c", "primary": "red", "variables": [["x", "red"]]},
+    {"name": "c", "primary": "red", "variables": "x"},
+    {"name": "c", "primary": "red", "unknown": 1},
+]
+
+
+@pytest.mark.parametrize("data", PLAIN_CASES)
+def test_plain_reader_agrees_with_the_model(data: dict) -> None:
+    """Theme files are read without pydantic at start-up only when the model would give the
+    very same Theme; anything unusual is left to the model."""
+    from pydantic import ValidationError
+
+    from patch_tui.ui.theme_file import ThemeFile
+    from patch_tui.ui.themes import _plain_theme
+
+    plain = _plain_theme(dict(data))
+    try:
+        model = ThemeFile.model_validate(data).to_theme()
+    except ValidationError:
+        model = None
+    if plain is not None:
+        assert plain == model
+    if data["name"] in ("minimal", "full"):
+        assert plain is not None
+
+
+def test_shipped_and_builtin_themes_are_read_plainly() -> None:
+    import dataclasses
+
+    from textual.theme import BUILTIN_THEMES
+
+    from patch_tui.ui.theme_file import ThemeFile
+    from patch_tui.ui.themes import _plain_theme
+
+    for path in sorted(paths.themes_dir().glob("*.toml")):
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        data.setdefault("name", path.stem)
+        plain = _plain_theme(data)
+        assert plain is not None, path
+        assert plain == ThemeFile.model_validate(data).to_theme()
+    for theme in BUILTIN_THEMES.values():
+        data = {f.name: getattr(theme, f.name) for f in dataclasses.fields(theme)}
+        plain = _plain_theme({k: v for k, v in data.items() if v is not None})
+        assert plain is None or plain == theme

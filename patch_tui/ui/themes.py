@@ -1,5 +1,9 @@
 """Themes: TOML data files validated with pydantic, turned into Textual `Theme` objects.
 
+An ordinary file (known keys, values of the right types, passing the model's own checks) is read
+without importing pydantic, which would slow every start; anything else is validated by the
+model (`ThemeFile`, ui/theme_file.py), which also words what is wrong.
+
 Where they come from, later folders winning on a name clash:
 1. the themes shipped with the app (`paths.themes_dir()`: patch-dark, patch-light, patch-contrast);
 2. the user's own, in `<config folder>/themes/*.toml`.
@@ -23,7 +27,6 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
@@ -95,71 +98,8 @@ def _check_variable(name: str, value: str) -> None:
         raise ValueError(f"variable {name!r}: {words[0]!r} is not a colour") from None
 
 
-class ThemeFile(BaseModel):
-    """One theme file. Colours are anything Textual understands: `#rrggbb`, `#rrggbbaa`,
-    `rgb(…)`, `hsl(…)`, colour names, `ansi_*`."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: str = Field(pattern=_NAME.pattern)
-    """The name you pick it by (`--theme NAME`, `theme = "NAME"` in config.toml)."""
-    dark: bool = True
-    """A dark theme (light text on a dark background)?"""
-    primary: str
-    """The main accent: borders of focused widgets, the cursor, highlights."""
-    secondary: str | None = None
-    accent: str | None = None
-    foreground: str | None = None
-    """Default text colour."""
-    background: str | None = None
-    """The screen's background."""
-    surface: str | None = None
-    """The background of widgets (inputs, lists)."""
-    panel: str | None = None
-    """The background of panels and the lint list."""
-    boost: str | None = None
-    warning: str | None = None
-    error: str | None = None
-    success: str | None = None
-    luminosity_spread: float = Field(default=0.15, ge=0.0, le=1.0)
-    text_alpha: float = Field(default=0.95, ge=0.0, le=1.0)
-    variables: dict[str, str] = Field(default_factory=dict)
-    """Textual theme variables, e.g. `footer-key-foreground = "#4FA3F7"`."""
-    ansi: bool = False
-    """Use the terminal's own ANSI palette (colours given as `ansi_*`)."""
-
-    @field_validator(
-        "primary", "secondary", "accent", "foreground", "background", "surface", "panel",
-        "boost", "warning", "error", "success",
-    )
-    @classmethod
-    def _colour(cls, value: str | None) -> str | None:
-        return None if value is None else _check_colour(value)
-
-    @field_validator("variables")
-    @classmethod
-    def _variables(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, var in value.items():
-            _check_variable(name, var)
-        return value
-
-    def to_theme(self) -> Theme:
-        return Theme(**self.model_dump())
-
-
 class ThemeError(Exception):
     """A theme file that cannot be used; the message names the file and says why."""
-
-
-def _describe(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "file"
-        msg = err["msg"].removeprefix("Value error, ")
-        if err["type"] == "extra_forbidden":
-            msg = "unknown key"
-        parts.append(f"{where}: {msg}")
-    return "; ".join(parts)
 
 
 def load_theme_file(path: Path) -> Theme:
@@ -173,10 +113,86 @@ def load_theme_file(path: Path) -> Theme:
     except tomllib.TOMLDecodeError as exc:
         raise ThemeError(f"{path}: not valid TOML: {exc}") from None
     data.setdefault("name", path.stem)  # a file without a name is named after itself
+    theme = _plain_theme(data)
+    if theme is not None:
+        return theme
+    from pydantic import ValidationError
+
+    from patch_tui.ui.theme_file import ThemeFile, describe
+
     try:
         return ThemeFile.model_validate(data).to_theme()
     except ValidationError as exc:
-        raise ThemeError(f"{path}: {_describe(exc)}") from None
+        raise ThemeError(f"{path}: {describe(exc)}") from None
+
+
+# ThemeFile's fields (ui/theme_file.py): how the plain reader takes each one, and its default.
+_COLOURS = (
+    "primary", "secondary", "accent", "foreground", "background", "surface", "panel", "boost",
+    "warning", "error", "success",
+)
+_PLAIN_DEFAULTS: dict[str, Any] = {
+    **{colour: None for colour in _COLOURS},
+    "dark": True,
+    "luminosity_spread": 0.15,
+    "text_alpha": 0.95,
+    "ansi": False,
+}
+
+
+def _plain_theme(data: dict[str, Any]) -> Theme | None:
+    """The Theme of an ordinary theme file, read without pydantic (it would slow every start):
+    only known keys, each value of exactly the type ThemeFile wants and passing the same checks.
+    Anything else gives None, and ThemeFile validates the file (and words what is wrong).
+    tests/test_themes.py holds the two to the same themes."""
+    values: dict[str, Any] = {**_PLAIN_DEFAULTS, "variables": {}}
+    for key, value in data.items():
+        if key == "name":
+            ok = type(value) is str and _NAME.fullmatch(value) is not None
+        elif key in _COLOURS:
+            ok = type(value) is str and _is_colour(value)
+        elif key in ("dark", "ansi"):
+            ok = type(value) is bool
+        elif key in ("luminosity_spread", "text_alpha"):
+            ok = type(value) is float and 0.0 <= value <= 1.0
+        elif key == "variables":
+            ok = type(value) is dict and all(_is_variable(k, v) for k, v in value.items())
+            value = dict(value) if ok else value
+        else:
+            ok = False  # an unknown key (the model forbids extras)
+        if not ok:
+            return None
+        values[key] = value
+    if "name" not in data or "primary" not in data:
+        return None
+    return Theme(**values)
+
+
+def _is_colour(value: str) -> bool:
+    try:
+        _check_colour(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_variable(name: Any, value: Any) -> bool:
+    if type(name) is not str or type(value) is not str:
+        return False
+    try:
+        _check_variable(name, value)
+    except ValueError:
+        return False
+    return True
+
+
+def __getattr__(name: str) -> Any:
+    # `from patch_tui.ui.themes import ThemeFile` keeps working; pydantic loads only then.
+    if name == "ThemeFile":
+        from patch_tui.ui.theme_file import ThemeFile
+
+        return ThemeFile
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def user_themes_dir() -> Path:
@@ -383,10 +399,10 @@ def install_themes(
     app: App[Any], choice: str | None = None, *, watch: bool | None = None
 ) -> ThemeManager:
     """The one call the app makes (in on_mount): `choice` is `--theme`, else the config's theme."""
-    from patch_tui.core.config import ConfigError, load_settings
+    from patch_tui.core.config import ConfigError, start_settings
 
     try:
-        settings = load_settings()
+        settings = start_settings()
         configured, watch_default = settings.theme, settings.watch_themes
     except ConfigError:
         configured, watch_default = DEFAULT_THEME, False  # the app reports a broken config itself
