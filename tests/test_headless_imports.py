@@ -43,3 +43,65 @@ def test_lint_command_imports_no_ui_or_sdk(tmp_path) -> None:
     )
     loaded = _imported_after(code)
     assert not {"textual", "anthropic", "mcp"} & loaded
+
+
+# What the desk's start-up must not import: pydantic (the settings and the manifest and theme
+# models are validated after the first frame, or read plainly), highlighting (after the first
+# paint), the confirmation store and the SDKs (when first used).
+START_FREE = ("pydantic", "pydantic_settings", "pygments", "anthropic", "mcp")
+
+_DESK_PROBE = """
+import asyncio, json, sys
+from patch_tui.commands.tui import build_app, parse_for_bench
+from patch_tui.ui.widgets.manifest_form import ManifestForm
+from patch_tui.ui.widgets.source_pane import SourceArea
+
+app = build_app(parse_for_bench(sys.argv[1]))
+seen = {"built": sorted(sys.modules)}
+
+async def first_frame(pilot):
+    # The bench's "first frame": the tool's source and its manifest form are shown.
+    while True:
+        forms, sources = app.screen.query(ManifestForm), app.screen.query(SourceArea)
+        if forms and sources and forms.first().is_populated and sources.first().text:
+            break
+        await asyncio.sleep(0.005)
+    seen["shown"] = sorted(sys.modules)
+    app.exit()
+
+app.run(headless=True, size=(120, 36), auto_pilot=first_frame)
+print(json.dumps(seen))
+"""
+
+
+def test_desk_start_imports_no_pydantic_store_or_sdk(tmp_path) -> None:
+    """`patch-tui PATH` up to the desk's first frame (what bench/tui_bench.py measures)."""
+    import json
+    import os
+
+    from patch_tui.core import paths
+
+    env = dict(os.environ)
+    env.update(
+        PATCH_TUI_CONFIG=str(tmp_path / "config.toml"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        PATCH_TUI_STORE=str(tmp_path / "store.sqlite3"),
+        PATCH_TUI_WATCH_TOOLS="false",
+        PATCH_TUI_WATCH_THEMES="false",
+    )
+    (tmp_path / "config.toml").write_text('theme = "patch-light"\n[keymap]\n"desk.save" = "f2"\n')
+    tool = sorted(paths.sample_tools_dir().glob("*.py"))[0]
+    out = subprocess.run(
+        [sys.executable, "-c", _DESK_PROBE, str(tool)],
+        capture_output=True, text=True, timeout=60, env=env,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    built = {m.split(".")[0] for m in seen["built"]}
+    shown = {m.split(".")[0] for m in seen["shown"]}
+    assert not set(START_FREE) & built
+    assert "sqlite3" not in built  # the pending-count watch opens the store after the first frame
+    assert not set(START_FREE) & shown
+    assert "patch_tui.core.manifest" not in seen["shown"]
+    assert "patch_tui.core.settings" not in seen["shown"]
