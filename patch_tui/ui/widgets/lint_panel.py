@@ -49,10 +49,12 @@ class LintPanel(DataTable[Any]):
         self.diagnostics: list[Diagnostic] = []
 
     def on_mount(self) -> None:
-        self.add_column("severity", key="severity", width=8)
-        self.add_column("code", key="code", width=6)
-        self.add_column("at", key="at", width=8)
-        self.add_column("message", key="message")
+        # Text labels, not str: DataTable reads a str label as Rich markup, whose emoji codes
+        # table (a few ms to import) the first frame would otherwise wait for.
+        self.add_column(Text("severity"), key="severity", width=8)
+        self.add_column(Text("code"), key="code", width=6)
+        self.add_column(Text("at"), key="at", width=8)
+        self.add_column(Text("message"), key="message")
         # Severity colours come from the theme: repaint the rows when it changes.
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.show(self.diagnostics))
 
