@@ -34,7 +34,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Button, Footer, Header, Label, Static, TextArea
+from textual.widgets import Button, Header, Label, Static, TextArea
 
 from patch_tui.core import toolfile
 from patch_tui.core.lint.engine import Diagnostic, Edit, lint_toolfile
@@ -49,6 +49,7 @@ from patch_tui.core.toolbox import (
 from patch_tui.ui.commands import CommandList
 from patch_tui.ui.safe_text import safe_line
 from patch_tui.ui.widgets.confirm import ChoiceModal, ConfirmModal, PromptModal
+from patch_tui.ui.widgets.key_bar import KeyBar
 from patch_tui.ui.widgets.lint_panel import LintPanel
 from patch_tui.ui.widgets.manifest_form import ManifestForm
 from patch_tui.ui.widgets.source_pane import POST_PAINT_DELAY, SourceArea
@@ -155,7 +156,7 @@ class EditorScreen(Screen[None]):
                 yield Label("No tool open: press n in the tool list (or ctrl+n) to create one.", id="empty")
                 yield LintPanel(id="lint")
                 yield Static("", id="lint-detail")
-        yield Footer()
+        yield KeyBar()
 
     def _say(self, message: str, **kwargs: Any) -> None:
         # Messages carry file names and OS errors: never read them as markup.

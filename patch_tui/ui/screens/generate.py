@@ -27,11 +27,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.reactive import reactive
 from textual.screen import ModalScreen
-from textual.widgets import Button, Footer, Input, Label, RichLog, Static
+from textual.widgets import Button, Input, Label, RichLog, Static
 
 from patch_tui.core.text_safety import visible
 from patch_tui.ui.safe_text import safe
 from patch_tui.ui.widgets.diff_view import diff_text
+from patch_tui.ui.widgets.key_bar import KeyBar
 
 if TYPE_CHECKING:
     from patch_tui.core.generate import Event, Generation, Options
@@ -178,7 +179,7 @@ class GenerateScreen(ModalScreen["Accepted | None"]):
                 yield Button("Cancel (esc)", id="gen-cancel", disabled=True)
                 yield Button("Accept (ctrl+s)", id="gen-accept", variant="success", disabled=True)
                 yield Button("Discard", id="gen-discard")
-        yield Footer()
+        yield KeyBar()
 
     def _default_model(self) -> str:
         if self.options is not None:

@@ -21,9 +21,10 @@ from textual.containers import VerticalScroll
 from textual.dom import DOMNode
 from textual.keys import format_key
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from patch_tui.ui.keymap import install_keymap  # noqa: F401 - re-exported
+from patch_tui.ui.widgets.key_bar import KeyBar
 
 #: Chords many terminals never deliver, and why (flow control, or the same byte as another key).
 SWALLOWED: dict[str, str] = {
@@ -279,7 +280,7 @@ class HelpScreen(Screen[None]):
                 )
             yield Static(Text("How the desk works"), classes="help-title")
             yield Static(Text(HOW_IT_WORKS), classes="help-how")
-        yield Footer()
+        yield KeyBar()
 
     def action_close(self) -> None:
         self.dismiss()

@@ -37,7 +37,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Header, Input, Select, Static
+from textual.widgets import Header, Input, Select, Static
 
 from patch_tui.core import toolfile
 from patch_tui.core.store import STATUSES, Action, Decision, Event, StoreBusy, StoreError, parse_iso
@@ -53,6 +53,7 @@ from patch_tui.ui.widgets.inbox_list import (
     ActionList,
     human_duration,
 )
+from patch_tui.ui.widgets.key_bar import KeyBar
 
 HISTORY_STATUSES = tuple(s for s in STATUSES if s != "pending")
 # Rows read first on opening (the newest), before the whole list.
@@ -233,7 +234,7 @@ class InboxScreen(Screen[None]):
             yield Static("", id="detail-args")
             yield Static("", id="detail-result")
             yield Static("", id="detail-gate")
-        yield Footer()
+        yield KeyBar()
 
     @property
     def list(self) -> ActionList:

@@ -27,13 +27,14 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Button, Footer, Header, Input, Select, Static, TextArea
+from textual.widgets import Button, Header, Input, Select, Static, TextArea
 
 from patch_tui.core import toolfile
 from patch_tui.core.manifest import Input as ManifestInput
 from patch_tui.core.manifest import Manifest
 from patch_tui.ui.safe_text import SafeReport, json_view, safe, safe_line
 from patch_tui.ui.widgets.inbox_badge import app_store
+from patch_tui.ui.widgets.key_bar import KeyBar
 
 STATE_FILE = "try_it.json"
 # The tail of stderr shown in the result pane (the run's audit record keeps all of it).
@@ -285,7 +286,7 @@ class TryItScreen(Screen[None]):
                 yield Button("Expand", id="try-expand", compact=True)
                 yield Static("", id="try-stderr")
                 yield Static("", id="try-enforced")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.title = "Try it"

@@ -32,8 +32,8 @@ from patch_tui.core.fields import (
     field_doc,
 )
 from patch_tui.core.toolfile import DELETE
-from patch_tui.ui.widgets.enum_field import EnumField
 from patch_tui.ui.safe_text import safe, safe_line
+from patch_tui.ui.widgets.enum_field import EnumField
 
 FieldPath = tuple[str | int, ...]
 
