@@ -94,7 +94,7 @@ def build_desk(path: str) -> Any:
     from patch_tui import cli  # noqa: F401  # the entry point's import cost counts too
     from patch_tui.commands import tui
 
-    return tui.build_app(tui.parse_for_bench(path))
+    return tui.start_app(tui.parse_for_bench(path))
 
 
 def child_desk(path: str) -> None:

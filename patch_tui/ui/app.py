@@ -13,6 +13,7 @@ built with no arguments; it finds what it needs on the app (`app.settings`, `app
 
 from __future__ import annotations
 
+import gc
 import importlib
 from functools import partial
 from pathlib import Path
@@ -104,6 +105,8 @@ class PatchApp(App[None]):
         self.store_path = store_path
         self.editor = EditorScreen(toolbox, path)
         self.tool_watch: Any = None
+        # Set by the `patch-tui` command, which pauses the garbage collector for start-up.
+        self.resume_gc_after_first_frame = False
 
     def on_mount(self) -> None:
         from patch_tui.ui.keymap import install_keymap
@@ -117,6 +120,13 @@ class PatchApp(App[None]):
 
     def _install_background(self) -> None:
         from patch_tui.ui.widgets.inbox_badge import install_pending_watch
+
+        if self.resume_gc_after_first_frame:
+            self.resume_gc_after_first_frame = False
+            # What start-up built lives for the whole session: freeze it so that no collection
+            # scans it again, then collect as usual from here on.
+            gc.freeze()
+            gc.enable()
 
         install_pending_watch(self)  # the pending count, on every screen
         if self.settings.watch_tools:
