@@ -20,6 +20,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.events import DescendantFocus
+from textual.lazy import Lazy
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static, Switch
@@ -221,6 +222,36 @@ class InputCard(Vertical):
         )
 
 
+class FormTail(Vertical):
+    """The form's lower sections (runtime, external_auth, provenance). They are below the fold
+    at any usual terminal size, so they mount right after the first frame (`Lazy`) and fill
+    themselves: fewer widgets to build before it."""
+
+    def compose(self) -> ComposeResult:
+        yield Label("Runtime", classes="section")
+        yield FieldRow("language", Label("python", id="f-runtime-language"), ("runtime", "language"))
+        yield FieldRow(
+            "python", _input(("runtime", "python_version"), "3.12"), ("runtime", "python_version")
+        )
+        yield FieldRow(
+            "packages",
+            _input(("runtime", "packages"), "requests==2.32.3, ..."),
+            ("runtime", "packages"),
+        )
+        yield Label("External auth", classes="section")
+        yield FieldRow(
+            "scopes", _input(("external_auth",), "gmail.read, slack.send_message"), ("external_auth",)
+        )
+        yield Static("", id="auth-check", classes="field-note")
+        yield Label("Provenance (read-only)", classes="section")
+        yield FieldRow("generated_by", Label("", id="f-generated__by"), ("generated_by",))
+        yield FieldRow("generated_at", Label("", id="f-generated__at"), ("generated_at",))
+
+    def on_mount(self) -> None:
+        form = self.query_ancestor(ManifestForm)
+        form.refill()
+
+
 class ManifestForm(VerticalScroll):
     """Every manifest field as a form."""
 
@@ -267,24 +298,8 @@ class ManifestForm(VerticalScroll):
                 _select(("capabilities", "filesystem"), FILESYSTEM_MODES),
                 ("capabilities", "filesystem"),
             )
-            yield Label("Runtime", classes="section")
-            yield FieldRow("language", Label("python", id="f-runtime-language"), ("runtime", "language"))
-            yield FieldRow(
-                "python", _input(("runtime", "python_version"), "3.12"), ("runtime", "python_version")
-            )
-            yield FieldRow(
-                "packages",
-                _input(("runtime", "packages"), "requests==2.32.3, ..."),
-                ("runtime", "packages"),
-            )
-            yield Label("External auth", classes="section")
-            yield FieldRow(
-                "scopes", _input(("external_auth",), "gmail.read, slack.send_message"), ("external_auth",)
-            )
-            yield Static("", id="auth-check", classes="field-note")
-            yield Label("Provenance (read-only)", classes="section")
-            yield FieldRow("generated_by", Label("", id="f-generated__by"), ("generated_by",))
-            yield FieldRow("generated_at", Label("", id="f-generated__at"), ("generated_at",))
+            # Below the fold in any terminal: mounted right after the first frame.
+            yield Lazy(FormTail(id="form-tail"))
         yield Static("", id="field-help", classes="field-help")
 
     @property
@@ -362,9 +377,15 @@ class ManifestForm(VerticalScroll):
             if widget is focused and not isinstance(widget, EnumField):
                 continue  # never clobber what is being typed
             self._set_widget(widget, path, data)
-        self.query_one("#f-generated__by", Label).update(safe_line(_text_of(data.get("generated_by"))))
-        self.query_one("#f-generated__at", Label).update(safe_line(_text_of(data.get("generated_at"))))
-        self._check_auth(data.get("external_auth"))
+        if self.query("#form-tail"):  # mounted just after the first frame
+            self.query_one("#f-generated__by", Label).update(safe_line(_text_of(data.get("generated_by"))))
+            self.query_one("#f-generated__at", Label).update(safe_line(_text_of(data.get("generated_at"))))
+            self._check_auth(data.get("external_auth"))
+
+    def refill(self) -> None:
+        """Show the data again, with its problem marks (the lazy sections call this)."""
+        self._fill()
+        self.mark_problems(self._problems)
 
     def _set_widget(self, widget: Widget, path: FieldPath, data: dict[str, Any]) -> None:
         if isinstance(widget, Input):
