@@ -12,7 +12,8 @@
     .venv/bin/python bench/tui_bench.py [--runs N] [--json]
 
 A child process is this file with `--child bare|desk PATH`: it runs the app headless and writes
-READY on stdout once the first frame with the content is painted.
+READY on stdout when the app writes its first frame with the content (`report_frames`), then
+SETTLED when nothing is left to lay out or paint.
 """
 
 from __future__ import annotations
@@ -36,16 +37,38 @@ SIZE = (120, 36)
 # -- children -------------------------------------------------------------------------------------
 
 
-def _ready_line() -> None:
+def _say(word: bytes) -> None:
     # Textual captures print() while an app runs; write to the real stdout.
-    os.write(1, b"READY\n")
+    os.write(1, word + b"\n")
 
 
-async def first_frame(app: Any) -> None:
-    """Wait for the screen to be painted with what it holds now. (Not `pilot.pause()`: that
-    also waits for the whole process to go idle, which would count work an app rightly does
-    after its first frame, like the first lint in a thread.)"""
-    await app.screen.wait_for_refresh()
+def report_frames(app: Any, shows_content: Any) -> None:
+    """Say READY when the app writes its first frame that shows the content, then SETTLED once
+    the screen has nothing left to lay out or paint, then exit.
+
+    "Writes a frame" is `App._display`, the one call that hands a screen update to the
+    terminal (headless, it stops there instead of encoding the update as escape codes, for both
+    apps alike). Wrapping it catches the first frame exactly: waiting for `wait_for_refresh()`
+    instead would also wait for whatever the app rightly does after that frame (sections
+    mounted below the fold, the first lint in a thread)."""
+    original = app._display
+    said: list[bool] = []
+
+    def display(screen: Any, renderable: Any) -> None:
+        original(screen, renderable)
+        if said or renderable is None or app._batch_count or screen is not app.screen:
+            return
+        if shows_content(app):
+            said.append(True)
+            _say(b"READY")
+            app.call_later(settle)
+
+    async def settle() -> None:
+        await app.screen.wait_for_refresh()
+        _say(b"SETTLED")
+        app.exit()
+
+    app._display = display
 
 
 def child_bare() -> None:
@@ -58,12 +81,9 @@ def child_bare() -> None:
             yield Static("Hello from a bare Textual app", id="body")
             yield Footer()
 
-    async def pilot(p: Any) -> None:
-        await first_frame(p.app)
-        _ready_line()
-        p.app.exit()
-
-    Bare().run(headless=True, size=SIZE, auto_pilot=pilot)
+    app = Bare()
+    report_frames(app, lambda a: bool(a.screen.query("#body")))
+    app.run(headless=True, size=SIZE)
 
 
 _found: dict[str, Any] = {}
@@ -71,7 +91,7 @@ _found: dict[str, Any] = {}
 
 def desk_is_ready(app: Any) -> bool:
     """The desk shows a tool: its source in the source pane and its manifest in the form.
-    Widgets are looked up once and then kept, so polling does not slow the start it measures."""
+    Widgets are looked up once and then kept, so checking does not slow the start it measures."""
     from patch_tui.ui.widgets.manifest_form import ManifestForm
     from patch_tui.ui.widgets.source_pane import SourceArea
 
@@ -98,54 +118,59 @@ def build_desk(path: str) -> Any:
 
 
 def child_desk(path: str) -> None:
-    async def pilot(p: Any) -> None:
-        while not desk_is_ready(p.app):
-            await asyncio.sleep(0.005)
-        await first_frame(p.app)
-        _ready_line()
-        p.app.exit()
-
     # Watchers are not part of the first frame (they start after it, in workers).
     os.environ["PATCH_TUI_WATCH_TOOLS"] = "false"
     os.environ["PATCH_TUI_WATCH_THEMES"] = "false"
-    build_desk(path).run(headless=True, size=SIZE, auto_pilot=pilot)
+    app = build_desk(path)
+    report_frames(app, desk_is_ready)
+    app.run(headless=True, size=SIZE)
 
 
 # -- (a) start-up ---------------------------------------------------------------------------------
 
 
-def spawn(kind: str, path: str | None, env: dict[str, str]) -> float:
+def spawn(kind: str, path: str | None, env: dict[str, str]) -> tuple[float, float]:
+    """Seconds from spawning the child to its first frame with the content, and to settled."""
     cmd = [sys.executable, __file__, "--child", kind]
     if path:
         cmd.append(path)
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO)
     assert proc.stdout is not None
-    line = proc.stdout.readline()
-    elapsed = time.perf_counter() - start
+    ready_line = proc.stdout.readline()
+    ready = time.perf_counter() - start
+    settled_line = proc.stdout.readline()
+    settled = time.perf_counter() - start
     _out, err = proc.communicate(timeout=30)
-    if line.strip() != b"READY":
+    if ready_line.strip() != b"READY" or settled_line.strip() != b"SETTLED":
         raise SystemExit(f"{kind} child failed:\n{err.decode(errors='replace')[-3000:]}")
-    return elapsed
+    return ready, settled
 
 
 def bench_startup(runs: int, tool: Path, env: dict[str, str]) -> dict[str, Any]:
-    bare: list[float] = []
-    desk: list[float] = []
+    bare: list[tuple[float, float]] = []
+    desk: list[tuple[float, float]] = []
     spawn("bare", None, env)  # warm the OS file cache and .pyc files for both
     spawn("desk", str(tool), env)
     for _ in range(runs):
         bare.append(spawn("bare", None, env))
         desk.append(spawn("desk", str(tool), env))
-    b, d = statistics.median(bare), statistics.median(desk)
+
+    def median(samples: list[tuple[float, float]], i: int) -> float:
+        return statistics.median(x[i] for x in samples)
+
+    b, d = median(bare, 0), median(desk, 0)
     return {
         "runs": runs,
         "bare_median_ms": round(b * 1000, 1),
         "desk_median_ms": round(d * 1000, 1),
         "ratio": round(d / b, 3),
         "target_ratio": 1.3,
-        "bare_ms": [round(x * 1000, 1) for x in bare],
-        "desk_ms": [round(x * 1000, 1) for x in desk],
+        # Settled: nothing left to lay out or paint (the desk's below-the-fold sections are in).
+        "bare_settled_ms": round(median(bare, 1) * 1000, 1),
+        "desk_settled_ms": round(median(desk, 1) * 1000, 1),
+        "bare_ms": [round(x[0] * 1000, 1) for x in bare],
+        "desk_ms": [round(x[0] * 1000, 1) for x in desk],
     }
 
 
