@@ -86,6 +86,29 @@ async def test_enum_field_picks_with_keys_and_mouse(folder):
         assert items.value is None
 
 
+async def test_cards_below_the_fold_arrive_with_their_values(folder):
+    # The first cards are built for the first frame, the rest right after it: all must show
+    # their own values and take edits.
+    path = folder / "echo_text.py"
+    extra = "".join(
+        f"#   - name: extra{i}\n#     type: integer\n#     description: Extra {i}.\n" for i in range(3)
+    )
+    path.write_text(path.read_text().replace("# outputs:", extra + "# outputs:", 1))
+    app = make_app(folder, path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await ready(pilot, app)
+        names = [screen.form.query_one(f"#f-inputs-{i}-name", Input).value for i in range(5)]
+        assert names == ["text", "shout", "extra0", "extra1", "extra2"]
+        assert screen.form.query_one("#f-inputs-4-type", EnumField).value == "integer"
+        field = screen.form.query_one("#f-inputs-4-description", Input)
+        field.focus()
+        field.cursor_position = len(field.value)
+        count = screen.lint_count
+        await pilot.press("end", "!")
+        await wait_lint(pilot, screen, count)
+        assert toolfile.parse(screen.source.text).data["inputs"][4]["description"] == "Extra 2.!"
+
+
 async def test_enum_field_shows_an_unknown_value_as_it_is(folder):
     path = folder / "echo_text.py"
     path.write_text(path.read_text().replace("#     type: boolean", "#     type: bool"))

@@ -39,6 +39,8 @@ from patch_tui.ui.widgets.enum_field import EnumField
 FieldPath = tuple[str | int, ...]
 
 OUTPUT_TYPES = (*INPUT_TYPES, "null")
+# Input cards built for the first frame (the rest mount right after it).
+FIRST_FRAME_CARDS = 2
 
 
 def path_id(path: FieldPath) -> str:
@@ -97,7 +99,7 @@ class FieldRow(Widget):
     row would double the form's widget count, and the form's start-up cost grows with it."""
 
     DEFAULT_CSS = """
-    FieldRow { height: auto; min-height: 1; color: $text-muted; }
+    FieldRow { height: 1; color: $text-muted; }
     FieldRow > * { margin-left: 14; }
     FieldRow > Label { color: $text; }
     """
@@ -346,10 +348,23 @@ class ManifestForm(VerticalScroll):
             holder = self.query_one("#inputs-list", Vertical)
             if first and not holder.children:
                 # The first manifest shown: the cards carry their values, so they join the
-                # form's first frame instead of a second layout pass after it.
-                holder.mount_all([InputCard(i, count, self.data) for i in range(count)])
+                # form's first frame instead of a second layout pass after it. Only the first
+                # few do: the rest are below the fold at any usual size, and each card is a
+                # score of widgets, so they mount right after that frame.
+                head = min(count, FIRST_FRAME_CARDS)
+                holder.mount_all([InputCard(i, count, self.data) for i in range(head)])
+                if count > head:
+                    self.call_after_refresh(self._mount_more_cards, head)
             else:
                 self.call_later(self._rebuild_inputs, count)
+
+    def _mount_more_cards(self, start: int) -> None:
+        holder = self.query_one("#inputs-list", Vertical)
+        if len(holder.children) != start:
+            return  # a rebuild since then made every card already
+        count = self._input_count
+        holder.mount_all([InputCard(i, count, self.data) for i in range(start, count)])
+        self.refill()
 
     async def _rebuild_inputs(self, count: int) -> None:
         # Loads can queue several rebuilds: only the latest count matters.
