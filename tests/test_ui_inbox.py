@@ -186,14 +186,18 @@ async def test_store_busy_is_shown_and_retried(env) -> None:
         screen = await open_inbox(pilot, app)
         from patch_tui.core.store import now_iso
 
+        # Due in 4 s: time for the inbox to see the new expiry and for the lock below to be
+        # taken before it falls due, even on a loaded machine (1.5 s was not, once in CI-like runs).
         with sqlite3.connect(store) as db:
-            db.execute("UPDATE actions SET expires_at = ? WHERE token = ?", (now_iso(time.time() + 1.5), due.token))
-        await wait_for(pilot, lambda: screen.next_due < time.time() + 2, what="the new expiry")
+            db.execute("UPDATE actions SET expires_at = ? WHERE token = ?", (now_iso(time.time() + 4), due.token))
+        await wait_for(pilot, lambda: screen.next_due < time.time() + 5, what="the new expiry")
         # Another process takes the write lock and holds it: expiring `due` has to wait.
         lock = sqlite3.connect(store, isolation_level=None, timeout=10)
         lock.execute("BEGIN IMMEDIATE")
+        still = lock.execute("SELECT status FROM actions WHERE token = ?", (due.token,)).fetchone()[0]
+        assert still == "pending", "the machine was too slow to take the lock before the expiry"
         status = screen.query_one("#inbox-status")
-        await wait_for(pilot, lambda: "store busy" in str(status.render()), timeout=8, what="store busy")
+        await wait_for(pilot, lambda: "store busy" in str(status.render()), timeout=12, what="store busy")
         # The UI thread stays free meanwhile: keys are handled at once.
         screen.list.cursor = [a.token for a in screen.list.actions].index(stays.token)
         await pilot.press("r")
