@@ -458,6 +458,23 @@ async def test_switching_tools_with_unsaved_edits_asks(folder):
         assert not (folder / "echo_text.py").read_text().endswith("# unsaved\n")
 
 
+async def test_a_newly_shown_field_shows_the_start_of_its_text(folder):
+    # Loading a longer value into a field nobody is typing in must not leave it scrolled to the
+    # end (Input puts its cursor after a new value).
+    app = make_app(folder)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await ready(pilot, app)
+        count = screen.lint_count
+        browser_list = screen.browser.query_one("#browser-list")
+        browser_list.focus()
+        browser_list.highlighted = 1
+        await pilot.press("enter")
+        await wait_lint(pilot, screen, count)
+        field = screen.form.query_one("#f-description", Input)
+        assert field.value == "Count the words in a text."
+        assert field.cursor_position == 0 and field.scroll_x == 0
+
+
 async def test_quit_with_unsaved_edits_asks(folder):
     app = make_app(folder)
     async with app.run_test(size=(140, 40)) as pilot:

@@ -408,6 +408,9 @@ class ManifestForm(VerticalScroll):
             if widget.value != text:
                 with widget.prevent(Input.Changed):
                     widget.value = text
+                # Input puts the cursor at the end of a new value and scrolls there: a field
+                # nobody is typing in should show the start of its text.
+                widget.cursor_position = 0
         elif isinstance(widget, Switch):
             value = _field_value(path, data)
             flag = _switch_flag(path, data)
