@@ -474,6 +474,23 @@ async def test_a_newly_shown_field_shows_the_start_of_its_text(folder):
         assert field.value == "Count the words in a text."
         assert field.cursor_position == 0 and field.scroll_x == 0
 
+        # Typing at the end, then leaving the field: it shows its start again, also after the
+        # form is laid out anew (the stale banner comes and goes when the YAML breaks).
+        field.focus()
+        await pilot.press("end", "!")
+        assert field.cursor_position == len(field.value)
+        screen.source.focus()
+        await pilot.pause()
+        assert field.cursor_position == 0 and field.scroll_x == 0
+        count = screen.lint_count
+        screen.source.insert("  [\n", (3, 0))
+        await wait_lint(pilot, screen, count)
+        assert screen.form.stale
+        count = screen.lint_count
+        screen.source.undo()
+        await wait_lint(pilot, screen, count)
+        assert not screen.form.stale and field.scroll_x == 0
+
 
 async def test_quit_with_unsaved_edits_asks(folder):
     app = make_app(folder)

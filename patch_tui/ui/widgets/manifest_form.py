@@ -123,8 +123,24 @@ class FieldRow(Widget):
         return Content(self._label[:13])  # coloured by the row's own `color`
 
 
+class FieldInput(Input):
+    """A text field of the form. Whenever nobody is typing in it, it shows the start of its text:
+    Input keeps its cursor after the end of a value it was given, or where typing left it, and
+    scrolls there whenever it is laid out again."""
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self.show_start)
+
+    def on_blur(self) -> None:
+        self.cursor_position = 0
+
+    def show_start(self) -> None:
+        if not self.has_focus:
+            self.cursor_position = 0
+
+
 def _input(path: FieldPath, placeholder: str = "", value: str = "") -> Input:
-    widget = Input(value, id=path_id(path), placeholder=placeholder, compact=True)
+    widget = FieldInput(value, id=path_id(path), placeholder=placeholder, compact=True)
     widget.field_path = path  # type: ignore[attr-defined]
     return widget
 
@@ -408,9 +424,8 @@ class ManifestForm(VerticalScroll):
             if widget.value != text:
                 with widget.prevent(Input.Changed):
                     widget.value = text
-                # Input puts the cursor at the end of a new value and scrolls there: a field
-                # nobody is typing in should show the start of its text.
-                widget.cursor_position = 0
+                if isinstance(widget, FieldInput):
+                    widget.show_start()
         elif isinstance(widget, Switch):
             value = _field_value(path, data)
             flag = _switch_flag(path, data)
