@@ -598,3 +598,5 @@ class ManifestForm(VerticalScroll):
             path = path[:-1]
         name = doc_path(path)
         help_box.update(Content.assemble((name, "bold"), ": ", field_doc(name)))
+        # The help line docks over the bottom of the form: keep the focused field above it.
+        self.call_after_refresh(event.widget.scroll_visible, animate=False)
