@@ -21,6 +21,7 @@ from patch_tui.core.text_safety import visible
 # Severity -> the theme variable that colours it.
 SEVERITY_COLOUR = {"error": "error", "warning": "warning", "info": "accent"}
 SEVERITY_MARK = {"error": "✗ error", "warning": "! warn", "info": "i info"}
+FIXED_WIDTHS = (8, 6, 8)  # severity, code, at
 
 
 class LintPanel(DataTable[Any]):
@@ -47,19 +48,38 @@ class LintPanel(DataTable[Any]):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(cursor_type="row", zebra_stripes=False, **kwargs)
         self.diagnostics: list[Diagnostic] = []
+        self._message_width: int | None = None  # the message column fills what is left
 
     def on_mount(self) -> None:
-        # Text labels, not str: DataTable reads a str label as Rich markup, whose emoji codes
-        # table (a few ms to import) the first frame would otherwise wait for.
-        self.add_column(Text("severity"), key="severity", width=8)
-        self.add_column(Text("code"), key="code", width=6)
-        self.add_column(Text("at"), key="at", width=8)
-        self.add_column(Text("message"), key="message")
+        self._ensure_columns()
         # Severity colours come from the theme: repaint the rows when it changes.
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.show(self.diagnostics))
 
+    def _ensure_columns(self) -> None:
+        if self.columns:
+            return
+        # Text labels, not str: DataTable reads a str label as Rich markup, whose emoji codes
+        # table (a few ms to import) the first frame would otherwise wait for.
+        self.add_column(Text("severity"), key="severity", width=FIXED_WIDTHS[0])
+        self.add_column(Text("code"), key="code", width=FIXED_WIDTHS[1])
+        self.add_column(Text("at"), key="at", width=FIXED_WIDTHS[2])
+        self.add_column(Text("message"), key="message", width=self._message_width)
+
+    def on_resize(self) -> None:
+        # The message column takes the width the others leave, set rather than measured from
+        # the rows: a measured width depended on when the rows arrived (once it was cut to the
+        # header's width), and a long message is shown whole under the table anyway.
+        padding = 2 * self.cell_padding
+        fixed = sum(w + padding for w in FIXED_WIDTHS)
+        width = max(self.scrollable_content_region.width - fixed - padding, 10)
+        if width != self._message_width:
+            self._message_width = width
+            self.clear(columns=True)
+            self.show(self.diagnostics)
+
     def show(self, diagnostics: list[Diagnostic]) -> None:
         """Replace the rows, keeping the cursor on the same row index when possible."""
+        self._ensure_columns()
         row = self.cursor_row
         self.diagnostics = list(diagnostics)
         self.clear()
@@ -72,7 +92,7 @@ class LintPanel(DataTable[Any]):
                 Text(SEVERITY_MARK[d.severity], style=style.strip()),
                 Text(d.code),
                 Text(f"{d.line}:{d.column}"),
-                Text(message),
+                Text(message, overflow="ellipsis", no_wrap=True),
                 key=str(i),
             )
         counts = {s: sum(d.severity == s for d in self.diagnostics) for s in ("error", "warning", "info")}
