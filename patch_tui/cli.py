@@ -119,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--reason", default=None)
 
     p = add("serve", "MCP server on stdio over a toolbox.")
+    p.add_argument("--timeout", metavar="S", type=float, default=60.0, help="per tool call (default 60)")
+    p.add_argument("--no-install", action="store_true", help="refuse to install runtime.packages")
 
     # -- generation (issue: generate) ------------------------------------------------------------
     p = add("generate", "Write a new tool with Claude; prints the new file's path.")

@@ -67,7 +67,11 @@ def box(tmp_path: Path) -> dict[str, Any]:
 
 @asynccontextmanager
 async def connect(
-    box: dict[str, Any], *, extra_env: dict[str, str] | None = None, messages: list | None = None
+    box: dict[str, Any],
+    *,
+    extra_env: dict[str, str] | None = None,
+    messages: list | None = None,
+    options: tuple[str, ...] = (),
 ):
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
@@ -83,6 +87,7 @@ async def connect(
             str(box["root"]),
             "--store",
             str(box["store"]),
+            *options,
         ],
         env=env,
     )
@@ -205,6 +210,25 @@ async def test_list_call_expiry_and_list_changed(box: dict[str, Any]) -> None:
         "danger",
         "fresh",
     }
+
+
+async def test_timeout_and_no_install_options(box: dict[str, Any]) -> None:
+    write_tool(box["tools"], "slow", "import time\n\ndef main() -> dict:\n    time.sleep(30)\n    return {}")
+    write_tool(
+        box["tools"],
+        "needs_pkg",
+        'def main() -> dict:\n    return {}',
+        packages=["requests==2.32.3"],
+    )
+    async with connect(box, options=("--timeout", "1.5", "--no-install")) as client:
+        started = time.monotonic()
+        slow = await client.call_tool("slow", {})
+        assert slow.is_error and time.monotonic() - started < 15
+        assert "ran longer than 1.5 s and was stopped" in data(slow)["error"]
+        refused = await client.call_tool("needs_pkg", {})
+        assert refused.is_error and "installing was refused" in json.dumps(data(refused))
+    bad = cli(box["env"], "serve", "--timeout", "0")
+    assert bad.returncode == 2 and "--timeout must be a positive number" in bad.stderr
 
 
 async def test_held_calls_run_once_only_after_approval(box: dict[str, Any]) -> None:

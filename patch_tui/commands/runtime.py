@@ -265,9 +265,14 @@ def run_serve(args: argparse.Namespace) -> int:
     from patch_tui.core import paths
     from patch_tui.core.serve import serve
 
+    if not (args.timeout > 0):
+        _err("--timeout must be a positive number of seconds")
+        return EXIT_USAGE
     ttl = _settings_ttl()
     return serve(
         paths.default_toolbox(getattr(args, "toolbox", None)),
         paths.default_store(getattr(args, "store", None)),
+        timeout=args.timeout,
+        allow_install=not args.no_install,
         ttl=ttl,
     )
