@@ -30,6 +30,7 @@ class _Item:
 class KeyBar(Widget):
     """A one-line footer of key bindings."""
 
+    COMPONENT_CLASSES = {"key-bar--key", "key-bar--hover", "key-bar--disabled"}
     DEFAULT_CSS = """
     KeyBar {
         dock: bottom;
@@ -37,10 +38,6 @@ class KeyBar(Widget):
         background: $footer-background;
         color: $footer-description-foreground;
     }
-    """
-
-    COMPONENT_CLASSES = {"key-bar--key", "key-bar--hover", "key-bar--disabled"}
-    DEFAULT_CSS += """
     KeyBar > .key-bar--key { color: $footer-key-foreground; text-style: bold; }
     KeyBar > .key-bar--hover { background: $block-hover-background; }
     KeyBar > .key-bar--disabled { text-style: dim; }
