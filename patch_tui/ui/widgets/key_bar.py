@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from textual import events
 from textual.binding import Binding
 from textual.content import Content
@@ -98,13 +99,13 @@ class KeyBar(Widget):
             return parts
 
         tail = piece(self._palette) if self._palette else []
-        tail_width = sum(len(text) for text, _ in tail)
+        tail_width = sum(cell_len(text) for text, _ in tail)
         out: list[tuple[str, Style]] = []
         spans: list[tuple[int, int, str]] = []
         x = 0
         for index, item in enumerate(self._items):
             parts = piece(item)
-            w = sum(len(text) for text, _ in parts)
+            w = sum(cell_len(text) for text, _ in parts)  # cells, not characters
             last = index == len(self._items) - 1
             room = width - tail_width - (0 if last else 1)
             if x + w > room:
