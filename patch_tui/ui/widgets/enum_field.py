@@ -59,8 +59,10 @@ class EnumPicker(ModalScreen[int | None]):
         below = self._y + 1
         # Open downwards when the list fits, else upwards (a field near the bottom).
         y = below if below + height <= self.size.height else max(0, self._y - height)
-        options.styles.offset = (self._x, y)
-        options.styles.width = max(self._width, max(len(label) for label in self._labels) + 4)
+        width = max(self._width, max(len(label) for label in self._labels) + 4)
+        x = min(self._x, max(0, self.size.width - width))  # never past the right edge
+        options.styles.offset = (x, y)
+        options.styles.width = width
         if self._current is not None:
             options.highlighted = self._current
         options.focus()
