@@ -68,6 +68,20 @@ async def test_enum_field_picks_with_keys_and_mouse(folder):
         assert _line(screen.source.text, "#   type: number") == "#   type: number"
         assert toolfile.parse(screen.source.text).data["outputs"]["type"] == "number"
 
+        # Type-ahead: a letter picks the next option starting with it, and cycles.
+        count = screen.lint_count
+        await pilot.press("o")
+        await wait_lint(pilot, screen, count)
+        assert field.value == "object" and toolfile.parse(screen.source.text).data["outputs"]["type"] == "object"
+        await pilot.press("n", "n")
+        assert field.value == "null"  # number, then null
+        await pilot.press("z")  # no option starts with z: nothing changes
+        assert field.value == "null"
+        count = screen.lint_count
+        await pilot.press("n")
+        await wait_lint(pilot, screen, count)
+        assert field.value == "number" and toolfile.parse(screen.source.text).data["outputs"]["type"] == "number"
+
         # The mouse: a click opens the list, a click on an option picks it.
         count = screen.lint_count
         assert await pilot.click("#f-inputs-0-items-type")
