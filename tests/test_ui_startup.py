@@ -36,3 +36,14 @@ def test_a_failed_start_leaves_the_collector_on(tmp_path):
     with pytest.raises(FileNotFoundError):
         start_app(parse_for_bench(str(tmp_path / "missing.py")))
     assert gc.isenabled()
+
+
+def test_quitting_before_the_background_starts_is_quiet(tmp_path):
+    # The background services start after the first frame; if the app is already closing by
+    # then (a quit right at start), they must not start, and the collector must still resume.
+    folder = tool_folder(tmp_path)
+    app = start_app(parse_for_bench(str(folder / "echo_text.py")))
+    assert not app.is_running and not gc.isenabled()
+    app._install_background()  # what the first frame's callback does
+    assert gc.isenabled()
+    assert getattr(app, "_pending_watch", None) is None

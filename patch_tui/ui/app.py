@@ -127,6 +127,8 @@ class PatchApp(App[None]):
             # scans it again, then collect as usual from here on.
             gc.freeze()
             gc.enable()
+        if not self.is_running:
+            return  # quit before its first frame was done: nothing to start any more
 
         install_pending_watch(self)  # the pending count, on every screen
         if self.settings.watch_tools:
