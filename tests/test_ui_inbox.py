@@ -145,6 +145,7 @@ async def test_reject_with_a_reason(env) -> None:
         await open_inbox(pilot, app)
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(app.screen, DecideModal), what="the dialog")
+        await pilot.pause()  # laid out before a click aims at it
         await pilot.click("#decide-note")
         await pilot.press(*"not during the freeze")
         await pilot.click("#decide-yes")
@@ -165,6 +166,7 @@ async def test_another_approver_wins_and_the_dialog_says_so(env) -> None:
         # Meanwhile, in another terminal, bob approves it.
         with Store(store, actor="bob@cli") as other:
             assert other.approve(action.token).ok
+        await pilot.pause()  # laid out before a click aims at it
         await pilot.click("#decide-yes")
         error = app.screen.query_one("#decide-error")
         await wait_for(pilot, lambda: error.has_class("-shown"), what="the conflict message")
@@ -202,6 +204,7 @@ async def test_store_busy_is_shown_and_retried(env) -> None:
         screen.list.cursor = [a.token for a in screen.list.actions].index(stays.token)
         await pilot.press("r")
         await wait_for(pilot, lambda: isinstance(app.screen, DecideModal), what="the dialog")
+        await pilot.pause()  # laid out: a click goes where the button is
         await pilot.click("#decide-yes")
         error = app.screen.query_one("#decide-error")
         await wait_for(pilot, lambda: error.has_class("-shown"), timeout=8, what="the busy message")
@@ -209,7 +212,11 @@ async def test_store_busy_is_shown_and_retried(env) -> None:
         assert _status(store, stays.token).status == "pending"
         lock.execute("ROLLBACK")
         lock.close()
-        await pilot.click("#decide-yes")  # retried by the person: now it goes through
+        # The message pushed the buttons down: click where they are now, not where they were
+        # (under load the click could land before the new layout, on the message).
+        await pilot.pause()
+        assert not app.screen.query_one("#decide-yes").disabled
+        assert await pilot.click("#decide-yes")  # retried by the person: now it goes through
         await wait_for(pilot, lambda: not isinstance(app.screen, DecideModal), timeout=8, what="the dialog to close")
         assert _status(store, stays.token).status == "rejected"
         await wait_for(pilot, lambda: "store busy" not in str(status.render()) and not screen.list.actions, timeout=8, what="recovery")
