@@ -86,6 +86,7 @@ async def test_enum_field_picks_with_keys_and_mouse(folder):
         count = screen.lint_count
         assert await pilot.click("#f-inputs-0-items-type")
         assert isinstance(app.screen, EnumPicker)
+        await pilot.pause()  # the list placed under the field before a click aims at it
         assert await pilot.click(OptionList, offset=(3, 2))  # below the border: (none), then "string"
         await wait_lint(pilot, screen, count)
         assert toolfile.parse(screen.source.text).data["inputs"][0]["items"] == {"type": "string"}
@@ -382,7 +383,8 @@ async def test_outside_change_with_dirty_buffer_shows_banner(folder):
         assert screen.source.text.endswith("# mine\n")  # nothing typed is lost
         assert path.read_text() == theirs  # and nothing of theirs either
         # Keep mine: the next save overwrites knowingly, without a dialog.
-        await pilot.click("#banner-keep")
+        await pilot.pause()  # the banner's buttons are built when it first shows
+        assert await pilot.click("#banner-keep")
         await pilot.pause()
         await pilot.press("ctrl+s")
         await pilot.pause()

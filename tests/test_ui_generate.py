@@ -130,6 +130,7 @@ async def test_discard_after_a_result_writes_nothing(fake: FakeAnthropic, tmp_pa
     async with app.run_test(size=(140, 45)) as pilot:
         await start(pilot, screen, "Count words")
         await until(pilot, lambda: screen.state == "done")
+        await pilot.pause()  # laid out before a click aims at it
         await pilot.click("#gen-discard")
         await pilot.pause()
         assert app.outcome == [None]

@@ -305,6 +305,7 @@ async def test_history_filter_and_export(env, tmp_path: Path) -> None:
         await pilot.press("h")
         await wait_for(pilot, lambda: len(screen.list.actions) == 3, what="history rows")
         assert {x.status for x in screen.list.actions} == {"executed", "rejected", "failed"}
+        await pilot.pause()  # laid out before a click aims at it
         await pilot.click("#filter-tool")
         await pilot.press(*"delete")
         await wait_for(pilot, lambda: len(screen.list.actions) == 2, what="tool filter")
@@ -517,6 +518,7 @@ async def test_try_it_long_output_collapses_behind_expand(env) -> None:
         assert "hidden or control character" in str(screen.query_one("#try-banner").render())
         button = screen.query_one("#try-expand")
         assert button.display
+        await pilot.pause()  # laid out before a click aims at it
         await pilot.click("#try-expand")
         await pilot.pause(0.2)
         shown = str(screen.query_one("#try-output").render())
