@@ -124,6 +124,19 @@ async def test_cards_below_the_fold_arrive_with_their_values(folder):
         assert toolfile.parse(screen.source.text).data["inputs"][4]["description"] == "Extra 2.!"
 
 
+async def test_a_letter_typed_in_the_open_picker_is_ignored(folder):
+    app = make_app(folder)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await ready(pilot, app)
+        field = screen.form.query_one("#f-outputs-type", EnumField)
+        field.focus()
+        await pilot.press("enter")
+        assert isinstance(app.screen, EnumPicker)
+        await pilot.press("o")  # type-ahead belongs to the closed field, not to its list
+        await pilot.press("escape")
+        assert app.screen is screen and field.value == "string"
+
+
 async def test_enum_field_shows_an_unknown_value_as_it_is(folder):
     path = folder / "echo_text.py"
     path.write_text(path.read_text().replace("#     type: boolean", "#     type: bool"))

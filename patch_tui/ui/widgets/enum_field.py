@@ -72,19 +72,6 @@ class EnumPicker(ModalScreen[int | None]):
         event.stop()
         self.dismiss(event.option_index)
 
-    def on_key(self, event: events.Key) -> None:
-        # Type-ahead, as in a native select: a letter picks the next option starting with it.
-        char = event.character
-        if not char or len(char) != 1 or not char.isalnum():
-            return
-        matches = [c for c in self.options if c.lower().startswith(char.lower())]
-        if not matches:
-            return
-        event.stop()
-        event.prevent_default()
-        after = matches.index(self.value) + 1 if self.value in matches else 0
-        self._picked(self._choices().index(matches[after % len(matches)]))
-
     def on_click(self, event: events.Click) -> None:
         if event.widget is self:  # a click outside the list closes it, like Select's
             self.dismiss(None)
