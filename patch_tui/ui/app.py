@@ -29,7 +29,6 @@ from patch_tui.core.config import ConfigError, StartSettings, load_settings, sta
 from patch_tui.core.toolbox import Toolbox
 from patch_tui.ui.commands import Command, CommandList
 from patch_tui.ui.screens.editor import EditorCommands, EditorScreen
-from patch_tui.ui.widgets.confirm import ChoiceModal
 
 if TYPE_CHECKING:
     from patch_tui.core.settings import Settings
@@ -169,26 +168,7 @@ class PatchApp(App[None]):
 
     async def action_quit(self) -> None:
         """Quitting with unsaved edits asks first."""
-        editor = self.editor
-        if not editor.dirty or editor.current_path is None:
-            self.exit()
-            return
-
-        def decided(choice: str | None) -> None:
-            if choice == "save" and editor.save():
-                self.exit()
-            elif choice == "discard":
-                self.exit()
-
-        self.push_screen(
-            ChoiceModal(
-                f"{editor.current_path.name} has unsaved changes.",
-                [("save", "Save and quit", "s"), ("discard", "Quit without saving", "d"), ("cancel", "Cancel", "c")],
-                title="Quit",
-                focus="cancel",
-            ),
-            decided,
-        )
+        self.editor.confirm_discard(self.exit, title="Quit", labels=("Save and quit", "Quit without saving"))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # The one place a failed worker becomes a notification (STYLE.md 5).

@@ -720,8 +720,16 @@ class EditorScreen(Screen[None]):
 
     # -- switching and managing tools -------------------------------------------------------
 
-    def confirm_discard(self, then: Callable[[], None], *, what: str = "switching") -> None:
-        """Run `then` once unsaved edits are saved or knowingly dropped."""
+    def confirm_discard(
+        self,
+        then: Callable[[], None],
+        *,
+        what: str = "switching",
+        title: str | None = None,
+        labels: tuple[str, str] = ("Save", "Discard"),
+    ) -> None:
+        """Run `then` once unsaved edits are saved or knowingly dropped. `labels` name the
+        save and discard choices (quitting says "Save and quit", "Quit without saving")."""
         if not self.dirty or self.current_path is None:
             then()
             return
@@ -733,11 +741,12 @@ class EditorScreen(Screen[None]):
             elif choice == "discard":
                 then()
 
+        save, discard = labels
         self.app.push_screen(
             ChoiceModal(
                 f"{self.current_path.name} has unsaved changes.",
-                [("save", "Save", "s"), ("discard", "Discard", "d"), ("cancel", "Cancel", "c")],
-                title=f"Unsaved changes ({what})",
+                [("save", save, "s"), ("discard", discard, "d"), ("cancel", "Cancel", "c")],
+                title=title or f"Unsaved changes ({what})",
                 focus="cancel",
             ),
             decided,
