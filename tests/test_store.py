@@ -335,3 +335,34 @@ def test_tokens_never_start_with_a_dash() -> None:
     assert all(len(t) == 32 and not t.startswith("-") for t in tokens)
     assert len(set(tokens)) == len(tokens)
 
+
+
+def test_a_store_from_before_guard_is_migrated_keeping_its_actions(tmp_path: Path) -> None:
+    """Schema 1 (no upstream_token) opens as the current schema: rows and decisions kept."""
+    from patch_tui.core.store import MIGRATIONS, _split_sql
+
+    path = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(path)
+    for statement in _split_sql(MIGRATIONS[0]):
+        conn.execute(statement)
+    conn.execute(
+        "INSERT INTO actions (token, kind, tool, version, source_sha256, args_json, args_sha256, "
+        "reason, status, created_at, expires_at) VALUES ('tok', 'human_confirm', 'send_mail', "
+        "'1.0.0', ?, '{\"to\": \"bob\"}', ?, 'why', 'rejected', '2026-01-01T00:00:00.000Z', "
+        "'2099-01-01T00:00:00.000Z')",
+        (SHA, args_sha256({"to": "bob"})),
+    )
+    conn.execute("PRAGMA user_version = 1")
+    conn.commit()
+    conn.close()
+    with Store(path) as store:
+        old = store.get("tok")
+        assert old is not None and old.status == "rejected" and old.args == {"to": "bob"}
+        assert old.upstream_token is None
+        fresh = _pending(store, upstream_token="UPSTREAM-TOKEN")
+        assert store.get(fresh.token).upstream_token == "UPSTREAM-TOKEN"
+        # The upstream token is guard's business: never in the listing a person or agent reads.
+        assert "UPSTREAM-TOKEN" not in json.dumps(fresh.to_json())
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    conn.close()

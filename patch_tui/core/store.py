@@ -201,6 +201,9 @@ class Action:
     claimed_at: str | None = None
     claimed_by: str | None = None
     finished_at: str | None = None
+    # `patch-tui guard`: the token the upstream server (the Patch runtime) gave for this call.
+    # Kept out of to_json(): it would let whoever reads the listing confirm upstream directly.
+    upstream_token: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The `inbox list --json` shape (issue 3): these keys, nothing else."""
@@ -304,13 +307,17 @@ MIGRATIONS: tuple[str, ...] = (
         recorded_at REAL NOT NULL
     );
     """,
+    # 1 -> 2: guard's upstream token (NULL for every action made before, and for serve's).
+    """
+    ALTER TABLE actions ADD COLUMN upstream_token TEXT;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _ACTION_COLUMNS = (
     "token, kind, tool, version, source_sha256, tool_path, args_json, args_sha256, reason, "
     "details_json, status, created_at, expires_at, decided_at, decided_by, note, claimed_at, "
-    "claimed_by, finished_at, result_json"
+    "claimed_by, finished_at, result_json, upstream_token"
 )
 
 
@@ -340,6 +347,7 @@ def _row_to_action(row: sqlite3.Row | tuple[Any, ...]) -> Action:
         claimed_by,
         finished_at,
         result_json,
+        upstream_token,
     ) = tuple(row)
     return Action(
         token=token,
@@ -362,6 +370,7 @@ def _row_to_action(row: sqlite3.Row | tuple[Any, ...]) -> Action:
         claimed_at=claimed_at,
         claimed_by=claimed_by,
         finished_at=finished_at,
+        upstream_token=upstream_token,
     )
 
 
@@ -568,6 +577,7 @@ class Store:
         tool_path: str | None = None,
         details: dict[str, Any] | None = None,
         ttl: float | None = None,
+        upstream_token: str | None = None,
     ) -> Action:
         """Record a held call. `args` must be JSON (no NaN); it is kept exactly, key order too."""
         if kind not in KINDS:
@@ -588,8 +598,8 @@ class Store:
         with self._write() as conn:
             cur = conn.execute(
                 "INSERT INTO actions (token, kind, tool, version, source_sha256, tool_path, "
-                "args_json, args_sha256, reason, details_json, status, created_at, expires_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?)",
+                "args_json, args_sha256, reason, details_json, status, created_at, expires_at, "
+                "upstream_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
                 (
                     token,
                     kind,
@@ -603,6 +613,7 @@ class Store:
                     details_json,
                     created,
                     expires,
+                    upstream_token,
                 ),
             )
             action_id = int(cur.lastrowid or 0)
