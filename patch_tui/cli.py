@@ -25,6 +25,7 @@ HANDLERS: dict[str, tuple[str, str]] = {
     "confirm": ("patch_tui.commands.runtime", "run_confirm"),
     "inbox": ("patch_tui.commands.runtime", "run_inbox"),
     "serve": ("patch_tui.commands.runtime", "run_serve"),
+    "guard": ("patch_tui.commands.guardcmd", "run_guard"),
     "generate": ("patch_tui.commands.generate", "run_generate"),
     "export": ("patch_tui.commands.interop", "run_export"),
     "import": ("patch_tui.commands.interop", "run_import"),
@@ -121,6 +122,25 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("serve", "MCP server on stdio over a toolbox.")
     p.add_argument("--timeout", metavar="S", type=float, default=60.0, help="per tool call (default 60)")
     p.add_argument("--no-install", action="store_true", help="refuse to install runtime.packages")
+
+    p = add(
+        "guard",
+        "MCP proxy on stdio: the inbox in front of another MCP server (the Patch runtime, or any).",
+    )
+    p.add_argument(
+        "--hold",
+        metavar="GLOB",
+        action="append",
+        default=[],
+        help="hold calls to tools matching GLOB for the inbox (repeatable); tools the server "
+        "marks destructiveHint: true are held too",
+    )
+    p.add_argument(
+        "upstream",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND [ARG...]",
+        help="the upstream MCP server's command line, after --",
+    )
 
     # -- generation (issue: generate) ------------------------------------------------------------
     p = add("generate", "Write a new tool with Claude; prints the new file's path.")

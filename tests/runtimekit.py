@@ -97,6 +97,8 @@ def cli_env(home: Path, store: Path, toolbox: Path | None = None) -> dict[str, s
         PATCH_TUI_STORE=str(store),
         XDG_CACHE_HOME=str(home / "cache"),
         XDG_STATE_HOME=str(home / "state"),
+        # patch_confirm_action answers at once unless a test is about its waiting.
+        PATCH_TUI_CONFIRM_WAIT="0",
     )
     if toolbox is not None:
         env["PATCH_TUI_TOOLBOX"] = str(toolbox)

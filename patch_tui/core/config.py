@@ -97,6 +97,7 @@ _KINDS: dict[str, str] = {
     "anthropic_api_key": "str",
     "max_repairs": "int",
     "confirm_ttl": "int",
+    "confirm_wait": "int",
     "keymap": "keymap",
     "watch_tools": "bool",
     "watch_themes": "bool",

@@ -251,10 +251,18 @@ class PatchServer:
     """The server's state, independent of the transport (tests drive it over real stdio)."""
 
     def __init__(
-        self, toolbox: Toolbox, store: Store, *, timeout: float, allow_install: bool
+        self,
+        toolbox: Toolbox,
+        store: Store,
+        *,
+        timeout: float,
+        allow_install: bool,
+        confirm_wait: float = 0.0,
     ) -> None:
         self.toolbox = toolbox
         self.store = store
+        # How long patch_confirm_action waits for a person's decision (core.confirm_wait).
+        self.confirm_wait = confirm_wait
         self.gate = Gate(store, toolbox=toolbox, timeout=timeout, allow_install=allow_install)
         self.catalog = ToolCatalog(toolbox)
         self.entries = self.catalog.scan()
@@ -394,6 +402,14 @@ def build_server(state: PatchServer, watch: bool = True) -> Any:
     async def on_call_tool(ctx: Any, params: Any) -> Any:
         state.remember(ctx.session)
         args = params.arguments or {}
+        token = args.get("confirmation_token") if params.name == META_CONFIRM else None
+        if isinstance(token, str) and token:
+            from patch_tui.core.confirm_wait import wait_for_decision
+
+            # Waits (with progress) while the action is pending, so the answer is the decision.
+            await wait_for_decision(
+                state.store, token, wait=state.confirm_wait, report=ctx.session.report_progress
+            )
         try:
             payload, is_error = await anyio.to_thread.run_sync(state.call, params.name, args)
         except Exception as exc:  # a clear isError answer, never a dropped connection
@@ -442,7 +458,15 @@ def serve(
     except StoreError as exc:
         log(str(exc))
         return 1
-    state = PatchServer(toolbox, store, timeout=timeout, allow_install=allow_install)
+    from patch_tui.core.confirm_wait import confirm_wait_setting
+
+    state = PatchServer(
+        toolbox,
+        store,
+        timeout=timeout,
+        allow_install=allow_install,
+        confirm_wait=confirm_wait_setting(),
+    )
     log(f"serving {len(state.entries)} tools from {toolbox.root} (store: {store.path})")
     server = build_server(state)
 

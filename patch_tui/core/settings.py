@@ -43,6 +43,11 @@ class Settings(BaseSettings):
     confirm_ttl: int = 300
     """Seconds a pending confirmation stays approvable before it expires."""
 
+    confirm_wait: int = 50
+    """Seconds patch_confirm_action waits for a person's decision before answering
+    awaiting_approval (serve and guard; 0: at once). Kept below common MCP host request
+    timeouts (60 s)."""
+
     keymap: dict[str, str] = Field(default_factory=dict)
     """Binding id -> keys, e.g. {"desk.save" = "ctrl+s,f2"}: remaps the app's bindings."""
 

@@ -1,0 +1,299 @@
+"""`patch-tui guard` end to end: the mcp SDK's client over stdio -> `patch-tui guard` in a
+subprocess -> a real upstream MCP server over stdio (tests/fake_runtime.py, on the mcp SDK,
+speaking the Patch runtime's confirmation protocol). People decide through the store from this
+process (another process than guard's), as the inbox does."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from patch_tui.core.store import Store
+from tests.runtimekit import MARK_BODY, MARK_INPUTS, cli_env, runs_in, write_tool
+
+pytestmark = pytest.mark.slow
+
+FAKE = str(Path(__file__).with_name("fake_runtime.py"))
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> dict[str, Any]:
+    root = tmp_path / "runtime"
+    tools = root / "tools"
+    write_tool(
+        tools,
+        "echo",
+        'def main(text: str) -> dict:\n    return {"echo": text}',
+        inputs=[{"name": "text"}],
+    )
+    write_tool(
+        tools, "mark", MARK_BODY, inputs=MARK_INPUTS, human_confirm=True, filesystem="read-write"
+    )
+    write_tool(tools, "note", MARK_BODY, inputs=MARK_INPUTS, filesystem="read-write")
+    (root / "index.json").write_text("{}\n")
+    store = tmp_path / "store.sqlite3"
+    env = cli_env(tmp_path, store)
+    env.update(
+        PATCH_CAT_TOOLBOX_DIR=str(root),
+        PATCH_TUI_CONFIRM_WAIT="0",
+        FAKE_LOG=str(tmp_path / "upstream.jsonl"),
+    )
+    env.pop("PATCH_TUI_TOOLBOX", None)
+    return {
+        "root": root,
+        "tools": tools,
+        "store": store,
+        "env": env,
+        "marker": tmp_path / "marker.txt",
+        "tmp": tmp_path,
+    }
+
+
+@asynccontextmanager
+async def guarded(
+    box: dict[str, Any],
+    *,
+    extra_env: dict[str, str] | None = None,
+    options: tuple[str, ...] = (),
+    messages: list | None = None,
+    upstream: list[str] | None = None,
+):
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    env = {**box["env"], **(extra_env or {})}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-m",
+            "patch_tui",
+            "guard",
+            "--store",
+            str(box["store"]),
+            *options,
+            "--",
+            *(upstream or [sys.executable, FAKE]),
+        ],
+        env=env,
+    )
+    sink = messages if messages is not None else []
+
+    async def on_message(message: Any) -> None:
+        sink.append(message)
+
+    errlog = open(box["tmp"] / "guard.log", "a")  # noqa: SIM115 - closed below
+    try:
+        async with Client(
+            stdio_client(params, errlog=errlog), mode="legacy", cache=None, message_handler=on_message
+        ) as client:
+            yield client
+    finally:
+        errlog.close()
+
+
+def data(result: Any) -> Any:
+    return json.loads(result.content[0].text)
+
+
+def upstream_calls(box: dict[str, Any]) -> list[dict[str, Any]]:
+    path = box["tmp"] / "upstream.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def decide(box: dict[str, Any], token: str, verb: str = "approve", why: str | None = None) -> bool:
+    with Store(box["store"], actor="person@test") as store:
+        if verb == "approve":
+            return store.approve(token).ok
+        return store.reject(token, reason=why).ok
+
+
+def action(box: dict[str, Any], token: str) -> Any:
+    with Store(box["store"]) as store:
+        return store.get(token)
+
+
+async def test_pass_through_approve_reject_and_the_runtime_token_never_reaches_the_agent(
+    box: dict[str, Any],
+) -> None:
+    marker = box["marker"]
+    messages: list[Any] = []
+    async with guarded(box, messages=messages) as client:
+        # tools/list passes through unchanged: the upstream's own tools and meta tool.
+        listed = {t.name: t for t in (await client.list_tools()).tools}
+        assert {"patch_confirm_action", "echo", "mark", "note"} <= set(listed)
+        assert listed["mark"].description == "Test tool mark."
+        # A call it does not gate: the upstream's answer, as is.
+        echo = await client.call_tool("echo", {"text": "hi"})
+        assert not echo.is_error and data(echo) == {"echo": "hi"}
+
+        # A human_confirm call: the runtime holds it; guard records it and answers its own.
+        held = await client.call_tool("mark", {"marker": str(marker), "text": "one"})
+        payload = data(held)
+        assert payload["status"] == "confirmation_required" and payload["tool"] == "mark"
+        assert "patch-tui inbox" in payload["instruction"]
+        token = payload["confirmation_token"]
+        pending = action(box, token)
+        assert pending.status == "pending" and pending.args == {"marker": str(marker), "text": "one"}
+        assert pending.version == "1.0.0" and pending.tool_path == str(box["tools"] / "mark.py")
+        assert pending.reason.startswith("Tool is marked capabilities.human_confirm")
+        upstream_token = pending.upstream_token
+        assert upstream_token and upstream_token != token
+        assert upstream_token not in held.content[0].text
+        # The agent cannot use the runtime's token, nor confirm before a person decided.
+        stolen = await client.call_tool("patch_confirm_action", {"confirmation_token": upstream_token})
+        assert stolen.is_error and data(stolen)["status"] == "unknown_token"
+        early = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
+        assert data(early)["status"] == "awaiting_approval" and runs_in(marker) == []
+        assert [c["name"] for c in upstream_calls(box)] == ["echo", "mark"]  # nothing forwarded
+
+        assert decide(box, token)
+        ran = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
+        assert not ran.is_error and data(ran) == {"written": "one"}
+        assert runs_in(marker) == ["one"]
+        done = action(box, token)
+        assert done.status == "executed" and done.result == {"written": "one"}
+        again = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
+        assert again.is_error and data(again)["status"] == "already_used"
+        assert runs_in(marker) == ["one"]
+
+        # Rejected: never forwarded; the agent hears the person's reason.
+        held = await client.call_tool("mark", {"marker": str(marker), "text": "two"})
+        token2 = data(held)["confirmation_token"]
+        assert decide(box, token2, "reject", "wrong file")
+        answer = await client.call_tool("patch_confirm_action", {"confirmation_token": token2})
+        assert answer.is_error and data(answer)["status"] == "rejected"
+        assert data(answer)["reason"] == "wrong file"
+        assert runs_in(marker) == ["one"]
+        confirms = [c for c in upstream_calls(box) if c["name"] == "patch_confirm_action"]
+        assert confirms == [
+            {"name": "patch_confirm_action", "arguments": {"confirmation_token": upstream_token}}
+        ]
+
+        # A list-changed notification from the upstream reaches the agent.
+        messages.clear()
+        await client.call_tool("fake_notify", {})
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and not messages:
+            await anyio.sleep(0.05)
+        assert "notifications/tools/list_changed" in [getattr(m, "method", None) for m in messages]
+
+
+async def test_an_expired_upstream_token_is_renewed_with_the_same_call(box: dict[str, Any]) -> None:
+    """The runtime forgets tokens after 60 s (1 s here); a person approving minutes later still
+    gets the call run once, through a fresh upstream token for the same tool and args."""
+    marker = box["marker"]
+    async with guarded(box, extra_env={"FAKE_CONFIRM_TTL": "1"}) as client:
+        held = await client.call_tool("mark", {"marker": str(marker), "text": "late"})
+        token = data(held)["confirmation_token"]
+        await anyio.sleep(1.3)
+        assert decide(box, token)
+        ran = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
+        assert not ran.is_error, ran.content[0].text
+        assert data(ran) == {"written": "late"} and runs_in(marker) == ["late"]
+        names = [c["name"] for c in upstream_calls(box)]
+        # the first confirm (refused: expired), the same call again, its fresh token confirmed
+        assert names == ["mark", "patch_confirm_action", "mark", "patch_confirm_action"]
+        calls = upstream_calls(box)
+        assert calls[2]["arguments"] == {"marker": str(marker), "text": "late"}
+        assert calls[3]["arguments"] != calls[1]["arguments"]
+        assert action(box, token).status == "executed"
+
+
+async def test_a_tool_changed_after_approval_is_not_run(box: dict[str, Any]) -> None:
+    marker = box["marker"]
+    async with guarded(box) as client:
+        held = await client.call_tool("mark", {"marker": str(marker), "text": "x"})
+        token = data(held)["confirmation_token"]
+        assert decide(box, token)
+        tool = box["tools"] / "mark.py"
+        tool.write_text(tool.read_text().replace('fh.write(text + "\\n")', 'fh.write("EVIL\\n")'))
+        refused = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
+        assert refused.is_error and data(refused)["status"] == "tool_changed"
+        assert runs_in(marker) == []
+        assert "patch_confirm_action" not in [c["name"] for c in upstream_calls(box)]
+        assert action(box, token).status == "failed"
+
+
+async def test_concurrent_confirms_run_it_once(box: dict[str, Any]) -> None:
+    """Two hosts (two guard processes, each with its own runtime) and two calls in each, all
+    confirming one approved action at once: one run."""
+    marker = box["marker"]
+    async with guarded(box) as one, guarded(box) as two:
+        held = await one.call_tool("mark", {"marker": str(marker), "text": "once"})
+        token = data(held)["confirmation_token"]
+        assert decide(box, token)
+        answers: list[Any] = []
+
+        async def confirm(client: Any) -> None:
+            answers.append(
+                await client.call_tool("patch_confirm_action", {"confirmation_token": token})
+            )
+
+        async with anyio.create_task_group() as tg:
+            for client in (one, two, one, two):
+                tg.start_soon(confirm, client)
+        ok = [a for a in answers if not a.is_error]
+        assert len(ok) == 1 and data(ok[0]) == {"written": "once"}
+        assert sorted(data(a)["status"] for a in answers if a.is_error) == ["already_used"] * 3
+        assert runs_in(marker) == ["once"]
+
+
+async def test_an_upstream_that_dies(box: dict[str, Any]) -> None:
+    marker = box["marker"]
+    async with guarded(box) as client:
+        held = await client.call_tool("mark", {"marker": str(marker), "text": "after"})
+        token = data(held)["confirmation_token"]
+        died = await client.call_tool("fake_exit", {})
+        assert died.is_error
+        assert decide(box, token)
+        later = await client.call_tool("echo", {"text": "anyone?"})
+        assert later.is_error and data(later)["error"] == "UpstreamGone"
+        answer = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
+        assert answer.is_error and data(answer)["error"] == "UpstreamGone"
+        assert runs_in(marker) == []
+        assert action(box, token).status == "failed"  # recorded, never re-run by itself
+    log = (box["tmp"] / "guard.log").read_text()
+    assert "Traceback" not in log
+
+
+async def test_hold_glob_and_destructive_hint_for_servers_without_confirmations(
+    box: dict[str, Any],
+) -> None:
+    """A server that is not the Patch runtime: guard holds `--hold note` and the tools it marks
+    destructiveHint (mark, in plain mode) before forwarding anything."""
+    marker = box["marker"]
+    async with guarded(box, extra_env={"FAKE_PLAIN": "1"}, options=("--hold", "no*")) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        assert "patch_confirm_action" in names  # added: the upstream has none
+        for tool, text in (("note", "glob"), ("mark", "hint")):
+            held = await client.call_tool(tool, {"marker": str(marker), "text": text})
+            payload = data(held)
+            assert payload["status"] == "confirmation_required", payload
+            assert "patch-tui guard" in payload["reason"]
+            assert tool not in [c["name"] for c in upstream_calls(box)]
+            token = payload["confirmation_token"]
+            early = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
+            assert data(early)["status"] == "awaiting_approval"
+            assert decide(box, token)
+            ran = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
+            assert not ran.is_error and data(ran) == {"written": text}
+        assert runs_in(marker) == ["glob", "hint"]
+        echo = await client.call_tool("echo", {"text": "free"})
+        assert data(echo) == {"echo": "free"}
+
+
+def test_usage_and_an_upstream_that_cannot_start(box: dict[str, Any]) -> None:
+    from tests.runtimekit import cli
+
+    bare = cli(box["env"], "guard")
+    assert bare.returncode == 2 and "command after --" in bare.stderr
+    missing = cli(box["env"], "guard", "--", str(box["tmp"] / "no-such-server"))
+    assert missing.returncode == 1 and "cannot start the upstream server" in missing.stderr
+    assert "Traceback" not in missing.stderr
