@@ -71,6 +71,8 @@ def test_create_and_get_keep_args_exactly(store: Store) -> None:
         "decided_by",
         "note",
         "result",
+        "proposed_args",
+        "grant",
     }
 
 

@@ -81,6 +81,9 @@ def _report_outcome(outcome: Any, *, confirming: bool) -> int:
         run = outcome.run
         if run is not None and run.output_type_error:
             _err(f"warning: {run.output_type_error}")
+        action = outcome.action
+        if action is not None and action.grant_id is not None and not confirming:
+            _err(f"approved by standing grant {action.grant_id} (see `patch-tui inbox grants`)")
         _out(outcome.payload)
         return EXIT_OK
     if status == "confirmation_required":
@@ -210,6 +213,11 @@ def _inbox_list(args: argparse.Namespace) -> int:
 def _inbox_decide(args: argparse.Namespace, verb: str) -> int:
     from patch_tui.core.store import StoreError
 
+    if verb == "approve" and getattr(args, "args", None) is not None:
+        from patch_tui.commands.inboxcmd import approve_edited
+
+        return approve_edited(args)
+
     store = _open_store(args, "cli")
     if store is None:
         return EXIT_FAILED
@@ -238,6 +246,10 @@ def run_inbox(args: argparse.Namespace) -> int:
         return _inbox_list(args)
     if action in ("approve", "reject"):
         return _inbox_decide(args, action)
+    if action in ("allow", "grants", "revoke", "export"):
+        from patch_tui.commands import inboxcmd
+
+        return int(getattr(inboxcmd, f"run_{action}")(args))
     # `patch-tui inbox`: the TUI's inbox screen, when it is built.
     import importlib
 

@@ -23,6 +23,11 @@ the tool: it opens the human_confirm action (a new token) that a person must app
 confirm_action runs a call only when its action is approved and unexpired and the tool file's
 sha256 is still the one the person saw; the claim is atomic, so of many concurrent confirms
 exactly one runs it. The exact bytes that were hashed are the bytes that run.
+
+A human_confirm hold that a standing grant matches (core/grants.py; never a tainted_input hold) is
+approved by that grant at once and confirmed in the same call. An action whose args a person edited
+before approving (core/edits.py) runs the approved args, and its answer says so: an ok result comes
+back as {"result": ..., "args_changed": {...}}, a failure carries "args_changed" beside "error".
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from patch_tui.core import toolfile
+from patch_tui.core import edits, grants, toolfile
 from patch_tui.core.manifest import Manifest
 from patch_tui.core.runner import DEFAULT_TIMEOUT, RunResult, run_source
 from patch_tui.core.store import Action, Store
@@ -219,6 +224,10 @@ class Gate:
             )
         if manifest.capabilities.human_confirm:
             action = self._hold("human_confirm", manifest, tf, p, args, HUMAN_CONFIRM_REASON, None)
+            # A standing grant that matches approves it at once (recorded as the grant's decision),
+            # and the call then goes through confirm like any approved one.
+            if grants.apply(self.store, action) is not None:
+                return self.confirm_action(action.token)
             return Outcome("confirmation_required", confirmation_payload(action), action=action)
         return self._execute(tf, p, args)
 
@@ -332,6 +341,13 @@ class Gate:
         except BaseException as exc:
             self.store.finish(token, False, {"error": f"the run crashed: {exc!r}"})
             raise
+        note = edits.agent_note(action)
+        if note is not None:
+            # The agent must learn that what ran is not what it asked for.
+            if outcome.status == "ok":
+                outcome.payload = {"result": outcome.payload, "args_changed": note}
+            else:
+                outcome.payload = {**outcome.payload, "args_changed": note}
         record = outcome.payload if outcome.status == "ok" else dict(outcome.payload)
         self.store.finish(token, outcome.status == "ok", record)
         outcome.action = self.store.get(token)

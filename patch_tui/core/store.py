@@ -10,7 +10,10 @@ API (everything a caller needs; all times are ISO 8601 UTC strings like
     store.list_actions(statuses=("pending",), tool=None, limit=None)  -> list[Action], newest first
                                                          (statuses=None: every status)
     store.pending_count()                             -> int
-    store.approve(token, note=None)                   -> Decision   (.ok, .action, .why, .code)
+    store.approve(token, note=None, args=None, grant=None)
+                                                      -> Decision   (.ok, .action, .why, .code)
+                                                         args: a person's edit (core/edits.py);
+                                                         grant: a standing grant (core/grants.py)
     store.reject(token, reason=None)                  -> Decision
     store.claim(token)                                -> Decision   approved+unexpired -> executing
     store.finish(token, ok, result)                   -> Action     executing -> executed | failed
@@ -59,7 +62,7 @@ import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -84,6 +87,9 @@ RECENT_OUTPUTS = 20
 RECENT_OUTPUT_MAX_AGE = 30 * 60
 
 Kind = Literal["human_confirm", "tainted_input"]
+# A standing grant's check, run inside an approval's transaction: (connection, now) -> the
+# decider's name and the grant's id, or None when the grant no longer applies.
+GrantCheck = Callable[[sqlite3.Connection, str], "tuple[str, int] | None"]
 
 
 class StoreError(Exception):
@@ -204,6 +210,15 @@ class Action:
     # `patch-tui guard`: the token the upstream server (the Patch runtime) gave for this call.
     # Kept out of to_json(): it would let whoever reads the listing confirm upstream directly.
     upstream_token: str | None = None
+    # Set when a person edited the args before approving: `args` are then the approved (edited)
+    # args, the ones that run, and these are what the agent proposed (core/edits.py).
+    proposed_args: dict[str, Any] | None = None
+    # The standing grant that approved this action (core/grants.py), if one did.
+    grant_id: int | None = None
+
+    @property
+    def edited(self) -> bool:
+        return self.proposed_args is not None
 
     def to_json(self) -> dict[str, Any]:
         """The `inbox list --json` shape (issue 3): these keys, nothing else."""
@@ -221,6 +236,8 @@ class Action:
             "decided_by": self.decided_by,
             "note": self.note,
             "result": self.result,
+            "proposed_args": self.proposed_args,
+            "grant": self.grant_id,
         }
 
 
@@ -311,13 +328,35 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE actions ADD COLUMN upstream_token TEXT;
     """,
+    # 2 -> 3: edited approvals and standing grants (issue 17). `args_json` always holds the args that
+    # run; an edit moves the agent's proposal to `proposed_args_json`, so every reader that runs
+    # an approved action (confirm, a proxy) runs the approved args without knowing about edits.
+    """
+    ALTER TABLE actions ADD COLUMN proposed_args_json TEXT;
+    ALTER TABLE actions ADD COLUMN grant_id INTEGER;
+    CREATE TABLE grants (
+        id            INTEGER PRIMARY KEY,
+        tool          TEXT NOT NULL,
+        version       TEXT NOT NULL,
+        source_sha256 TEXT NOT NULL,
+        patterns_json TEXT NOT NULL,
+        created_at    TEXT NOT NULL,
+        created_by    TEXT NOT NULL,
+        expires_at    TEXT NOT NULL,
+        revoked_at    TEXT,
+        revoked_by    TEXT,
+        uses          INTEGER NOT NULL DEFAULT 0,
+        last_used_at  TEXT
+    );
+    CREATE INDEX grants_by_tool ON grants (tool, expires_at);
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 
 _ACTION_COLUMNS = (
     "token, kind, tool, version, source_sha256, tool_path, args_json, args_sha256, reason, "
     "details_json, status, created_at, expires_at, decided_at, decided_by, note, claimed_at, "
-    "claimed_by, finished_at, result_json, upstream_token"
+    "claimed_by, finished_at, result_json, upstream_token, proposed_args_json, grant_id"
 )
 
 
@@ -348,6 +387,8 @@ def _row_to_action(row: sqlite3.Row | tuple[Any, ...]) -> Action:
         finished_at,
         result_json,
         upstream_token,
+        proposed_args_json,
+        grant_id,
     ) = tuple(row)
     return Action(
         token=token,
@@ -371,6 +412,8 @@ def _row_to_action(row: sqlite3.Row | tuple[Any, ...]) -> Action:
         claimed_by=claimed_by,
         finished_at=finished_at,
         upstream_token=upstream_token,
+        proposed_args=_loads(proposed_args_json),
+        grant_id=grant_id,
     )
 
 
@@ -548,11 +591,18 @@ class Store:
                 raise _translate(exc, self.path) from None
 
     def _event(
-        self, conn: sqlite3.Connection, action_id: int, event: str, at: str, **detail: Any
+        self,
+        conn: sqlite3.Connection,
+        action_id: int,
+        event: str,
+        at: str,
+        *,
+        actor: str | None = None,
+        **detail: Any,
     ) -> None:
         conn.execute(
             "INSERT INTO events (action_id, at, actor, event, detail) VALUES (?, ?, ?, ?, ?)",
-            (action_id, at, self.actor, event, canonical_json(detail)),
+            (action_id, at, actor or self.actor, event, canonical_json(detail)),
         )
 
     def _select_action(self, conn: sqlite3.Connection, token: str) -> tuple[int, Action] | None:
@@ -693,18 +743,69 @@ class Store:
 
     # -- decisions ----------------------------------------------------------------------------
 
-    def approve(self, token: str, note: str | None = None) -> Decision:
+    def approve(
+        self,
+        token: str,
+        note: str | None = None,
+        *,
+        args: dict[str, Any] | None = None,
+        grant: GrantCheck | None = None,
+    ) -> Decision:
         """pending -> approved, for the first caller only. The approved action gets a fresh TTL
-        from now, so the agent has a full window to call confirm after a late approval."""
+        from now, so the agent has a full window to call confirm after a late approval.
+
+        `args`: the args a person edited before approving (validated by the caller against the
+        tool's inputs, core/edits.py). They become the action's `args` and `args_sha256`, the
+        ones confirm runs, and the agent's proposal is kept in `proposed_args`; the approved
+        event records both hashes. Args equal to the proposal (as canonical JSON) are no edit.
+
+        `grant`: a standing grant approving on a person's behalf (core/grants.py). It is called
+        inside this transaction, before the change, with (connection, time) and returns the
+        decider's name ("grant 3 (alice@cli)") and the grant id after re-checking and counting
+        the grant, or None when it no longer applies: the action then stays pending."""
         now = self._now()
         at = now_iso(now)
         with self._write() as conn:
+            found = self._select_action(conn, token)
+            if found is None:
+                return Decision(False, None, "unknown token", "unknown_token")
+            proposed = found[1]
+            edited: tuple[str, str] | None = None
+            if args is not None and canonical_json(args) != canonical_json(proposed.args):
+                try:
+                    edited = (json.dumps(args, ensure_ascii=False, allow_nan=False), args_sha256(args))
+                except (TypeError, ValueError) as exc:
+                    raise ValueError(f"args are not plain JSON: {exc}") from None
+            decider, grant_id = self.actor, None
+            if grant is not None:
+                if proposed.status != "pending" or proposed.expires_at <= at:
+                    return Decision(False, proposed, _not_pending_why(proposed), "grant_inapplicable")
+                applied = grant(conn, at)
+                if applied is None:
+                    return Decision(False, proposed, "the grant no longer applies", "grant_inapplicable")
+                decider, grant_id = applied
+            sets = "status = 'approved', decided_at = ?, decided_by = ?, note = ?, expires_at = ?, grant_id = ?"
+            params: list[Any] = [at, decider, note, now_iso(now + self.ttl), grant_id]
+            if edited is not None:
+                # SQLite evaluates every right-hand side on the old row: the proposal moves aside.
+                sets += ", proposed_args_json = args_json, args_json = ?, args_sha256 = ?"
+                params += list(edited)
             cur = conn.execute(
-                "UPDATE actions SET status = 'approved', decided_at = ?, decided_by = ?, note = ?, "
-                "expires_at = ? WHERE token = ? AND status = 'pending' AND expires_at > ?",
-                (at, self.actor, note, now_iso(now + self.ttl), token, at),
+                f"UPDATE actions SET {sets} WHERE token = ? AND status = 'pending' AND expires_at > ?",
+                (*params, token, at),
             )
-            decision = self._decided(conn, token, cur.rowcount, "approved", at, note=note)
+            detail: dict[str, Any] = {"note": note}
+            if edited is not None:
+                detail.update(
+                    edited=True,
+                    proposed_args_sha256=proposed.args_sha256,
+                    args_sha256=edited[1],
+                )
+            if grant_id is not None:
+                detail["grant"] = grant_id
+            decision = self._decided(
+                conn, token, cur.rowcount, "approved", at, actor=decider, **detail
+            )
         return decision
 
     def reject(self, token: str, reason: str | None = None) -> Decision:
@@ -720,14 +821,22 @@ class Store:
         return decision
 
     def _decided(
-        self, conn: sqlite3.Connection, token: str, changed: int, event: str, at: str, **detail: Any
+        self,
+        conn: sqlite3.Connection,
+        token: str,
+        changed: int,
+        event: str,
+        at: str,
+        *,
+        actor: str | None = None,
+        **detail: Any,
     ) -> Decision:
         found = self._select_action(conn, token)
         if found is None:
             return Decision(False, None, "unknown token", "unknown_token")
         action_id, action = found
         if changed == 1:
-            self._event(conn, action_id, event, at, **detail)
+            self._event(conn, action_id, event, at, actor=actor, **detail)
             return Decision(True, action)
         if action.status == "pending":  # still pending, so it failed on the expiry condition
             action = self._expire_one(conn, action_id, action, at)

@@ -1,0 +1,262 @@
+"""`patch-tui inbox allow / grants / revoke / export` and `inbox approve TOKEN --args JSON`.
+
+Exit codes: 0 done; 1 the store or the action says no (not pending, unknown grant, the tool
+changed), with one line on stderr; 2 usage (bad JSON, args the tool's inputs refuse, a bad
+duration or pattern, an unknown tool). Nothing is decided when the exit code is not 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from patch_tui.commands.runtime import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    _err,
+    _open_store,
+    _open_toolbox,
+    _out,
+)
+from patch_tui.core.text_safety import visible
+
+
+def _tool_file(action: Any, toolbox: Any) -> Path | None:
+    if action.tool_path and Path(action.tool_path).is_file():
+        return Path(action.tool_path)
+    if toolbox is not None:
+        return toolbox.find(action.tool)
+    return None
+
+
+# -- approve with edited args -----------------------------------------------------------------
+
+
+def approve_edited(args: argparse.Namespace) -> int:
+    from patch_tui.core import edits, toolfile
+    from patch_tui.core.store import StoreError
+
+    try:
+        edited = json.loads(args.args)
+    except ValueError as exc:
+        _err(f"--args is not valid JSON: {exc}; nothing was approved")
+        return EXIT_USAGE
+    if not isinstance(edited, dict):
+        _err("--args must be a JSON object, like '{\"text\": \"hi\"}'; nothing was approved")
+        return EXIT_USAGE
+    store = _open_store(args, "cli")
+    if store is None:
+        return EXIT_FAILED
+    token = visible(args.token)
+    try:
+        action = store.get(args.token)
+        if action is None:
+            _err(f"cannot approve {token}: unknown token")
+            return EXIT_FAILED
+        if action.status != "pending":
+            # The store's own answer says why (already decided, expired, ...).
+            decision = store.approve(args.token, note=args.note)
+            _err(f"cannot approve {token}: {visible(decision.why)}")
+            return EXIT_FAILED
+        path = _tool_file(action, _open_toolbox(args))
+        tf = toolfile.read(path) if path is not None else None
+        if tf is None or tf.sha256 != action.source_sha256 or tf.manifest is None:
+            _err(
+                f"cannot approve {token} with edited args: {visible(action.tool)} changed (or is "
+                "gone) since the call was held, so it would not run; reject it and let the agent "
+                "call again"
+            )
+            return EXIT_FAILED
+        why = edits.validate(edited, tf.manifest)
+        if why is not None:
+            _err(f"cannot approve {token}: the edited args are not valid: {visible(why)}; "
+                 "the action stays pending")
+            return EXIT_USAGE
+        decision = store.approve(args.token, note=args.note, args=edited)
+    except (StoreError, OSError) as exc:
+        _err(visible(str(exc)))
+        return EXIT_FAILED
+    finally:
+        store.close()
+    if not decision.ok:
+        _err(f"cannot approve {token}: {visible(decision.why)}")
+        return EXIT_FAILED
+    done = decision.action
+    print(f"approved {done.token} ({done.tool} {done.version})")
+    if done.edited:
+        for change in edits.changes(done.proposed_args or {}, done.args):
+            print(f"    {visible(change.line())}")
+    else:
+        print("    (the args are the proposed ones: nothing was changed)")
+    return EXIT_OK
+
+
+# -- grants -----------------------------------------------------------------------------------
+
+
+def run_allow(args: argparse.Namespace) -> int:
+    from patch_tui.core import grants, toolfile
+    from patch_tui.core.gate import GateError, find_tool
+    from patch_tui.core.store import StoreError
+
+    try:
+        seconds = grants.parse_duration(args.duration)
+        patterns = [grants.parse_pattern(w) for w in args.where]
+    except ValueError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    try:
+        path = find_tool(args.tool, _open_toolbox(args))
+        tf = toolfile.read(path)
+    except (GateError, OSError) as exc:
+        _err(visible(str(exc)))
+        return EXIT_USAGE
+    manifest = tf.manifest
+    if manifest is None:
+        _err(f"{path}: the manifest is not valid, so nothing can be granted")
+        return EXIT_USAGE
+    names = [i.name for i in manifest.inputs]
+    for p in patterns:
+        if p.key not in names:
+            # A pattern on a key the tool never receives could never match: surely a typo.
+            _err(
+                f"--where {visible(str(p))}: {manifest.name} has no input {visible(p.key)!r} "
+                f"(inputs: {', '.join(names) or 'none'})"
+            )
+            return EXIT_USAGE
+    if not manifest.capabilities.human_confirm:
+        # Its calls are never held, and a new version with human_confirm ends the grant anyway.
+        _err(f"{manifest.name} is not marked human_confirm: its calls are not held, so there is "
+             "nothing to grant")
+        return EXIT_USAGE
+    store = _open_store(args, "cli")
+    if store is None:
+        return EXIT_FAILED
+    try:
+        grant = grants.create(
+            store, manifest.name, manifest.version, tf.sha256, patterns, seconds
+        )
+    except StoreError as exc:
+        _err(str(exc))
+        return EXIT_FAILED
+    finally:
+        store.close()
+    print(
+        f"grant {grant.id}: {grant.tool} {grant.version} calls matching "
+        f"{visible(grants.describe_patterns(grant))} are approved until {grant.expires_at} "
+        f"(or until the tool changes); `patch-tui inbox revoke {grant.id}` ends it"
+    )
+    if not patterns:
+        _err("warning: no --where: this grant approves every call of the tool until it expires")
+    return EXIT_OK
+
+
+def run_grants(args: argparse.Namespace) -> int:
+    from patch_tui.core import grants
+    from patch_tui.core.store import StoreError, now_iso
+
+    store = _open_store(args, "cli")
+    if store is None:
+        return EXIT_FAILED
+    try:
+        found = grants.list_grants(store, ended=args.all)
+        now = now_iso(store._now())
+    except StoreError as exc:
+        _err(str(exc))
+        return EXIT_FAILED
+    finally:
+        store.close()
+    if args.json:
+        _out([g.to_json(now) for g in found])
+        return EXIT_OK
+    if not found:
+        print("No standing grants." if not args.all else "No grants.")
+        return EXIT_OK
+    for g in found:
+        state = g.state(now)
+        ends = {"active": "expires", "expired": "expired", "revoked": "revoked"}[state]
+        when = g.revoked_at if state == "revoked" else g.expires_at
+        print(
+            f"{g.id:>4}  {state:<8} {visible(g.tool)} {g.version}  "
+            f"{visible(grants.describe_patterns(g))}"
+        )
+        print(
+            f"      {ends} {when}   uses: {g.uses}   by {visible(g.created_by)} at {g.created_at}"
+        )
+    return EXIT_OK
+
+
+def run_revoke(args: argparse.Namespace) -> int:
+    from patch_tui.core import grants
+    from patch_tui.core.store import StoreError
+
+    try:
+        grant_id = int(args.grant_id)
+    except ValueError:
+        _err(f"{visible(args.grant_id)!r} is not a grant id (a number; see `patch-tui inbox grants`)")
+        return EXIT_USAGE
+    store = _open_store(args, "cli")
+    if store is None:
+        return EXIT_FAILED
+    try:
+        grant = grants.revoke(store, grant_id)
+    except StoreError as exc:
+        _err(visible(str(exc)))
+        return EXIT_FAILED
+    finally:
+        store.close()
+    print(f"revoked grant {grant.id} ({grant.tool}; uses: {grant.uses})")
+    return EXIT_OK
+
+
+# -- export -----------------------------------------------------------------------------------
+
+
+def run_export(args: argparse.Namespace) -> int:
+    import time
+
+    from patch_tui.core import audit
+    from patch_tui.core.store import StoreError
+
+    since = None
+    if args.since is not None:
+        try:
+            since = audit.parse_since(args.since, time.time())
+        except ValueError as exc:
+            _err(str(exc))
+            return EXIT_USAGE
+    store = _open_store(args, "cli")
+    if store is None:
+        return EXIT_FAILED
+    try:
+        rows = audit.records(store, since)
+    except StoreError as exc:
+        _err(str(exc))
+        return EXIT_FAILED
+    finally:
+        store.close()
+    write = audit.write_csv if args.format == "csv" else audit.write_jsonl
+    if args.out is None:
+        if args.format == "csv" and sys.stdout.isatty():
+            # The CSV keeps args as they are; a terminal must not obey what they hold.
+            import io
+
+            buf = io.StringIO()
+            write(rows, buf)
+            sys.stdout.write(visible(buf.getvalue()))
+        else:
+            write(rows, sys.stdout)
+        return EXIT_OK
+    try:
+        # newline="" so the csv module's own line endings are written as they are.
+        with open(args.out, "w", encoding="utf-8", newline="") as fh:
+            count = write(rows, fh)
+    except OSError as exc:
+        _err(f"{visible(args.out)}: cannot write the export: {exc.strerror or exc}")
+        return EXIT_FAILED
+    _err(f"{count} actions written to {visible(args.out)}")
+    return EXIT_OK
