@@ -30,3 +30,11 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
+
+# The real Patch runtime (node 20+): build it (cached after the first time) and check patch-tui
+# against it (tests/interop_runtime). PATCH_RUNTIME_SRC: the folder holding build.sh.
+PATCH_RUNTIME_SRC ?= ../shared/patch-runtime
+.PHONY: interop
+interop: $(STAMP)
+	@out=$$(bash $(PATCH_RUNTIME_SRC)/build.sh) || { echo "make interop: building the Patch runtime failed" >&2; exit 2; }; \
+	PATCH_RUNTIME_HARNESS=$$out/packages/mcp/harness-dist $(BIN)/python -m pytest -q -n 2 tests/interop_runtime $(PYTEST_ARGS)

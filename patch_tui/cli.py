@@ -88,7 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("new", "Create a new lint-clean tool from a template.")
     p.add_argument("name", help="the tool's name, snake_case")
-    p.add_argument("--dir", metavar="DIR", default=".", help="where to write it (default: here)")
+    p.add_argument(
+        "--dir",
+        metavar="DIR",
+        default=None,
+        help="where to write it (default: the --toolbox's tools/ when given, else here)",
+    )
     p.add_argument("--description", default=None, help="one sentence saying what it does")
 
     p = add("rules", "List the lint rules, or explain one (`patch-tui rules PT040`).")

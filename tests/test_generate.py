@@ -436,8 +436,9 @@ async def test_saving_into_a_patch_toolbox_updates_its_index(fake: FakeAnthropic
     result, _ = await run_generate(fake, existing_names=taken)
     path = g.save_new(result, root)
     assert path == root / "tools" / "count_words_2.py"
-    names = [entry["name"] for entry in json.loads((root / "index.json").read_text())["tools"]]
-    assert names == ["count_words", "count_words_2"]
+    index = json.loads((root / "index.json").read_text())
+    assert list(index) == ["count_words", "count_words_2"]
+    assert index["count_words_2"]["filePath"] == str(path)
     assert (root / "tools" / "count_words.py").read_text(encoding="utf-8") == TOOL
 
 

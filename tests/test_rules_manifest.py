@@ -43,7 +43,6 @@ def test_pt002_invalid_yaml_points_into_the_file() -> None:
 @pytest.mark.parametrize(
     ("old", "new", "gist"),
     [
-        ("# version: 1.0.0", "# version: &v 1.0.0", "anchor &v"),
         ("# version: 1.0.0", "# version: !!str 1.0.0", "tag !!str"),
         ("# version: 1.0.0", "# version: 1.0.0\n# version: 1.0.1", "duplicate key 'version'"),
     ],
@@ -396,13 +395,27 @@ def test_pt022_unquoted_timestamp_is_a_warning_with_a_quote_fix() -> None:
 
 @pytest.mark.parametrize(
     ("value", "reading"),
-    [("yes", "boolean"), ("0755", "octal"), ("1_000", "number"), ("~", "null")],
+    [("yes", "boolean"), ("off", "boolean"), ("2026-05-04", "date")],
 )
 def test_pt022_string_fields_yaml11_would_misread(value: str, reading: str) -> None:
     text = edit("#     description: The text to count.", f"#     description: {value}")
     [d] = only(text, "PT022")
     assert d.severity == "warning" and reading in d.message
     assert d.fix is not None and d.fix.safe
+
+
+@pytest.mark.parametrize(
+    ("value", "reading"),
+    [("0755", "a number"), ("1_000", "a number"), ("0x1F", "a number"), ("~", "null"), ("True", "a boolean")],
+)
+def test_pt022_string_fields_the_runtime_reads_as_another_type(value: str, reading: str) -> None:
+    # The runtime's js-yaml (JSON schema) reads these as numbers, null or booleans: its schema
+    # then refuses the tool, so this is an error, with the quoting fix.
+    text = edit("#     description: The text to count.", f"#     description: {value}")
+    [d] = only(text, "PT022")
+    assert d.severity == "error" and reading in d.message
+    assert d.fix is not None and d.fix.safe
+    assert f'description: "{value}"' in fixed(text, "PT022")
 
 
 @pytest.mark.parametrize(
@@ -520,3 +533,11 @@ def test_random_frontmatter_edits_never_crash_and_fixes_converge(edits: list) ->
     out, _ = fix_text(text)
     assert out.endswith(_BODY)  # fixes never touch the body here
     assert [d for d in lint_text(out) if d.fix is not None and d.fix.safe] == []
+
+
+def test_pt025_an_anchor_loads_as_the_runtime_reads_it_with_a_warning() -> None:
+    text = edit("# capabilities:", "# capabilities: &caps")
+    [d] = only(text, "PT025")
+    assert d.severity == "warning" and d.line == line_of(text, "&caps")
+    assert not [x for x in diags(text) if x.severity == "error"]
+    assert toolfile.parse(text).manifest is not None

@@ -52,15 +52,17 @@ def test_hints_follow_capabilities() -> None:
 def test_index_follows_the_files(state: PatchServer) -> None:
     index = json.loads((state.toolbox.root / "index.json").read_text())
     assert index["owner"] == "kept"  # keys we do not know survive
-    assert [(t["name"], t["version"]) for t in index["tools"]] == [
+    # The runtime's shape: {name: entry}, each pointing at its file.
+    assert [(k, t["version"]) for k, t in index.items() if k != "owner"] == [
         ("echo", "1.0.0"),
         ("mark", "1.0.0"),
     ]
+    assert index["echo"]["filePath"] == str(state.toolbox.tools_dir / "echo.py")
     (state.toolbox.tools_dir / "mark.py").unlink()
     write_tool(state.toolbox.tools_dir, "echo", ECHO, inputs=[{"name": "text"}], version="1.1.0")
     assert state.rescan() is True
     index = json.loads((state.toolbox.root / "index.json").read_text())
-    assert [(t["name"], t["version"]) for t in index["tools"]] == [("echo", "1.1.0")]
+    assert [(k, t["version"]) for k, t in index.items() if k != "owner"] == [("echo", "1.1.0")]
     assert state.rescan() is False  # nothing changed since
 
 

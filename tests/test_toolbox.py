@@ -24,8 +24,15 @@ from patch_tui.core.toolbox import (
 def _patch_toolbox(tmp_path, index=None):
     root = tmp_path / "box"
     (root / "tools").mkdir(parents=True)
-    (root / "index.json").write_text(json.dumps(index if index is not None else {"tools": []}))
+    (root / "index.json").write_text(json.dumps(index if index is not None else {}))
     return Toolbox.open(root)
+
+
+def _index(tb):
+    return json.loads((tb.root / "index.json").read_text())
+
+
+RUNTIME_KEYS = ["name", "version", "description", "filePath", "embedding", "lastUsedAt", "createdAt"]
 
 
 def test_template_is_lint_clean():
@@ -106,38 +113,44 @@ def test_save_refuses_deleted_file(tmp_path):
         tb.save_tool(path, "y", expected_sha256=loaded)
 
 
-def test_save_updates_index_keeping_unknown_keys(tmp_path):
-    tb = _patch_toolbox(
-        tmp_path,
-        {"schema": 3, "tools": [{"name": "t", "version": "0.0.1", "description": "old", "file": "tools/t.py", "extra": 1}]},
-    )
+def test_save_writes_the_runtime_entry_keeping_fields_we_do_not_own(tmp_path):
+    tb = _patch_toolbox(tmp_path)
     path = tb.tools_dir / "t.py"
-    path.write_text(new_tool_text("t"))
+    created = tb.create_tool("t")
+    assert created == path
+    entry = _index(tb)["t"]
+    # The runtime's ToolEntry, with filePath absolute: its listTools finds the tool.
+    assert list(entry) == RUNTIME_KEYS
+    assert entry["filePath"] == str(path) and os.path.isabs(entry["filePath"])
+    assert entry["embedding"] is None and entry["lastUsedAt"] is None
+    assert entry["createdAt"].endswith("Z")
+    # The runtime (or a person) adds fields; a save keeps them and what it does not derive.
+    index = _index(tb)
+    index["t"] |= {"embedding": [0.5, 0.25], "lastUsedAt": "2026-01-01T00:00:00.000Z", "extra": 1}
+    (tb.root / "index.json").write_text(json.dumps(index))
     result = tb.save_tool(path, new_tool_text("t", "New words."), expected_sha256=file_sha256(path))
     assert result.index_updated
-    index = json.loads((tb.root / "index.json").read_text())
-    assert index["schema"] == 3
-    assert index["tools"] == [
-        {"name": "t", "version": "0.1.0", "description": "New words.", "file": "tools/t.py", "extra": 1}
-    ]
-    # A new tool follows the other entries' lead for the file key.
-    tb.create_tool("other")
-    index = json.loads((tb.root / "index.json").read_text())
-    assert index["tools"][1] == {
-        "name": "other",
-        "version": "0.1.0",
-        "description": "Describe what other does in one sentence.",
-        "file": "tools/other.py",
+    assert _index(tb) == {
+        "t": {
+            **index["t"],
+            "description": "New words.",
+        }
     }
+    # Written as the runtime writes it: 2-space JSON and a newline.
+    assert (tb.root / "index.json").read_text() == json.dumps(_index(tb), indent=2) + "\n"
 
 
-def test_index_mapping_shape_kept(tmp_path):
-    tb = _patch_toolbox(tmp_path, {"t": {"version": "0.0.1", "description": "old", "x": True}})
+def test_an_older_index_shape_becomes_the_runtimes(tmp_path):
+    # patch-tui used to write {"tools": [...]}: the runtime lists nothing from it.
+    tb = _patch_toolbox(
+        tmp_path,
+        {"tools": [{"name": "t", "version": "0.0.1", "description": "old", "file": "tools/t.py", "extra": 1}]},
+    )
     path = tb.tools_dir / "t.py"
     tb.save_tool(path, new_tool_text("t"), expected_sha256=None)
-    assert json.loads((tb.root / "index.json").read_text()) == {
-        "t": {"version": "0.1.0", "description": "Describe what t does in one sentence.", "x": True}
-    }
+    entry = _index(tb)["t"]
+    assert entry["filePath"] == str(path) and entry["version"] == "0.1.0" and entry["extra"] == 1
+    assert list(_index(tb)) == ["t"]
 
 
 def test_broken_manifest_is_saved_but_not_indexed(tmp_path):
@@ -146,7 +159,48 @@ def test_broken_manifest_is_saved_but_not_indexed(tmp_path):
     result = tb.save_tool(path, "# ---\n# name: [\n# ---\n", expected_sha256=None)
     assert not result.index_updated
     assert path.read_text() == "# ---\n# name: [\n# ---\n"
-    assert json.loads((tb.root / "index.json").read_text()) == {"tools": []}
+    assert _index(tb) == {}
+
+
+def test_a_file_the_runtime_refuses_is_never_indexed(tmp_path):
+    # An input without a description: the runtime's schema refuses the file, and one such
+    # entry would make its whole tools/list fail. The save keeps the bytes; the entry goes.
+    tb = _patch_toolbox(tmp_path)
+    path = tb.create_tool("t")
+    assert "t" in _index(tb)
+    text = path.read_text().replace("#     description: The text to work on.\n", "")
+    result = tb.save_tool(path, text, expected_sha256=file_sha256(path))
+    assert not result.index_updated and path.read_text() == text
+    assert _index(tb) == {}
+
+
+def test_sync_registers_parseable_tools_and_never_drops_them(tmp_path):
+    tb = _patch_toolbox(tmp_path)
+    good = tb.tools_dir / "good.py"
+    good.write_text(new_tool_text("good"))
+    # Stricter patch-tui rules (a patch-level python_version) do not keep a tool out.
+    loose = tb.tools_dir / "loose.py"
+    loose.write_text(new_tool_text("loose").replace('"3.12"', '"3.12.1"'))
+    bad = tb.tools_dir / "bad.py"
+    bad.write_text(new_tool_text("bad").replace("  language: python\n", "  language: ruby\n"))
+    gone = str(tb.tools_dir / "gone.py")
+    index = {"gone": {"name": "gone", "version": "1.0.0", "description": "x", "filePath": gone}}
+    (tb.root / "index.json").write_text(json.dumps(index))
+    tb.sync_index()
+    assert sorted(_index(tb)) == ["good", "loose"]
+    before = (tb.root / "index.json").read_bytes()
+    tb.sync_index()
+    assert (tb.root / "index.json").read_bytes() == before  # nothing to change: not rewritten
+
+
+def test_new_toolbox_layout_is_the_runtimes(tmp_path):
+    tb = Toolbox.init_patch(tmp_path / "fresh")
+    assert tb.is_patch_toolbox
+    for name in ("index.json", "config.json"):
+        assert (tmp_path / "fresh" / name).read_text() == "{}\n"
+    assert (tmp_path / "fresh" / "runs").is_dir()
+    tb.create_tool("made")
+    assert _index(tb)["made"]["filePath"] == str(tmp_path / "fresh" / "tools" / "made.py")
 
 
 def test_new_version_keeps_history(tmp_path):
@@ -163,7 +217,7 @@ def test_new_version_keeps_history(tmp_path):
     assert saved.body == toolfile.parse(original).body  # the body is untouched
     assert result.history_path == tb.history_dir / "t" / "0.1.0.py"
     assert result.history_path.read_text() == original
-    assert json.loads((tb.root / "index.json").read_text())["tools"][0]["version"] == "0.2.0"
+    assert _index(tb)["t"]["version"] == "0.2.0"
 
     tb.save_new_version(path, path.read_text(), "major")
     assert [v for v, _ in tb.history("t")] == ["0.1.0", "0.2.0"]
@@ -197,13 +251,16 @@ def test_create_rename_duplicate_delete(tmp_path):
     with pytest.raises(ToolboxError, match="not a valid tool name"):
         tb.create_tool("Bad-Name")
 
+    created_at = _index(tb)["alpha"]["createdAt"]
     b = tb.rename_tool(a, "beta")
     assert not a.exists() and b.name == "beta.py"
     assert toolfile.read(str(b)).manifest.name == "beta"
-    names = [e["name"] for e in json.loads((tb.root / "index.json").read_text())["tools"]]
-    assert names == ["beta"]
+    assert list(_index(tb)) == ["beta"]
+    assert _index(tb)["beta"]["filePath"] == str(b)
+    assert _index(tb)["beta"]["createdAt"] == created_at  # the same tool, renamed
 
     c = tb.duplicate_tool(b, "gamma")
+    assert list(_index(tb)) == ["beta", "gamma"]
     assert toolfile.read(str(c)).manifest.name == "gamma"
     assert toolfile.read(str(c)).body == toolfile.read(str(b)).body
     with pytest.raises(ToolboxError, match="already exists"):
@@ -214,8 +271,8 @@ def test_create_rename_duplicate_delete(tmp_path):
     assert not b.exists()
     assert trashed.read_bytes() == before  # moved, never removed
     assert trashed.parent == tb.trash_dir
-    names = [e["name"] for e in json.loads((tb.root / "index.json").read_text())["tools"]]
-    assert names == ["gamma"]
+    assert list(_index(tb)) == ["gamma"]
+    assert _index(tb)["gamma"]["filePath"] == str(c)
     assert [p.name for p in tb.tool_paths()] == ["gamma.py"]
 
 

@@ -670,13 +670,18 @@ async def test_save_in_patch_toolbox_updates_index(tmp_path):
         await wait_lint(pilot, screen, count)
         await pilot.press("ctrl+s")
         await pilot.pause()
-    entry = json.loads((root / "index.json").read_text())["tools"][0]
+    entry = json.loads((root / "index.json").read_text())["echo_text"]
     assert entry == {
         "name": "echo_text",
         "version": "1.0.1",
         "description": "Return the text it is given, optionally shouted.",
+        "filePath": entry["filePath"],
+        "embedding": None,
+        "lastUsedAt": None,
+        "createdAt": entry["createdAt"],
         "enabled": True,
     }
+    assert entry["filePath"].endswith("/tools/echo_text.py")
 
 
 def test_cli_missing_path_is_a_clear_message(tmp_path, capsys):

@@ -444,6 +444,9 @@ def run_new(args: argparse.Namespace) -> int:
         for d in errors:
             _err(f"{d.code} {d.message}")
         return EXIT_USAGE
+    toolbox_dir = getattr(args, "toolbox", None)
+    if toolbox_dir and not getattr(args, "dir", None):
+        return _new_in_toolbox(Path(toolbox_dir), name, text)
     folder = Path(getattr(args, "dir", None) or ".")
     target = folder / f"{name}.py"
     try:
@@ -458,8 +461,38 @@ def run_new(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
         fh.write(text)
+    _register(target)
     print(target)
     return EXIT_OK
+
+
+def _new_in_toolbox(root: Path, name: str, text: str) -> int:
+    """`new NAME --toolbox DIR`: the tool goes in the toolbox's tools/ folder and its index, so
+    the runtime lists it. A folder that is not yet a toolbox gets the runtime's layout; a plain
+    folder of tool files stays one."""
+    from patch_tui.core.toolbox import Toolbox, ToolboxError
+
+    try:
+        plain = root.is_dir() and not (root / "tools").is_dir() and any(root.glob("*.py"))
+        tb = Toolbox.open(root) if plain else Toolbox.init_patch(root)
+        target = tb.create_tool(name, text=text)
+    except (ToolboxError, OSError) as exc:
+        _err(f"{root}: cannot create {name}: {exc}")
+        return EXIT_ERRORS
+    print(target)
+    return EXIT_OK
+
+
+def _register(target: Path) -> None:
+    """A new file inside a Patch toolbox's tools/ folder is registered in its index.json."""
+    from patch_tui.core.toolbox import Toolbox, ToolboxError
+
+    try:
+        tb = Toolbox.open(target)
+        if tb.is_patch_toolbox and tb.tools_dir == target.resolve().parent:
+            tb.sync_index([target])
+    except (ToolboxError, OSError) as exc:
+        _err(f"{target}: created, but index.json could not be updated: {exc}")
 
 
 # --- rules -----------------------------------------------------------------------------------

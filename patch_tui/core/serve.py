@@ -211,34 +211,11 @@ def meta_tools() -> list[dict[str, Any]]:
 
 
 def sync_index(toolbox: Toolbox, entries: dict[str, ToolEntry]) -> None:
-    """Make index.json list exactly the valid tools, with their current version and description."""
-    if not toolbox.is_patch_toolbox:
-        return
-    raw = toolbox.read_index()
-    listed: dict[str, dict[str, Any]] = {}
-    if raw is not None:
-        items = raw.get("tools", raw) if isinstance(raw, dict) else raw
-        if isinstance(items, dict):
-            items = [{"name": k, **v} for k, v in items.items() if isinstance(v, dict)]
-        if isinstance(items, list):
-            listed = {
-                e["name"]: e
-                for e in items
-                if isinstance(e, dict) and isinstance(e.get("name"), str)
-            }
+    """Keep index.json in step with the files, as the runtime reads it: every tool the runtime
+    can parse is registered (its version, description and file current); entries whose file is
+    gone or no longer parses are dropped; an entry of a parseable tool is never removed."""
     try:
-        for name, entry in entries.items():
-            have = listed.get(name)
-            m = entry.manifest
-            if (
-                have is None
-                or have.get("version") != m.version
-                or have.get("description") != m.description
-            ):
-                toolbox.update_index(entry.path, m)
-        for name in listed:
-            if name not in entries:
-                toolbox.remove_from_index(name)
+        toolbox.sync_index()
     except (ToolboxError, OSError) as exc:
         log(f"cannot keep index.json in sync: {exc}")
 

@@ -13,14 +13,20 @@ Layout of what we keep next to the tools:
 - trash:   `<root>/.trash/<file stem>-<UTC stamp>.py`: deleting a tool never removes bytes;
 - runs:    `<runs_dir>/`, for the runner's logs.
 
-The Patch runtime's `index.json` shape is not documented; we read the shapes seen in the wild
-(a list of entries, `{"tools": [...]}`, `{"tools": {name: entry}}`, `{name: entry}`), write back
-the same shape, and keep every key we do not know in existing entries. A new index is
-`{"tools": [{"name", "version", "description"}]}`.
+`index.json` is the Patch runtime's (`mcp/src/toolbox.ts`): `{name: {name, version,
+description, filePath, embedding, lastUsedAt, createdAt}}`, 2-space JSON. Only indexed tools
+exist for the runtime, and one entry whose file it cannot parse makes its whole `tools/list`
+fail, so every operation here keeps the index in step: an entry is written for each tool the
+runtime can parse (`runtime_format.accepts`), with `filePath` absolute; an entry is never added
+for a file the runtime would refuse; fields we do not own (`embedding`, `lastUsedAt`,
+`createdAt`, anything else) are kept as they were. An index in an older shape that patch-tui
+used to write (`{"tools": [...]}`, a list) is rewritten in the runtime's shape, keeping every
+entry's fields.
 """
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import json
 import os
@@ -31,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from patch_tui.core import toolfile
+from patch_tui.core import runtime_format, toolfile
 from patch_tui.core.fields import NAME_RE, bump_version
 
 if TYPE_CHECKING:  # pydantic is imported when a manifest is first validated (saves, new tools)
@@ -297,13 +303,17 @@ class Toolbox:
         return SaveResult(p, sha256_bytes(data), updated)
 
     def _index_from_bytes(self, path: Path, data: bytes) -> bool:
+        """Bring the tool's index entry in step with the bytes just written. Returns whether the
+        tool is in the index now (False: the runtime cannot parse it, so it is left out)."""
         if not self.is_patch_toolbox:
             return False
-        tf = toolfile.parse_bytes(data, path=str(path))
-        if tf.manifest is None:
-            # A broken manifest is saved (never lose work) but not published to the runtime.
+        manifest = _runtime_manifest(data)
+        if manifest is None:
+            # Saved (never lose work) but not published: an entry whose file the runtime cannot
+            # parse would break its whole tools/list. Lint says why.
+            self._drop_entries_for(path)
             return False
-        self.update_index(path, tf.manifest)
+        self._edit_index(lambda index: _upsert(index, manifest, path))
         return True
 
     def save_new_version(
@@ -367,24 +377,92 @@ class Toolbox:
         except (OSError, ValueError):
             return None
 
-    def update_index(self, path: str | os.PathLike[str], manifest: Manifest) -> None:
-        """Put a tool's name, version and description in index.json, atomically."""
-        self._edit_index(lambda entries: _upsert(entries, manifest, Path(path), self.root))
+    def index_entries(self) -> dict[str, dict[str, Any]]:
+        """The index in the runtime's shape ({name: entry}); empty when there is none."""
+        raw = self.read_index()
+        return _as_runtime_index(raw, self.tools_dir) if raw is not None else {}
+
+    def update_index(self, path: str | os.PathLike[str], manifest: Manifest | dict[str, Any]) -> None:
+        """Put a tool's entry in index.json (name, version, description, filePath), atomically."""
+        data = manifest if isinstance(manifest, dict) else manifest.model_dump()
+        self._edit_index(lambda index: _upsert(index, data, Path(path)))
 
     def remove_from_index(self, name: str) -> None:
-        self._edit_index(lambda entries: [e for e in entries if _entry_name(e) != name])
+        self._edit_index(lambda index: {k: v for k, v in index.items() if k != name})
+
+    def _drop_entries_for(self, path: Path) -> None:
+        """Remove the entries pointing at this file (a tool the runtime can no longer parse)."""
+        target = _abs(path)
+
+        def drop(index: dict[str, Any]) -> dict[str, Any]:
+            return {
+                k: v
+                for k, v in index.items()
+                if not (isinstance(v, dict) and isinstance(v.get("filePath"), str) and _abs(Path(v["filePath"])) == target)
+            }
+
+        if self.index_path is not None and self.index_path.exists():
+            self._edit_index(drop)
 
     def _edit_index(self, change: Any) -> None:
         ip = self.index_path
         if ip is None:
             return
-        raw = self.read_index() if ip.exists() else {"tools": []}
+        raw = self.read_index() if ip.exists() else {}
         if raw is None:
-            raise ToolboxError(f"{ip}: not valid JSON; fix it by hand, the tool was saved")
-        entries, rebuild = _index_entries(raw)
-        new_raw = rebuild(change(entries))
-        text = json.dumps(new_raw, indent=2, ensure_ascii=False) + "\n"
-        atomic_write(ip, text.encode("utf-8"))
+            if ip.read_text(encoding="utf-8", errors="replace").strip():
+                raise ToolboxError(f"{ip}: not valid JSON; fix it by hand, the tool was saved")
+            raw = {}  # an empty file is an empty index, as the runtime reads it
+        before = _as_runtime_index(raw, self.tools_dir)
+        after = change(dict(before))
+        if after == raw and ip.exists():
+            return  # nothing changed: leave the file (and its mtime) alone
+        atomic_write(ip, index_json(after).encode("utf-8"))
+
+    def sync_index(self, paths: list[Path] | None = None) -> None:
+        """Register every tool file the runtime can parse that the index does not list yet (or
+        lists with another version, description or file), and drop entries whose file is
+        gone or no longer parses. Entries of parseable tools are never removed."""
+        if not self.is_patch_toolbox:
+            return
+        found: dict[Path, dict[str, Any] | None] = {}
+        for p in paths if paths is not None else self.tool_paths():
+            try:
+                found[_abs(p)] = _runtime_manifest(p.read_bytes())
+            except OSError:
+                found[_abs(p)] = None
+
+        def change(index: dict[str, Any]) -> dict[str, Any]:
+            out = dict(index)
+            for key, entry in index.items():
+                if not isinstance(entry, dict) or "name" not in entry:
+                    continue  # not an entry: a field someone else keeps here
+                if not isinstance(entry.get("filePath"), str):
+                    del out[key]  # no file to read: the runtime skips it (re-added below if found)
+                    continue
+                file = _abs(Path(entry["filePath"]))
+                if file in found and found[file] is None:
+                    del out[key]  # its file no longer parses: it would break the runtime's list
+                elif not file.exists():
+                    del out[key]  # the runtime skips it anyway; keep the index honest
+            for file, manifest in found.items():
+                if manifest is not None:
+                    out = _upsert(out, manifest, file)
+            return out
+
+        self._edit_index(change)
+
+    @classmethod
+    def init_patch(cls, path: str | os.PathLike[str]) -> Toolbox:
+        """Create (or complete) the runtime's layout at `path`: tools/, runs/, index.json and
+        config.json (`{}` when new), as the runtime's ensureLayout does; returns the toolbox."""
+        root = Path(path).expanduser()
+        (root / TOOLS_DIR_NAME).mkdir(parents=True, exist_ok=True)
+        (root / "runs").mkdir(exist_ok=True)
+        for name in (INDEX_NAME, "config.json"):
+            if not (root / name).exists():
+                atomic_write(root / name, b"{}\n")
+        return cls(root.resolve(), root.resolve() / TOOLS_DIR_NAME, True)
 
     # -- managing tools -------------------------------------------------------------------
 
@@ -436,8 +514,11 @@ class Toolbox:
             src.unlink()
             _fsync_dir(src.parent)
         if self.is_patch_toolbox:
+            carry = self.index_entries().get(old_name)
             self.remove_from_index(old_name)
-            self._index_from_bytes(target, data)
+            manifest = _runtime_manifest(data)
+            if manifest is not None:
+                self._edit_index(lambda index: _upsert(index, manifest, target, carry))
         return target
 
     def delete_tool(self, path: str | os.PathLike[str]) -> Path:
@@ -456,8 +537,12 @@ class Toolbox:
         else:
             _copy_then_unlink(src, dest)
         _fsync_dir(src.parent)
-        if self.is_patch_toolbox and name:
-            self.remove_from_index(name)
+        if self.is_patch_toolbox:
+            self._drop_entries_for(src)
+            if name and name in self.index_entries():
+                entry = self.index_entries()[name]
+                if not (isinstance(entry, dict) and isinstance(entry.get("filePath"), str) and Path(entry["filePath"]).exists()):
+                    self.remove_from_index(name)
         return dest
 
 
@@ -494,58 +579,100 @@ def _copy_then_unlink(src: Path, dest: Path) -> None:
     src.unlink()
 
 
-def _entry_name(entry: Any) -> str | None:
-    return entry.get("name") if isinstance(entry, dict) else None
+def _abs(path: Path) -> Path:
+    return Path(os.path.abspath(path))
 
 
-def _index_entries(raw: Any) -> tuple[list[Any], Any]:
-    """The entries of an index in any known shape, and a function that rebuilds that shape."""
+def _runtime_manifest(data: bytes) -> dict[str, Any] | None:
+    """The manifest as the runtime reads it, or None when the runtime refuses the file. (The
+    runtime reads files as UTF-8, a byte-order mark included.)"""
+    try:
+        return runtime_format.parse(data.decode("utf-8", errors="replace")).manifest
+    except runtime_format.RuntimeRejects:
+        return None
+
+
+def now_iso() -> str:
+    """`new Date().toISOString()`: UTC, milliseconds, a Z."""
+    now = _dt.datetime.now(_dt.UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def index_json(index: dict[str, Any]) -> str:
+    """`JSON.stringify(index, null, 2) + "\\n"`."""
+    return json.dumps(index, indent=2, ensure_ascii=False) + "\n"
+
+
+def _as_runtime_index(raw: Any, tools_dir: Path) -> dict[str, Any]:
+    """The index in the runtime's shape, whatever shape it was written in. Older patch-tui
+    shapes (a list, `{"tools": [...]}` or `{"tools": {name: entry}}`) become `{name: entry}`
+    with every field kept; a relative file key of theirs becomes an absolute filePath."""
+    if isinstance(raw, dict) and not isinstance(raw.get("tools"), list | dict):
+        return dict(raw)
     if isinstance(raw, list):
-        return list(raw), lambda entries: entries
-    if isinstance(raw, dict) and isinstance(raw.get("tools"), list):
-        return list(raw["tools"]), lambda entries: {**raw, "tools": entries}
-    if isinstance(raw, dict) and isinstance(raw.get("tools"), dict):
+        entries, rest = raw, {}
+    elif isinstance(raw, dict) and isinstance(raw["tools"], list):
+        entries, rest = raw["tools"], {k: v for k, v in raw.items() if k != "tools"}
+    elif isinstance(raw, dict):
         entries = [{"name": k, **v} if isinstance(v, dict) else v for k, v in raw["tools"].items()]
-        return entries, lambda es: {**raw, "tools": _as_mapping(es)}
-    if isinstance(raw, dict) and all(isinstance(v, dict) for v in raw.values()):
-        entries = [{"name": k, **v} for k, v in raw.items()]
-        return entries, _as_mapping
-    raise ToolboxError("index.json has a shape we do not know; not changing it")
-
-
-def _as_mapping(entries: list[Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for e in entries:
-        if isinstance(e, dict) and isinstance(e.get("name"), str):
-            rest = {k: v for k, v in e.items() if k != "name"}
-            out[e["name"]] = rest
+        rest = {k: v for k, v in raw.items() if k != "tools"}
+    else:
+        raise ToolboxError("index.json has a shape we do not know; not changing it")
+    out: dict[str, Any] = dict(rest)
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        converted = dict(entry)
+        if not isinstance(converted.get("filePath"), str):
+            for key in ("file", "path", "filename", "source"):
+                if isinstance(entry.get(key), str):
+                    candidate = Path(entry[key])
+                    if not candidate.is_absolute():
+                        candidate = tools_dir / candidate.name
+                    converted["filePath"] = str(candidate)
+                    break
+        out[entry["name"]] = converted
     return out
 
 
-# Keys other entries may use to point at their file; a new entry follows their lead.
-_FILE_KEYS = ("file", "path", "filename", "source")
+def _upsert(
+    index: dict[str, Any], manifest: dict[str, Any], path: Path, carry: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The index with this tool's entry written, in place of the old one: the fields the runtime
+    derives from the file (name, version, description, filePath) set, every other field kept
+    (from `carry` for a renamed tool); a new entry gets the runtime's defaults (embedding and
+    lastUsedAt null, createdAt now). Another entry pointing at the same file is folded in."""
+    name = manifest["name"]
+    file = str(_abs(path))
 
+    def points_here(entry: Any) -> bool:
+        return isinstance(entry, dict) and isinstance(entry.get("filePath"), str) and str(_abs(Path(entry["filePath"]))) == file
 
-def _upsert(entries: list[Any], manifest: Manifest, path: Path, root: Path) -> list[Any]:
-    fields = {
-        "name": manifest.name,
-        "version": manifest.version,
-        "description": manifest.description,
+    old = dict(carry or {})
+    if isinstance(index.get(name), dict):
+        old = {**old, **index[name]}
+    else:
+        for entry in index.values():
+            if points_here(entry):
+                old = {**old, **entry}
+                break
+    entry = {
+        "name": name,
+        "version": manifest["version"],
+        "description": manifest["description"],
+        "filePath": file,
+        "embedding": old.get("embedding"),
+        "lastUsedAt": old.get("lastUsedAt"),
+        "createdAt": old.get("createdAt") or now_iso(),
     }
-    for i, entry in enumerate(entries):
-        if _entry_name(entry) == manifest.name:
-            entries[i] = {**entry, **fields}
-            return entries
-    new: dict[str, Any] = dict(fields)
-    for key in _FILE_KEYS:
-        sample = next((e[key] for e in entries if isinstance(e, dict) and isinstance(e.get(key), str)), None)
-        if sample is None:
+    # Fields we do not own stay, after the runtime's own.
+    entry.update({k: v for k, v in old.items() if k not in entry})
+    out: dict[str, Any] = {}
+    for key, value in index.items():
+        if key == name or points_here(value):
+            if name not in out:
+                out[name] = entry  # where the old entry was: a save does not reorder the index
             continue
-        try:
-            rel = path.resolve().relative_to(root)
-        except ValueError:
-            rel = Path(path.name)
-        new[key] = rel.as_posix() if "/" in sample else path.name
-        break
-    entries.append(new)
-    return entries
+        out[key] = value
+    out.setdefault(name, entry)
+    return out

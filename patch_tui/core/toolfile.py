@@ -69,6 +69,7 @@ class ToolFile:
     data: Any = None
     nodes: dict[Path, Node] = field(default_factory=dict)
     problems: list[ParseProblem] = field(default_factory=list)
+    anchors: list[Pos] = field(default_factory=list)  # YAML anchors and aliases (lint warns)
     # Validated on first use: lint reads the raw data and never needs the model.
     _validation: tuple[Manifest | None, ValidationError | None] | None = field(
         default=None, repr=False, compare=False
@@ -339,7 +340,7 @@ def parse(text: str, path: str | None = None, *, bom: bool = False) -> ToolFile:
             span = tf.frontmatter_span()
         tf.problems.append(ParseProblem("PT002", f"invalid YAML in the frontmatter: {exc.message}", span))
         return tf
-    tf.data, tf.nodes = loaded.data, loaded.nodes
+    tf.data, tf.nodes, tf.anchors = loaded.data, loaded.nodes, loaded.anchors
     if tf.data is None:
         tf.data = {}
     if not isinstance(tf.data, dict):

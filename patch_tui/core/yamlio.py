@@ -21,6 +21,8 @@ from typing import Any, NamedTuple
 
 import yaml
 
+from patch_tui.core.runtime_format import construct_plain
+
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 HAS_LIBYAML = _BaseLoader is not yaml.SafeLoader
 
@@ -83,30 +85,36 @@ class YamlError(Exception):
 class Loaded:
     data: Any
     nodes: dict[Path, Node] = field(default_factory=dict)
+    # Where anchors (`&name`) and aliases (`*name`) sit: the runtime's js-yaml reads them, so we
+    # do too; lint warns because other readers may not.
+    anchors: list[Pos] = field(default_factory=list)
 
 
 def _pos(mark: Any) -> Pos:
     return Pos(mark.line, mark.column)
 
 
+_WORDS: dict[str, Any] = {
+    "~": None, "null": None, "Null": None, "NULL": None,
+    "true": True, "True": True, "TRUE": True,
+    "false": False, "False": False, "FALSE": False,
+}  # fmt: skip
+_NUMBER_START = frozenset("-+.0123456789")
+
+
 def resolve_plain(text: str) -> Any:
-    """A plain scalar's value under YAML's JSON schema: `null` (or nothing), `true`, `false`,
-    JSON numbers; everything else is a string. (Tested by first character: this runs for
-    every key and value of every file linted.)"""
+    """A plain scalar's value as the Patch runtime's js-yaml (JSON_SCHEMA) reads it: `null`,
+    `Null`, `NULL`, `~` or nothing is null; `true`/`True`/`TRUE` and the falses are booleans;
+    integers (also `0x1F`, `0o17`, `0b1`, `1_000`, `+1`) and floats (`1.5`, `.5`, `1e3`,
+    `.inf`, `.nan`) are numbers; everything else (timestamps, `yes`, `01.0.0`) is a string.
+    (Tested by first character: this runs for every key and value of every file linted.)"""
     if not text:
         return None
     first = text[0]
-    if first == "n":
-        return None if text == "null" else text
-    if first == "t":
-        return True if text == "true" else text
-    if first == "f":
-        return False if text == "false" else text
-    if first == "-" or "0" <= first <= "9":
-        if _INT_RE.match(text):
-            return int(text)
-        if _FLOAT_RE.match(text):
-            return float(text)
+    if first in _NUMBER_START:
+        return construct_plain(text)
+    if len(text) <= 5:
+        return _WORDS.get(text, text)
     return text
 
 
@@ -118,14 +126,7 @@ _SequenceEnd = yaml.SequenceEndEvent
 
 
 def _refuse(event: Any) -> None:
-    """Raise for an anchor or an explicit tag on a node event."""
-    anchor = event.anchor
-    if anchor is not None:
-        raise YamlError(
-            f"anchor &{anchor} is not allowed: write the value out in full",
-            _pos(event.start_mark),
-            _pos(event.end_mark),
-        )
+    """Raise for an explicit tag on a node event (anchors are the caller's business)."""
     tag = event.tag
     if tag is not None and tag != "!":
         implicit = event.implicit
@@ -146,12 +147,18 @@ def load(text: str) -> Loaded:
     too deep nesting, or more than one document.
     """
     nodes: dict[Path, Node] = {}
-    # Each frame: [container, path, pending_key(str|None), key_start, key_end, start_mark]
+    # Each frame: [container, path, pending_key(str|None), key_start, key_end, start_mark,
+    #              anchor, expanded size]
     stack: list[list[Any]] = []
     result: Any = None
     have_result = False
     documents = 0
     count = 0
+    # An alias shares the anchored value (no copy); `expanded` counts the values it stands for,
+    # so an alias bomb ("billion laughs") is refused long before anything expands it.
+    anchored: dict[str, tuple[Any, int]] = {}
+    anchor_marks: list[Pos] = []
+    expanded = 0
     event: Any
     try:
         for event in yaml.parse(text, Loader=_BaseLoader):
@@ -159,9 +166,12 @@ def load(text: str) -> Loaded:
             if count > MAX_EVENTS:
                 raise YamlError(f"frontmatter is too large (more than {MAX_EVENTS} YAML nodes)")
             kind = type(event)
+            size = 1
+            anchor = None
             if kind is _ScalarEvent:
-                if event.anchor is not None or (event.tag is not None and event.tag != "!"):
+                if event.tag is not None and event.tag != "!":
                     _refuse(event)
+                anchor = event.anchor
                 sm, em = event.start_mark, event.end_mark
                 start, end = Pos(sm.line, sm.column), Pos(em.line, em.column)
                 raw = event.value
@@ -172,25 +182,39 @@ def load(text: str) -> Loaded:
                     value = raw
                     plain = False
             elif kind is _MappingStart or kind is _SequenceStart:
-                if event.anchor is not None or event.tag is not None:
+                if event.tag is not None:
                     _refuse(event)
+                if event.anchor is not None:
+                    anchor_marks.append(_pos(event.start_mark))
                 if len(stack) >= MAX_DEPTH:
                     raise YamlError(
                         f"nesting deeper than {MAX_DEPTH} levels", _pos(event.start_mark)
                     )
                 container: Any = {} if kind is _MappingStart else []
                 path = _child_path(stack)
-                stack.append([container, path, None, None, None, event.start_mark])
+                stack.append([container, path, None, None, None, event.start_mark, event.anchor, 1])
                 continue
             elif kind is _MappingEnd or kind is _SequenceEnd:
                 frame = stack.pop()
                 value, start, end, plain, raw = frame[0], _pos(frame[5]), _pos(event.end_mark), False, None
+                anchor, size = frame[6], frame[7]
             elif kind is yaml.AliasEvent:
-                raise YamlError(
-                    f"alias *{event.anchor} is not allowed: write the value out in full",
-                    _pos(event.start_mark),
-                    _pos(event.end_mark),
-                )
+                if event.anchor not in anchored:
+                    raise YamlError(
+                        f"alias *{event.anchor} names no anchor defined before it",
+                        _pos(event.start_mark),
+                        _pos(event.end_mark),
+                    )
+                value, size = anchored[event.anchor]
+                expanded += size
+                if expanded > MAX_EVENTS:
+                    raise YamlError(
+                        f"aliases expand to more than {MAX_EVENTS} YAML nodes", _pos(event.start_mark)
+                    )
+                anchor_marks.append(_pos(event.start_mark))
+                sm, em = event.start_mark, event.end_mark
+                start, end = Pos(sm.line, sm.column), Pos(em.line, em.column)
+                plain, raw = False, None
             elif kind is yaml.DocumentStartEvent:
                 documents += 1
                 if documents > 1:
@@ -201,12 +225,17 @@ def load(text: str) -> Loaded:
                 continue
             else:  # stream start/end, document end
                 continue
+            if anchor is not None:
+                anchored[anchor] = (value, size)
+                if kind is _ScalarEvent:
+                    anchor_marks.append(start)
 
             if not stack:
                 result, have_result = value, True
                 nodes[()] = Node(start, end, None, None, plain, raw)
                 continue
             parent = stack[-1]
+            parent[7] += size
             container = parent[0]
             if type(container) is dict:
                 if parent[2] is None:
@@ -247,8 +276,8 @@ def load(text: str) -> Loaded:
     except RecursionError:
         raise YamlError(f"nesting deeper than {MAX_DEPTH} levels") from None
     if not have_result:
-        return Loaded(None, nodes)
-    return Loaded(result, nodes)
+        return Loaded(None, nodes, anchor_marks)
+    return Loaded(result, nodes, anchor_marks)
 
 
 def _child_path(stack: list[list[Any]]) -> Path:

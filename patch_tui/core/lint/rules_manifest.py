@@ -35,6 +35,7 @@ from patch_tui.core.fields import (
 )
 from patch_tui.core.lint.engine import Diagnostic, Fix, LintContext, rule
 from patch_tui.core.text_safety import visible
+from patch_tui.core.toolfile import Span
 from patch_tui.core.yamlio import Path
 
 # The parser reports these; registering them makes them selectable and documented.
@@ -54,15 +55,15 @@ above the Python code. Save the file as UTF-8 text.""",
     (
         "PT002",
         "invalid-yaml",
-        "frontmatter is not valid YAML, or uses anchors, aliases, tags or duplicate keys",
-        """The frontmatter is not valid YAML, or uses anchors, aliases, tags or duplicate keys.
+        "frontmatter is not valid YAML, or uses tags or duplicate keys",
+        """The frontmatter is not valid YAML, or uses tags or duplicate keys.
 
-Why: the manifest must read the same way everywhere. Anchors and aliases can blow up in size
-(the "billion laughs" attack), tags like `!!python/object/apply` run code in careless readers, and
-duplicate keys are silently merged by some readers and refused by others.
+Why: the Patch runtime refuses a tool whose frontmatter is not valid YAML or repeats a key.
+Tags like `!!python/object/apply` run code in careless readers (patch-tui is stricter than the
+runtime here: it refuses every tag, where the runtime reads `!!str` and the like).
 
-Fix: correct the YAML at the reported line (indentation, a missing `:`, an unclosed quote). Write
-repeated values out in full, remove `!!tags`, and keep only one of each key.""",
+Fix: correct the YAML at the reported line (indentation, a missing `:`, an unclosed quote).
+Remove `!!tags`, and keep only one of each key.""",
     ),
     (
         "PT003",
@@ -818,6 +819,13 @@ def _check_value(
                     severity="warning",
                     fix=_quote_fix(ctx, path),
                 )
+        elif value is None and plain and raw:
+            yield ctx.diag(
+                "PT022",
+                f"`{label}: {shown}` is read as null, not a string: quote it: {_quote(raw)}",
+                *path,
+                fix=_quote_fix(ctx, path),
+            )
         elif value is None:
             if path != ("description",):  # PT013 reports an empty description
                 yield ctx.diag("PT022", f"`{label}` is empty: give it a value", *path)
@@ -1069,3 +1077,28 @@ def browser_without_network(ctx: LintContext) -> Iterator[Diagnostic]:
                 "set network: true", ("capabilities", "network"), True, safe=False
             ),
         )
+
+
+@rule("PT025", "yaml-anchor", family="manifest", summary="a YAML anchor or alias")
+def yaml_anchor(ctx: LintContext) -> Iterator[Diagnostic]:
+    """The frontmatter uses a YAML anchor (`&name`) or alias (`*name`).
+
+    Why: the Patch runtime reads them, so the tool loads; but a manifest is read by people,
+    editors and other tools too, and a value defined in one place and used in another is easy to
+    misread (and some readers refuse aliases). patch-tui reads them like the runtime and refuses
+    aliases that expand past a size limit (the "billion laughs" attack).
+
+    Fix: write the repeated value out in full where it is used, and drop the `&name`.
+    """
+    tf = ctx.tf
+    if not tf.anchors or tf.open_index is None:
+        return
+    pos = tf.anchors[0]
+    line, col = tf.yaml_pos_to_file(pos)
+    more = f" (and {len(tf.anchors) - 1} more)" if len(tf.anchors) > 1 else ""
+    yield ctx.diag(
+        "PT025",
+        f"a YAML anchor or alias{more}: the runtime reads it, but write the value out in full so every reader sees the same manifest",
+        severity="warning",
+        span=Span(line, col, line, col + 1),
+    )
