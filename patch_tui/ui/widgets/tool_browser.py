@@ -1,6 +1,10 @@
 """The tool browser: every tool of the toolbox with its version and lint state, filtered as you
 type. It reads and lints the files in a thread worker; new / rename / duplicate / delete are
 requests (`ToolBrowser.Action`) the editor carries out, since it knows about unsaved changes.
+
+Typing is for filtering: a printable key pressed in the list goes to the filter box (and `/`
+focuses it), so the list's commands sit on keys nobody types by accident (ctrl combinations and
+Delete; ctrl+n, new tool, is the desk's; the palette has them all). A letter that ran Rename or Delete was a trap (issue 12).
 """
 
 from __future__ import annotations
@@ -10,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Input, OptionList
+from textual.widgets.input import Selection
 from textual.widgets.option_list import Option
 
 from patch_tui.core.text_safety import visible
@@ -63,16 +68,30 @@ def scan_tool(path: Path) -> ToolEntry:
 
 class ToolList(OptionList):
     BINDINGS = [
-        Binding("n", "request('new')", "New", id="browser.new"),
-        Binding("r", "request('rename')", "Rename", id="browser.rename"),
-        Binding("c", "request('duplicate')", "Copy", id="browser.duplicate"),
-        Binding("delete,x", "request('delete')", "Delete", id="browser.delete"),
+        Binding("ctrl+e", "request('rename')", "Rename", id="browser.rename"),
+        Binding("ctrl+d", "request('duplicate')", "Copy", id="browser.duplicate"),
+        Binding("delete", "request('delete')", "Delete", id="browser.delete"),
+        Binding("slash", "filter", "Filter", id="browser.filter"),
     ]
 
     def action_request(self, action: str) -> None:
         browser = self.parent
         if isinstance(browser, ToolBrowser):
             browser.request(action)
+
+    def action_filter(self) -> None:
+        browser = self.parent
+        if isinstance(browser, ToolBrowser):
+            browser.focus_filter()
+
+    def on_key(self, event: events.Key) -> None:
+        # A printable key is the start of a filter, never a command.
+        if event.is_printable and event.character and event.character != "/":
+            browser = self.parent
+            if isinstance(browser, ToolBrowser):
+                event.stop()
+                event.prevent_default()
+                browser.focus_filter(event.character)
 
 
 class ToolBrowser(Vertical):
@@ -104,7 +123,10 @@ class ToolBrowser(Vertical):
         self.dirty_path: Path | None = None
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder="filter tools…", id="browser-filter", compact=True)
+        # No select-all on focus: a key typed in the list lands at the end of the filter.
+        yield Input(
+            placeholder="filter tools… ( / )", id="browser-filter", compact=True, select_on_focus=False
+        )
         yield ToolList(id="browser-list")
 
     def on_mount(self) -> None:
@@ -152,11 +174,32 @@ class ToolBrowser(Vertical):
 
     # -- rendering ------------------------------------------------------------------------
 
-    def _matches(self, entry: ToolEntry, needle: str) -> bool:
-        if not needle:
-            return True
-        hay = f"{entry.name} {entry.path.name} {entry.description}".lower()
-        return all(part in hay for part in needle.lower().split())
+    def _rank(self, entry: ToolEntry, needle: str) -> int | None:
+        """How well a tool matches the filter: 0 on its name, 1 on its description only, None
+        when it does not match (a name match is what people look for: it comes first)."""
+        parts = needle.lower().split()
+        if not parts:
+            return 0
+        name = f"{entry.name} {entry.path.name}".lower()
+        if all(part in name for part in parts):
+            return 0
+        hay = f"{name} {entry.description}".lower()
+        return 1 if all(part in hay for part in parts) else None
+
+    def focus_filter(self, text: str = "") -> None:
+        """Focus the filter box, adding `text` (the key typed in the list) at its end."""
+        box = self.query_one("#browser-filter", Input)
+        box.focus()
+        box.selection = Selection.cursor(len(box.value))
+        if text:
+            box.insert_text_at_cursor(text)
+
+    def clear_filter(self) -> None:
+        box = self.query_one("#browser-filter", Input)
+        if box.value:
+            with box.prevent(Input.Changed):
+                box.value = ""
+            self._render_list()
 
     def _render_list(self, follow_current: bool = False) -> None:
         needle = self.query_one("#browser-filter", Input).value.strip()
@@ -164,14 +207,14 @@ class ToolBrowser(Vertical):
         keep = options.highlighted_option.id if options.highlighted_option else None
         variables = self.app.theme_variables
         shown: list[Option] = []
-        for e in self.entries:
-            if not self._matches(e, needle):
-                continue
+        ranked = [(rank, i, e) for i, e in enumerate(self.entries) if (rank := self._rank(e, needle)) is not None]
+        for _rank, _i, e in sorted(ranked, key=lambda item: item[:2]):
             colour = variables.get(
                 "error" if e.errors else "warning" if e.warnings else "success", ""
             )
             # One line per tool, fitted by hand: an OptionList wraps long prompts.
-            width = max(self.query_one(ToolList).content_size.width - 1, 12)
+            # The width inside the scrollbar's gutter (kept stable in app.tcss).
+            width = max(options.scrollable_content_region.width - 1, 12)
             mark = "●" if e.path == self.dirty_path else " "
             version = visible(e.version)[:10]
             room = width - len(version) - len(e.state) - 4
@@ -217,10 +260,17 @@ class ToolBrowser(Vertical):
                 self.post_message(self.Selected(Path(option.id)))
 
     def on_key(self, event: Any) -> None:
-        # Down from the filter box goes into the list, as people expect.
-        if event.key == "down" and self.query_one("#browser-filter", Input).has_focus:
+        box = self.query_one("#browser-filter", Input)
+        if not box.has_focus:
+            return
+        # Down from the filter box goes into the list, as people expect; Escape clears the
+        # filter, then goes back to the list.
+        if event.key == "down" or (event.key == "escape" and not box.value):
             event.stop()
             self.query_one(ToolList).focus()
+        elif event.key == "escape":
+            event.stop()
+            box.value = ""
 
     @on(OptionList.OptionSelected)
     def _selected(self, event: OptionList.OptionSelected) -> None:
