@@ -540,7 +540,7 @@ async def test_new_rename_duplicate_delete_from_browser(folder):
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await ready(pilot, app)
         screen.browser.query_one("#browser-list").focus()
-        await pilot.press("n")
+        await pilot.press("ctrl+n")
         await pilot.pause()
         await pilot.press(*"Bad", "enter")
         await pilot.pause()
@@ -555,7 +555,7 @@ async def test_new_rename_duplicate_delete_from_browser(folder):
 
         await pilot.pause(0.2)
         screen.browser.query_one("#browser-list").focus()
-        await pilot.press("r")
+        await pilot.press("ctrl+e")
         await pilot.pause()
         await pilot.press(*"fresh_tool_v2", "enter")
         await pilot.pause(0.2)

@@ -26,6 +26,7 @@ from typing import Any
 
 from rich.text import Text
 from textual import on, work
+from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -34,6 +35,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import Button, Header, Label, Static, TextArea
 
 from patch_tui.core import toolfile
@@ -88,17 +90,23 @@ class ChangeBanner(Horizontal):
 class EditorScreen(Screen[None]):
     """The main screen."""
 
+    # Priority: the desk's keys work in every pane, whatever the focused widget binds itself
+    # (TextArea takes F6 and F7 for "select line" and "select all", which left New version
+    # and $EDITOR dead in the source pane while F1 listed them as working everywhere).
     BINDINGS = [
-        Binding("ctrl+s,f2", "save", "Save", id="desk.save"),
-        Binding("f6", "save_version", "New version", id="desk.new_version"),
-        Binding("ctrl+b,f3", "toggle_browser", "Tools", id="desk.browser"),
-        Binding("ctrl+t,f4", "toggle_view", "Form/Source", id="desk.toggle_view"),
-        Binding("ctrl+l,f5", "focus_lint", "Lint", id="lint.focus"),
-        Binding("f8", "apply_fix", "Fix", id="lint.fix_here"),
-        Binding("ctrl+o,f7", "open_in_editor", "$EDITOR", id="desk.open_editor"),
-        Binding("f9", "copy_source", "Copy", id="desk.copy", show=False),
-        Binding("f10", "history", "History", id="desk.history", show=False),
-        Binding("ctrl+n", "new_tool", "New tool", id="desk.new_tool", show=False),
+        Binding("ctrl+s,f2", "save", "Save", id="desk.save", priority=True),
+        Binding("f6", "save_version", "New version", id="desk.new_version", priority=True),
+        Binding("ctrl+b,f3", "toggle_browser", "Tools", id="desk.browser", priority=True),
+        Binding("ctrl+t,f4", "toggle_view", "Form/Source", id="desk.toggle_view", priority=True),
+        Binding("ctrl+l,f5", "focus_lint", "Lint", id="lint.focus", priority=True),
+        Binding("f8", "apply_fix", "Fix", id="lint.fix_here", priority=True),
+        Binding("ctrl+o,f7", "open_in_editor", "$EDITOR", id="desk.open_editor", priority=True),
+        Binding("f9", "copy_source", "Copy", id="desk.copy", show=False, priority=True),
+        Binding("f10", "history", "History", id="desk.history", show=False, priority=True),
+        Binding("ctrl+n", "new_tool", "New tool", id="desk.new_tool", show=False, priority=True),
+        # Tab in the form moves the focus before the next key is read (see action_form_tab).
+        Binding("tab", "form_tab(1)", "Next field", id="desk.next_field", show=False, priority=True, system=True),
+        Binding("shift+tab", "form_tab(-1)", "Previous field", id="desk.previous_field", show=False, priority=True, system=True),
     ]
 
     AUTO_FOCUS = "#browser-list"
@@ -153,7 +161,7 @@ class EditorScreen(Screen[None]):
                         tab_behavior="indent",
                         soft_wrap=False,
                     )
-                yield Label("No tool open: press n in the tool list (or ctrl+n) to create one.", id="empty")
+                yield Label("No tool open: press ctrl+n to create one.", id="empty")
                 yield LintPanel(id="lint")
                 yield Static("", id="lint-detail")
         yield KeyBar()
@@ -231,6 +239,32 @@ class EditorScreen(Screen[None]):
             tabs.append(" ")
         tabs.append(" F4 switch", style="dim")
         tabs_box.update(tabs)
+        self._focus_something_shown()
+
+    def _focus_something_shown(self) -> None:
+        """A hidden widget never keeps the focus (keys would act on what nobody sees: F3 hid the
+        list and Delete asked to delete a tool that was not the open one): move it to the pane
+        on show."""
+        focused = self.focused
+        if focused is None or self._shown(focused):
+            return
+        for widget in (self.source if self._view == "source" else self.form, self.form, self.source):
+            if self._shown(widget):
+                # The pane itself, not a field in it: a stray key typed next edits nothing.
+                widget.focus()
+                return
+        if self._shown(self.browser):
+            self.browser.query_one("#browser-list").focus()
+        else:
+            self.lint_panel.focus()
+
+    def _shown(self, widget: Widget) -> bool:
+        node: Any = widget
+        while node is not None and node is not self:
+            if not getattr(node, "display", True):
+                return False
+            node = node.parent
+        return True
 
     def _show_empty(self, empty: bool) -> None:
         self.empty = empty
@@ -898,6 +932,16 @@ class EditorScreen(Screen[None]):
         self._apply_view()
         if self.browser.display:
             self.browser.query_one("#browser-filter").focus()
+
+    def action_form_tab(self, step: int) -> None:
+        """Tab between form fields, as a priority binding: a non-priority Tab is handled in the
+        focused field's message queue, after the app has already sent the keys typed right
+        behind it to that same field (a fast burst after Tab landed in the previous field).
+        Here the focus moves before the next key is read. Elsewhere Tab does what it does."""
+        focused = self.focused
+        if focused is None or not (focused is self.form or self.form in focused.ancestors):
+            raise SkipAction()
+        self.focus_next() if step > 0 else self.focus_previous()
 
     def action_toggle_view(self) -> None:
         self._view = "source" if self._view == "form" else "form"

@@ -1,0 +1,279 @@
+"""Pilot tests of the desk's keys as people press them (issue 12): typing in the tool list
+filters, hidden widgets never hold the focus, form fields keep their text, and every desk key
+works in every pane."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+from desk_helpers import make_app, ready, tool_folder, wait_lint
+from rich.cells import cell_len
+from textual import events
+from textual.widgets import Input
+
+from patch_tui.core import toolfile
+from patch_tui.ui.widgets.tool_browser import ToolList
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATCH_TUI_CONFIG", str(tmp_path / "config.toml"))
+    monkeypatch.setenv("PATCH_TUI_STORE", str(tmp_path / "store.sqlite3"))
+    monkeypatch.setenv("EDITOR", "true")
+
+
+@pytest.fixture
+def folder(tmp_path):
+    return tool_folder(tmp_path)
+
+
+def _tool(folder, name: str, description: str) -> None:
+    text = (folder / "echo_text.py").read_text()
+    text = text.replace("# name: echo_text", f"# name: {name}").replace(
+        "# description: Return the text it is given, optionally shouted.", f"# description: {description}"
+    )
+    (folder / f"{name}.py").write_text(text)
+
+
+async def _scanned(pilot, screen, count: int) -> None:
+    for _ in range(200):
+        if len(screen.browser.entries) >= count and screen.browser.query_one(ToolList).option_count:
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("the tool list was never filled")
+
+
+def _shown_ids(screen) -> list[str]:
+    options = screen.browser.query_one(ToolList)
+    return [options.get_option_at_index(i).id for i in range(options.option_count)]
+
+
+async def test_letters_typed_in_the_tool_list_filter_it_and_run_nothing(folder):
+    app = make_app(folder)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await ready(pilot, app)
+        await _scanned(pilot, screen, 2)
+        assert isinstance(app.focused, ToolList)  # where start-up puts the focus
+        # "word" used to open Rename (r), Copy (c) and so on.
+        await pilot.press("w", "o", "r", "d")
+        assert app.screen is screen
+        box = screen.browser.query_one("#browser-filter", Input)
+        assert box.value == "word" and app.focused is box
+        assert [p.rsplit("/", 1)[-1] for p in _shown_ids(screen)] == ["word_total.py"]
+        # Down goes back into the list; a letter there continues the filter.
+        await pilot.press("down", "x")
+        assert box.value == "wordx" and app.focused is box and app.screen is screen
+        assert screen.toolbox.tool_paths() and (folder / "word_total.py").exists()
+
+
+async def test_slash_focuses_the_filter(folder):
+    app = make_app(folder)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await ready(pilot, app)
+        screen.form.query_one("#f-description", Input).focus()
+        await pilot.pause()
+        screen.browser.query_one(ToolList).focus()
+        await pilot.press("slash")
+        box = screen.browser.query_one("#browser-filter", Input)
+        assert app.focused is box and box.value == ""
+        await pilot.press("e", "c")
+        assert box.value == "ec"
+
+
+async def test_hiding_the_tool_list_moves_the_focus_to_a_shown_pane(folder):
+    app = make_app(folder)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await ready(pilot, app)
+        await _scanned(pilot, screen, 2)
+        options = screen.browser.query_one(ToolList)
+        options.focus()
+        options.highlighted = 1  # word_total, not the open echo_text
+        await pilot.pause()
+        await pilot.press("f3")
+        assert not screen.browser.display
+        focused = app.focused
+        assert focused is not None and screen.browser not in focused.ancestors_with_self
+        # Delete (and x, which used to ask too) act on nothing hidden.
+        await pilot.press("x", "delete")
+        assert app.screen is screen
+        assert (folder / "word_total.py").exists()
+
+
+async def test_the_list_commands_are_on_keys_nobody_types_by_accident(folder):
+    app = make_app(folder)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await ready(pilot, app)
+        await _scanned(pilot, screen, 2)
+        screen.browser.query_one(ToolList).focus()
+        await pilot.pause()
+        keys = {b.action: b.key for b in ToolList.BINDINGS}  # type: ignore[union-attr]
+        for action in ("request('rename')", "request('duplicate')", "request('delete')"):
+            key = keys[action]
+            assert all(len(k) > 1 for k in key.split(",")), key  # no single printable key
+        await pilot.press("ctrl+e")
+        from patch_tui.ui.widgets.confirm import PromptModal
+
+        assert isinstance(app.screen, PromptModal)
+
+
+async def test_the_lint_mark_shows_beside_the_scrollbar_of_a_long_list(folder):
+    for i in range(200):
+        _tool(folder, f"tool_{i:03d}", "A tool.")
+    # A broken one: its ✗ must show.
+    path = folder / "tool_003.py"
+    path.write_text(path.read_text().replace("# version: 1.0", "# version: one"))
+    app = make_app(folder, folder / "echo_text.py")
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await ready(pilot, app)
+        await _scanned(pilot, screen, 202)
+        await pilot.pause(0.1)
+        options = screen.browser.query_one(ToolList)
+        assert options.max_scroll_y > 0  # it scrolls: the scrollbar is there
+        room = options.scrollable_content_region.width
+        for i in range(options.option_count):
+            prompt = options.get_option_at_index(i).prompt
+            assert cell_len(prompt.plain) <= room, prompt.plain
+        entry = next(e for e in screen.browser.entries if e.name == "tool_003")
+        assert entry.errors
+
+
+async def test_filter_ranks_a_name_match_above_a_description_match(folder):
+    _tool(folder, "alpha_tool", "Mentions zeta in passing.")
+    _tool(folder, "zeta_tool", "A tool.")
+    app = make_app(folder)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await ready(pilot, app)
+        await _scanned(pilot, screen, 4)
+        screen.browser.query_one("#browser-filter", Input).focus()
+        await pilot.press("z", "e", "t", "a")
+        assert [p.rsplit("/", 1)[-1] for p in _shown_ids(screen)] == ["zeta_tool.py", "alpha_tool.py"]
+
+
+async def test_tab_puts_the_cursor_at_the_end_and_the_next_key_adds(folder):
+    app = make_app(folder)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await ready(pilot, app)
+        screen.form.query_one("#f-name", Input).focus()
+        await pilot.pause()
+        count = screen.lint_count
+        await pilot.press("tab", "X")
+        await wait_lint(pilot, screen, count)
+        version = screen.form.query_one("#f-version", Input)
+        assert app.focused is version
+        assert version.value == "1.0.0X"
+        assert toolfile.parse(screen.source.text).data["version"] == "1.0.0X"
+
+
+async def test_a_burst_of_keys_right_after_tab_lands_in_the_next_field(folder):
+    app = make_app(folder)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await ready(pilot, app)
+        name = screen.form.query_one("#f-name", Input)
+        name.focus()
+        await pilot.pause()
+        count = screen.lint_count
+        # As a terminal delivers a fast typist's keys: all queued before any is handled.
+        for key, char in (("tab", None), ("Z", "Z"), ("Y", "Y")):
+            app.post_message(events.Key(key, char))
+        await wait_lint(pilot, screen, count)
+        await pilot.pause(0.2)
+        assert name.value == "echo_text"
+        assert screen.form.query_one("#f-version", Input).value == "1.0.0ZY"
+
+
+async def test_ctrl_z_undoes_typing_in_a_form_field(folder):
+    app = make_app(folder)
+    original = (folder / "echo_text.py").read_text()
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await ready(pilot, app)
+        field = screen.form.query_one("#f-description", Input)
+        field.focus()
+        await pilot.pause()
+        count = screen.lint_count
+        await pilot.press("!", "!")
+        await wait_lint(pilot, screen, count)
+        assert field.value.endswith("shouted.!!")
+        count = screen.lint_count
+        await pilot.press("ctrl+z")
+        await wait_lint(pilot, screen, count)
+        assert field.value == "Return the text it is given, optionally shouted."
+        assert screen.source.text == original
+        count = screen.lint_count
+        await pilot.press("ctrl+y")
+        await wait_lint(pilot, screen, count)
+        assert field.value.endswith("shouted.!!")
+
+
+async def test_add_input_moves_the_focus_to_the_new_name(folder):
+    app = make_app(folder)
+    async with app.run_test(size=(140, 60)) as pilot:
+        screen = await ready(pilot, app)
+        screen.form.query_one("#input-add").focus()
+        await pilot.pause()
+        count = screen.lint_count
+        await pilot.press("enter")
+        await wait_lint(pilot, screen, count)
+        for _ in range(50):
+            if getattr(app.focused, "id", None) == "f-inputs-2-name":
+                break
+            await pilot.pause(0.02)
+        assert getattr(app.focused, "id", None) == "f-inputs-2-name"
+        count = screen.lint_count
+        await pilot.press("x")
+        await wait_lint(pilot, screen, count)
+        assert toolfile.parse(screen.source.text).data["inputs"][2]["name"] == "arg3x"
+
+
+DESK_KEYS = [
+    (key, binding.action)
+    for binding in __import__("patch_tui.ui.screens.editor", fromlist=["EditorScreen"]).EditorScreen.BINDINGS
+    if binding.id not in ("desk.next_field", "desk.previous_field")
+    for key in binding.key.split(",")
+]
+
+
+@pytest.mark.parametrize("pane", ["#source", "#f-description", "#browser-list", "#browser-filter", "#lint"])
+async def test_every_desk_key_works_in_every_pane(folder, pane):
+    """F1 lists the desk's keys as working everywhere on the desk: press each one with the
+    focus in each pane and check that the desk's action ran (TextArea took F6 and F7)."""
+    app = make_app(folder)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await ready(pilot, app)
+        ran: list[str] = []
+        for _key, action in DESK_KEYS:
+            name = action.split("(")[0]
+            setattr(screen, f"action_{name}", lambda *a, _n=name: ran.append(_n))
+        for key, action in DESK_KEYS:
+            widget = screen.query_one(pane)
+            widget.focus()
+            await pilot.pause()
+            assert app.focused is widget
+            ran.clear()
+            await pilot.press(key)
+            assert ran == [action.split("(")[0]], (pane, key)
+            assert app.screen is screen
+
+
+async def test_f6_and_f7_from_the_source_pane(folder, monkeypatch):
+    app = make_app(folder)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await ready(pilot, app)
+        screen.source.focus()
+        await pilot.pause()
+        await pilot.press("f6")
+        from patch_tui.ui.widgets.confirm import ChoiceModal
+
+        assert isinstance(app.screen, ChoiceModal)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is screen
+        calls: list[list[str]] = []
+        monkeypatch.setattr("subprocess.call", lambda argv: calls.append(argv) or 0)
+        monkeypatch.setattr(app, "suspend", contextlib.nullcontext)  # headless: no terminal to give away
+        await pilot.press("f7")
+        await pilot.pause()
+        assert calls and calls[0][-1] == str(screen.current_path)
+        # The footer shows both keys while the source pane has the focus.
+        shown = {b.action for _n, b, _e, _t in screen.active_bindings.values() if b.show}
+        assert {"save_version", "open_in_editor"} <= shown
