@@ -158,7 +158,7 @@ async def test_tab_puts_the_cursor_at_the_end_and_the_next_key_adds(folder):
         await pilot.pause()
         count = screen.lint_count
         await pilot.press("tab", "X")
-        await wait_lint(pilot, screen, count)
+        await wait_lint(pilot, screen, count, timeout=20)
         version = screen.form.query_one("#f-version", Input)
         assert app.focused is version
         assert version.value == "1.0.0X"
@@ -176,7 +176,7 @@ async def test_a_burst_of_keys_right_after_tab_lands_in_the_next_field(folder):
         # As a terminal delivers a fast typist's keys: all queued before any is handled.
         for key, char in (("tab", None), ("Z", "Z"), ("Y", "Y")):
             app.post_message(events.Key(key, char))
-        await wait_lint(pilot, screen, count)
+        await wait_lint(pilot, screen, count, timeout=20)
         await pilot.pause(0.2)
         assert name.value == "echo_text"
         assert screen.form.query_one("#f-version", Input).value == "1.0.0ZY"
@@ -192,16 +192,24 @@ async def test_ctrl_z_undoes_typing_in_a_form_field(folder):
         await pilot.pause()
         count = screen.lint_count
         await pilot.press("!", "!")
-        await wait_lint(pilot, screen, count)
+        await wait_lint(pilot, screen, count, timeout=20)
         assert field.value.endswith("shouted.!!")
-        count = screen.lint_count
-        await pilot.press("ctrl+z")
-        await wait_lint(pilot, screen, count)
+        # Two keys typed together undo as one step (or two, on a machine slow enough to put a
+        # second between them): ctrl+z takes the field and the source back either way.
+        for _ in range(2):
+            if field.value.endswith("shouted."):
+                break
+            count = screen.lint_count
+            await pilot.press("ctrl+z")
+            await wait_lint(pilot, screen, count, timeout=20)
         assert field.value == "Return the text it is given, optionally shouted."
         assert screen.source.text == original
-        count = screen.lint_count
-        await pilot.press("ctrl+y")
-        await wait_lint(pilot, screen, count)
+        for _ in range(2):
+            if field.value.endswith("!!"):
+                break
+            count = screen.lint_count
+            await pilot.press("ctrl+y")
+            await wait_lint(pilot, screen, count, timeout=20)
         assert field.value.endswith("shouted.!!")
 
 
@@ -213,7 +221,7 @@ async def test_add_input_moves_the_focus_to_the_new_name(folder):
         await pilot.pause()
         count = screen.lint_count
         await pilot.press("enter")
-        await wait_lint(pilot, screen, count)
+        await wait_lint(pilot, screen, count, timeout=20)
         for _ in range(50):
             if getattr(app.focused, "id", None) == "f-inputs-2-name":
                 break
@@ -221,7 +229,7 @@ async def test_add_input_moves_the_focus_to_the_new_name(folder):
         assert getattr(app.focused, "id", None) == "f-inputs-2-name"
         count = screen.lint_count
         await pilot.press("x")
-        await wait_lint(pilot, screen, count)
+        await wait_lint(pilot, screen, count, timeout=20)
         assert toolfile.parse(screen.source.text).data["inputs"][2]["name"] == "arg3x"
 
 
@@ -244,14 +252,17 @@ async def test_every_desk_key_works_in_every_pane(folder, pane):
         for _key, action in DESK_KEYS:
             name = action.split("(")[0]
             setattr(screen, f"action_{name}", lambda *a, _n=name: ran.append(_n))
+        widget = screen.query_one(pane)
         for key, action in DESK_KEYS:
-            widget = screen.query_one(pane)
             widget.focus()
-            await pilot.pause()
-            assert app.focused is widget
+            for _ in range(100):
+                await pilot.pause(0.01)
+                if app.focused is widget:
+                    break
+            assert app.focused is widget, (key, app.focused)
             ran.clear()
             await pilot.press(key)
-            assert ran == [action.split("(")[0]], (pane, key)
+            assert ran == [action.split("(")[0]], (pane, key, ran)
             assert app.screen is screen
 
 
@@ -277,3 +288,35 @@ async def test_f6_and_f7_from_the_source_pane(folder, monkeypatch):
         # The footer shows both keys while the source pane has the focus.
         shown = {b.action for _n, b, _e, _t in screen.active_bindings.values() if b.show}
         assert {"save_version", "open_in_editor"} <= shown
+
+
+async def test_first_run_copies_the_samples_into_the_users_toolbox_and_says_where(tmp_path, monkeypatch):
+    from patch_tui.commands.tui import build_app, parse_for_bench
+    from patch_tui.core import paths
+
+    home = tmp_path / "toolbox"
+    monkeypatch.delenv("PATCH_TUI_TOOLBOX", raising=False)
+    monkeypatch.setenv("PATCH_CAT_TOOLBOX_DIR", str(home))
+    shipped = {p.name: p.read_bytes() for p in paths.sample_tools_dir().glob("*.py")}
+    app = build_app(parse_for_bench(""))
+    app.settings.watch_tools = False
+    app.settings.watch_themes = False
+    assert app.toolbox.tools_dir == home / "tools"
+    assert {p.name for p in (home / "tools").glob("*.py")} == set(shipped)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await ready(pilot, app)
+        assert screen.current_path.parent == home / "tools"
+        notes = [n.message for n in app._notifications]
+        assert any(str(home / "tools") in n and "sample" in n for n in notes), notes
+        assert str(screen.browser.border_subtitle).endswith("toolbox/tools")
+        # An edit saved goes to the copy, never to the shipped samples.
+        screen.source.focus()
+        await pilot.press("end", "x", "ctrl+s")
+        await pilot.pause()
+        assert screen.current_path.read_bytes() != shipped[screen.current_path.name]
+    assert {p.name: p.read_bytes() for p in paths.sample_tools_dir().glob("*.py")} == shipped
+    # The next run opens that toolbox as it is: nothing copied over the user's edit.
+    edited = {p.name: p.read_bytes() for p in (home / "tools").glob("*.py")}
+    again = build_app(parse_for_bench(""))
+    assert again.notice is None and again.toolbox.tools_dir == home / "tools"
+    assert {p.name: p.read_bytes() for p in (home / "tools").glob("*.py")} == edited

@@ -9,20 +9,58 @@ from pathlib import Path
 from typing import Any
 
 
-def _target(args: argparse.Namespace) -> tuple[Path, Path | None]:
-    """The folder to browse and the file to open first (None: the first tool)."""
+class FirstRunError(Exception):
+    """The first run could not make the user's toolbox (one line for the terminal)."""
+
+
+def first_run_toolbox(toolbox: Path) -> str:
+    """Make the user's toolbox on the first run: copy the shipped sample tools into
+    `toolbox/tools` and return the sentence the screen shows. The shipped folder is never opened
+    itself: it is the repository (or site-packages after `pip install .`), and edits saved there
+    would be lost or land where nobody looks."""
+    import shutil
+
+    from patch_tui.core import paths
+
+    tools = toolbox / "tools"
+    samples = sorted(paths.sample_tools_dir().glob("*.py"))
+    try:
+        tools.mkdir(parents=True, exist_ok=True)
+        for src in samples:
+            dest = tools / src.name
+            if not dest.exists():  # never overwrite a file of the user's
+                shutil.copyfile(src, dest)
+    except OSError as exc:
+        raise FirstRunError(
+            f"cannot create the toolbox {tools}: {exc.strerror or exc} (open a folder instead: patch-tui PATH)"
+        ) from exc
+    return f"First run: {len(samples)} sample tools copied into {_home_short(tools)}, your toolbox. Edits are saved there."
+
+
+def _home_short(path: Path) -> str:
+    home = Path.home()
+    try:
+        return "~/" + str(path.relative_to(home))
+    except ValueError:
+        return str(path)
+
+
+def _target(args: argparse.Namespace) -> tuple[Path, Path | None, str | None]:
+    """The folder to browse, the file to open first (None: the first tool), and a notice to
+    show (the first run says where it put the samples)."""
     from patch_tui.core import paths
 
     if args.path:
         p = Path(args.path).expanduser()
         if not p.exists():
             raise FileNotFoundError(f"{p}: no such file or folder")
-        return (p.parent if p.is_file() else p), (p if p.is_file() else None)
+        return (p.parent if p.is_file() else p), (p if p.is_file() else None), None
     toolbox = paths.default_toolbox(getattr(args, "toolbox", None))
     tools = toolbox / "tools"
     if tools.is_dir():
-        return toolbox, None
-    return paths.sample_tools_dir(), None
+        return toolbox, None, None
+    notice = first_run_toolbox(toolbox)
+    return toolbox, None, notice
 
 
 def build_app(args: argparse.Namespace) -> Any:
@@ -31,7 +69,7 @@ def build_app(args: argparse.Namespace) -> Any:
     from patch_tui.core.toolbox import Toolbox
     from patch_tui.ui.app import PatchApp
 
-    folder, first = _target(args)
+    folder, first, notice = _target(args)
     toolbox = Toolbox.open(first or folder)
     settings = start_settings()  # no pydantic before the first frame; the app checks the rest
     store = getattr(args, "store", None)
@@ -41,6 +79,7 @@ def build_app(args: argparse.Namespace) -> Any:
         settings=settings,
         theme=getattr(args, "theme", None),
         store_path=Path(store) if store else None,
+        notice=notice,
     )
 
 
@@ -72,7 +111,7 @@ def run_tui(args: argparse.Namespace) -> int:
 
     try:
         app = start_app(args)
-    except (FileNotFoundError, ToolboxError, ConfigError) as exc:
+    except (FileNotFoundError, ToolboxError, ConfigError, FirstRunError) as exc:
         print(f"patch-tui: {exc}", file=sys.stderr)
         return 2
     app.run()

@@ -95,8 +95,10 @@ class PatchApp(App[None]):
         settings: Settings | StartSettings | None = None,
         theme: str | None = None,
         store_path: Path | None = None,
+        notice: str | None = None,
     ) -> None:
         super().__init__()
+        self.notice = notice  # shown once the desk is up (the first run says where the tools are)
         self.toolbox = toolbox
         # Start-up reads four settings without pydantic; the rest load on first use.
         self.settings = settings if settings is not None else start_settings()
@@ -114,6 +116,8 @@ class PatchApp(App[None]):
         install_themes(self, self.theme_choice, watch=self.settings.watch_themes)
         install_keymap(self, self.settings.keymap)
         self.push_screen(self.editor)
+        if self.notice:
+            self.notify(self.notice, title="Your toolbox", timeout=30, markup=False)
         # What is not needed for the first frame starts right after it.
         self.call_after_refresh(self._install_background)
 
