@@ -308,7 +308,6 @@ async def test_first_run_copies_the_samples_into_the_users_toolbox_and_says_wher
         assert screen.current_path.parent == home / "tools"
         notes = [n.message for n in app._notifications]
         assert any(str(home / "tools") in n and "sample" in n for n in notes), notes
-        assert str(screen.browser.border_subtitle).endswith("toolbox/tools")
         # An edit saved goes to the copy, never to the shipped samples.
         screen.source.focus()
         await pilot.press("end", "x", "ctrl+s")

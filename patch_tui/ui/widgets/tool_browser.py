@@ -18,7 +18,6 @@ from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.content import Content
 from textual.message import Message
 from textual.widgets import Input, OptionList
 from textual.widgets.input import Selection
@@ -242,20 +241,6 @@ class ToolBrowser(Vertical):
 
     def on_resize(self) -> None:
         self._render_list()
-        self._show_where()
-
-    def _show_where(self) -> None:
-        """The folder the tools are in, under the list (cut from the left to fit): saving
-        writes there, so it is always on screen."""
-        where = str(self.toolbox.tools_dir)
-        home = str(Path.home())
-        if where == home or where.startswith(home + "/"):
-            where = "~" + where[len(home) :]
-        where = visible(where)
-        room = max(self.size.width - 6, 4)
-        if len(where) > room:
-            where = "…" + where[-(room - 1) :]
-        self.border_subtitle = Content(where)
 
     @on(Input.Changed, "#browser-filter")
     def _filter(self, event: Input.Changed) -> None:
