@@ -91,8 +91,13 @@ def runs_in(marker: Path) -> list[str]:
 
 
 def cli_env(home: Path, store: Path, toolbox: Path | None = None) -> dict[str, str]:
+    """The CLI's environment for a test. Read-write tools may write only in the workspace:
+    `home/ws`, the folder `cli()` runs from (run, confirm) and serve's configured workspace."""
+    ws = home / "ws"
+    ws.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
     env.update(
+        PATCH_TUI_SERVE_WORKSPACE=str(ws),
         PATCH_TUI_CONFIG=str(home / "config.toml"),
         PATCH_TUI_STORE=str(store),
         XDG_CACHE_HOME=str(home / "cache"),
@@ -105,7 +110,17 @@ def cli_env(home: Path, store: Path, toolbox: Path | None = None) -> dict[str, s
     return env
 
 
+def workspace(env: dict[str, str]) -> Path:
+    return Path(env["PATCH_TUI_SERVE_WORKSPACE"])
+
+
 def cli(env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """The real CLI in a subprocess, started from the test's workspace."""
     return subprocess.run(
-        [*PATCH_TUI, *args], env=env, capture_output=True, text=True, timeout=timeout
+        [*PATCH_TUI, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=env.get("PATCH_TUI_SERVE_WORKSPACE"),
     )

@@ -28,8 +28,10 @@ def setup(tmp_path: Path):
         inputs=[{"name": "items", "type": "array"}],
     )
     store = Store(tmp_path / "s.sqlite3", actor="mcp")
-    gate = Gate(store, toolbox=Toolbox.open(tools), timeout=20)
-    return gate, store, {"source": source, "sink": sink, "nested": nested}, tmp_path / "m.txt"
+    ws = tmp_path / "ws"  # where the read-write sink may write its marker
+    ws.mkdir()
+    gate = Gate(store, toolbox=Toolbox.open(tools), timeout=20, workspace=ws)
+    return gate, store, {"source": source, "sink": sink, "nested": nested}, ws / "m.txt"
 
 
 def test_taint_rules(setup) -> None:

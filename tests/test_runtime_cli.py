@@ -51,7 +51,7 @@ def env(tmp_path: Path) -> dict[str, Any]:
         "store": store,
         "tmp": tmp_path,
         "tools": tools,
-        "marker": tmp_path / "marker.txt",
+        "marker": tmp_path / "ws" / "marker.txt",  # in the workspace (cli_env): writable
     }
 
 
@@ -63,6 +63,7 @@ def here(env: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.Ca
 
     for key in ("PATCH_TUI_CONFIG", "PATCH_TUI_STORE", "PATCH_TUI_TOOLBOX", "XDG_CACHE_HOME"):
         monkeypatch.setenv(key, env["env"][key])
+    monkeypatch.chdir(env["tmp"] / "ws")  # run and confirm write in the folder they start from
 
     def run(*args: str) -> subprocess.CompletedProcess[str]:
         capsys.readouterr()
@@ -147,6 +148,7 @@ def _at_once(env: dict[str, Any], *args: str, n: int = 8) -> list[subprocess.Com
         subprocess.Popen(
             [*PATCH_TUI, *args],
             env=env["env"],
+            cwd=env["tmp"] / "ws",
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -181,6 +183,7 @@ def test_kill_9_between_claim_and_finish_is_interrupted_never_rerun(env: dict[st
     proc = subprocess.Popen(
         [*PATCH_TUI, "confirm", token],
         env=env["env"],
+        cwd=env["tmp"] / "ws",
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
@@ -230,6 +233,7 @@ def test_a_briefly_locked_store_waits_then_decides(env: dict[str, Any]) -> None:
     proc = subprocess.Popen(
         [*PATCH_TUI, "inbox", "approve", token],
         env=env["env"],
+        cwd=env["tmp"] / "ws",
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

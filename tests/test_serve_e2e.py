@@ -60,7 +60,7 @@ def box(tmp_path: Path) -> dict[str, Any]:
         "tools": tools,
         "store": store,
         "env": env,
-        "marker": tmp_path / "marker.txt",
+        "marker": tmp_path / "ws" / "marker.txt",  # serve's workspace (cli_env): writable
         "tmp": tmp_path,
     }
 
@@ -277,7 +277,7 @@ async def test_held_calls_run_once_only_after_approval(box: dict[str, Any]) -> N
 
 
 async def _tool_edited_after_approval_is_refused(client: Any, box: dict[str, Any]) -> None:
-    marker = box["tmp"] / "edited.txt"
+    marker = box["tmp"] / "ws" / "edited.txt"
     held = await client.call_tool("mark", {"marker": str(marker), "text": "x"})
     token = data(held)["confirmation_token"]
     assert approve_here(box, token)
@@ -293,7 +293,7 @@ async def _tool_edited_after_approval_is_refused(client: Any, box: dict[str, Any
 
 
 async def _taint_path_and_separate_gates(client: Any, box: dict[str, Any]) -> None:
-    marker = box["tmp"] / "taint.txt"
+    marker = box["tmp"] / "ws" / "taint.txt"
     leaked = await client.call_tool("leak", {})
     assert "mallory" in data(leaked)["result"]
     # An input without tainted_ok receiving it: held, naming the source tool and the input.

@@ -101,6 +101,9 @@ _KINDS: dict[str, str] = {
     "keymap": "keymap",
     "watch_tools": "bool",
     "watch_themes": "bool",
+    "sandbox_engine": "str",
+    "sandbox_allow_unisolated": "bool",
+    "serve_workspace": "str",
 }
 _ENV_PREFIX = "patch_tui_"  # pydantic-settings matches env names without regard to case
 # pydantic's spellings of a boolean in text (any case; no spaces).

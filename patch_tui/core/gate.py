@@ -38,9 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from patch_tui.core import edits, grants, toolfile
+from patch_tui.core import edits, grants, sandbox, toolfile
 from patch_tui.core.manifest import Manifest
-from patch_tui.core.runner import DEFAULT_TIMEOUT, RunResult, run_source
+from patch_tui.core.runner import DEFAULT_TIMEOUT, Isolation, RunResult, run_source
 from patch_tui.core.store import Action, Store
 from patch_tui.core.toolbox import Toolbox, ToolboxError
 
@@ -173,12 +173,33 @@ class Gate:
         timeout: float = DEFAULT_TIMEOUT,
         allow_install: bool = True,
         venv_root: Path | None = None,
+        workspace: str | os.PathLike[str] | None = ".",
     ) -> None:
+        """`workspace`: where a read-write tool may write; "." (the default) is the folder the
+        call is made from, as `run`, `confirm` and try-it have it; None: nowhere but the run's
+        own folder (serve without a configured `serve_workspace`)."""
         self.store = store
         self.toolbox = toolbox
         self.timeout = timeout
         self.allow_install = allow_install
         self.venv_root = venv_root
+        self.workspace = workspace
+
+    def _isolation(self, gated: bool) -> Isolation:
+        workspace = None if self.workspace is None else Path(self.workspace).absolute()
+        return Isolation(
+            workspace=workspace,
+            store=getattr(self.store, "path", None),
+            toolbox=self.toolbox.root if self.toolbox is not None else None,
+            gated=gated,
+        )
+
+    def _unisolated(self) -> Outcome | None:
+        """A gated call where nothing can isolate it: refused before anyone is asked."""
+        why = sandbox.why_unisolated()
+        if why is None or sandbox.allow_unisolated():
+            return None
+        return Outcome("failed", {"error": sandbox.refusal_message(why)})
 
     # -- a call -------------------------------------------------------------------------------
 
@@ -204,6 +225,10 @@ class Gate:
         if bad:
             return Outcome("invalid", {"error": bad})
         tainted = find_tainted_inputs(args, manifest, self.store.recent_outputs())
+        if tainted or manifest.capabilities.human_confirm:
+            refused = self._unisolated()
+            if refused is not None:
+                return refused
         if tainted:
             sources = list(dict.fromkeys(s for t in tainted for s in t["source_tools"]))
             reason = (
@@ -260,7 +285,9 @@ class Gate:
         except (ToolboxError, OSError):
             return None
 
-    def _execute(self, tf: toolfile.ToolFile, path: Path, args: dict[str, Any]) -> Outcome:
+    def _execute(
+        self, tf: toolfile.ToolFile, path: Path, args: dict[str, Any], *, gated: bool = False
+    ) -> Outcome:
         run = run_source(
             tf.text,
             args,
@@ -269,6 +296,7 @@ class Gate:
             runs_dir=self._runs_dir(path),
             venv_root=self.venv_root,
             path=str(path),
+            isolation=self._isolation(gated),
         )
         if not run.ok:
             return Outcome("failed", {"error": run.error, "run_id": run.run_id}, run=run)
@@ -337,7 +365,7 @@ class Gate:
             )
             return Outcome("confirmation_required", payload, action=nxt)
         try:
-            outcome = self._execute(tf, path, action.args)
+            outcome = self._execute(tf, path, action.args, gated=True)
         except BaseException as exc:
             self.store.finish(token, False, {"error": f"the run crashed: {exc!r}"})
             raise

@@ -13,7 +13,7 @@ What is enforced, and what the result says about it (`RunResult.enforced`, and t
   process of the run: a grandchild holding stdout open cannot hang us;
 - stdout (4 MiB) and stderr (1 MiB) caps: past them the run is stopped and says so;
 - rlimits: CPU seconds, address space, file size, no core dumps;
-- a scrubbed environment (PATH, LANG, a temporary HOME, TMPDIR and working folder, and
+- a scrubbed environment (PATH, LANG, PWD, a temporary HOME, TMPDIR and working folder, and
   PATCH_ACCESS_TOKEN only for a tool that declares external_auth): no ANTHROPIC_API_KEY;
 - a PID namespace with its own /proc (`unshare`), where user namespaces work, so the parent's
   `/proc/<pid>/environ` is out of sight too;
@@ -49,7 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from patch_tui.core import toolfile
+from patch_tui.core import sandbox, toolfile
 from patch_tui.core.fields import JSON_PY_TYPES, fits_json_type, json_type
 from patch_tui.core.manifest import Manifest
 
@@ -64,6 +64,24 @@ EXIT_GRACE = 0.5
 INSTALL_TIMEOUT = 600.0
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 AUDIT_SCHEMA_VERSION = "1"
+
+
+MEMORY_CAP = 4 << 30  # the whole run, all its processes (where a cgroup holds it)
+MAX_PROCESSES = 256  # at once, for the whole run
+
+
+@dataclass
+class Isolation:
+    """Where a run happens, as its caller knows it (issue 11). None of it widens what a tool may
+    reach: `workspace` is where a read-write tool may write; the rest is protected from it."""
+
+    workspace: Path | None = None  # None: a read-write tool writes only its run folder
+    store: Path | None = None  # the confirmation store in use (its files hidden, folder frozen)
+    toolbox: Path | None = None  # the toolbox in use (its tools, index, runs hidden)
+    gated: bool = False  # human_confirm or tainted: refused where nothing isolates
+    engine: str | None = None  # None: the configured sandbox_engine
+    memory_bytes: int = MEMORY_CAP
+    max_processes: int = MAX_PROCESSES
 
 
 class RunnerError(Exception):
@@ -254,12 +272,14 @@ def _libc() -> Any:
 PR_SET_PDEATHSIG = 1
 
 
-def _preexec(limits: list[tuple[int, int]]) -> Any:
+def _preexec(limits: list[tuple[int, int]], then: Any = None) -> Any:
     import resource
 
     libc = _libc() if sys.platform.startswith("linux") else None  # loaded before the fork
 
     def apply() -> None:  # runs in the child between fork and exec: syscalls only
+        if then is not None:
+            then()  # join the run's cgroup first: everything the run starts is counted
         for which, value in limits:
             with contextlib.suppress(ValueError, OSError):
                 resource.setrlimit(which, (value, value))
@@ -394,6 +414,7 @@ def run_file(
     runs_dir: str | os.PathLike[str] | None = None,
     venv_root: Path | None = None,
     env_extra: dict[str, str] | None = None,
+    isolation: Isolation | None = None,
 ) -> RunResult:
     """Run a tool file. Without `runs_dir`, the audit goes to the runs folder of the toolbox
     holding the file."""
@@ -408,7 +429,9 @@ def run_file(
 
         with contextlib.suppress(ToolboxError, OSError):
             runs_dir = Toolbox.open(p).runs_dir
-    return _run(tf, args, timeout, allow_install, runs_dir, venv_root, env_extra, path=str(p))
+    return _run(
+        tf, args, timeout, allow_install, runs_dir, venv_root, env_extra, isolation, path=str(p)
+    )
 
 
 def run_source(
@@ -421,10 +444,13 @@ def run_source(
     venv_root: Path | None = None,
     env_extra: dict[str, str] | None = None,
     path: str | None = None,
+    isolation: Isolation | None = None,
 ) -> RunResult:
     """Run a tool from its text (unsaved editor contents). No audit record without `runs_dir`."""
     tf = toolfile.parse(text, path=path)
-    return _run(tf, args, timeout, allow_install, runs_dir, venv_root, env_extra, path=path)
+    return _run(
+        tf, args, timeout, allow_install, runs_dir, venv_root, env_extra, isolation, path=path
+    )
 
 
 def _fail(message: str, **kw: Any) -> RunResult:
@@ -439,6 +465,7 @@ def _run(
     runs_dir: str | os.PathLike[str] | None,
     venv_root: Path | None,
     env_extra: dict[str, str] | None,
+    isolation: Isolation | None,
     *,
     path: str | None,
 ) -> RunResult:
@@ -469,7 +496,7 @@ def _run(
             python = str(ensure_venv(packages, allow_install=allow_install, venv_root=venv_root))
         except RunnerError as exc:
             base.error = str(exc)
-            _audit(base, manifest, args, runs_dir, [], False, False)
+            _audit(base, manifest, args, runs_dir, [], None)
             return base
         base.packages_installed = packages
         py_flags = ["-I"]
@@ -478,19 +505,56 @@ def _run(
         # -S: a tool without packages sees the standard library only, not patch-tui's own.
         py_flags = ["-I", "-S"]
 
+    iso = isolation or Isolation()
     network = manifest.capabilities.network
-    prefix, pid_ns, net_ns = _sandbox_prefix(network)
+    engine = sandbox.choose_engine(iso.engine)
+    if engine == "bwrap":
+        prefix, pid_ns, net_ns = [], True, not network  # bwrap makes the namespaces itself
+    else:
+        prefix, pid_ns, net_ns = _sandbox_prefix(network)
+    if iso.gated and engine == "none" and not sandbox.allow_unisolated():
+        base.error = sandbox.refusal_message(sandbox.why_unisolated(iso.engine) or "no isolation")
+        _audit(base, manifest, args, runs_dir, [], None)
+        return base
     envs_keys: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="patch-run-") as tmp:
+    try:
+        run_root = sandbox.runs_root()
+    except OSError as exc:
+        base.error = f"cannot make the run's private folder: {exc}"
+        _audit(base, manifest, args, runs_dir, [], None)
+        return base
+    tmp = tempfile.mkdtemp(prefix="patch-run-", dir=run_root)
+    plan: sandbox.Plan | None = None
+    try:
         work, home, tmpdir = Path(tmp, "work"), Path(tmp, "home"), Path(tmp, "tmp")
         for d in (work, home, tmpdir):
             d.mkdir()
         (work / "tool.py").write_bytes(tf.to_bytes())
+        hidden, frozen, sealed = protected_paths(iso, path, runs_dir, run_root)
+        plan = sandbox.prepare(
+            sandbox.Request(
+                run_dir=Path(tmp),
+                filesystem=manifest.capabilities.filesystem,
+                network=network,
+                python=python,
+                workspace=iso.workspace if manifest.capabilities.filesystem == "read-write" else None,
+                hidden=hidden,
+                frozen=frozen,
+                sealed=sealed,
+                read_extra=[Path(python).parent.parent] if packages else [],
+                memory_bytes=iso.memory_bytes,
+                max_processes=iso.max_processes,
+                engine=engine,
+                pid_ns=pid_ns,
+                net_ns=net_ns,
+            )
+        )
         env = {
             "PATH": SAFE_PATH,
             "LANG": "C.UTF-8",
             "HOME": str(home),
             "TMPDIR": str(tmpdir),
+            "PWD": str(work),  # bwrap sets it anyway: the same environment under every engine
         }
         if manifest.external_auth:
             token = (env_extra or {}).get("PATCH_ACCESS_TOKEN") or os.environ.get(
@@ -499,7 +563,8 @@ def _run(
             if token:
                 env["PATCH_ACCESS_TOKEN"] = token
                 envs_keys.append("PATCH_ACCESS_TOKEN")
-        cmd = [*prefix, python, *py_flags, "-X", "utf8", "tool.py"]
+        flags = [*py_flags, "-X", "utf8"]
+        cmd = [*prefix, *plan.prefix, *plan.python_command(python, flags, "tool.py")]
         started = time.monotonic()
         try:
             proc = subprocess.Popen(
@@ -510,14 +575,17 @@ def _run(
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 start_new_session=True,  # its own process group, killed as one
-                preexec_fn=_preexec(_limits(timeout)),
+                preexec_fn=_preexec(_limits(timeout), plan.preexec()),
             )
-        except OSError as exc:
+        except (OSError, subprocess.SubprocessError) as exc:
             base.error = f"cannot start the tool: {exc}"
-            _audit(base, manifest, args, runs_dir, envs_keys, pid_ns, net_ns)
+            _audit(base, manifest, args, runs_dir, envs_keys, plan)
             return base
         out, err, timed_out, overflow = _communicate(proc, stdin, timeout)
         base.duration_ms = int((time.monotonic() - started) * 1000)
+    finally:
+        notes = plan.finish() if plan is not None else []
+        shutil.rmtree(tmp, ignore_errors=True)
 
     base.stdout = out.decode("utf-8", "replace")
     base.stderr = err.decode("utf-8", "replace")
@@ -544,34 +612,88 @@ def _run(
             base.ok = True
             base.result = value
             base.output_type_error = check_output_type(manifest, value)
-    _audit(base, manifest, args, runs_dir, envs_keys, pid_ns, net_ns)
+    if notes and base.error:
+        base.error += " (" + "; ".join(notes) + ")"
+    _audit(base, manifest, args, runs_dir, envs_keys, plan, notes)
     return base
+
+
+def protected_paths(
+    iso: Isolation, tool_path: str | None, runs_dir: str | os.PathLike[str] | None, run_root: Path
+) -> tuple[list[Path], list[Path], list[Path]]:
+    """(hidden, frozen, sealed) for one run: what no tool may see, what none may change, and
+    the folders in which none may make, remove or rename an entry.
+
+    Hidden: the store's files, the config, the state folder, every run folder, the audit runs
+    folder, the toolbox's tools, index, history and runs (a Patch toolbox: all of it), the tool's
+    own source file. Frozen (readable, never writable): the venv cache, patch-tui itself and the
+    Python environment it runs in. Sealed: the store's folder (no forged -wal planted beside the
+    store, no store renamed or replaced) and the tools folder of a plain toolbox."""
+    from patch_tui.core import paths
+    from patch_tui.core.toolbox import Toolbox, ToolboxError
+
+    hidden: list[Path] = [run_root, paths.config_file(), paths.config_dir(), paths.state_dir()]
+    frozen: list[Path] = [paths.cache_dir(), Path(__file__).resolve().parent.parent]
+    frozen += [Path(sys.prefix), Path(sys.base_prefix)]
+    sealed: list[Path] = []
+    stores = [paths.default_store()] + ([iso.store] if iso.store is not None else [])
+    for store in stores:
+        store = Path(store).absolute()
+        hidden += [store.with_name(store.name + suffix) for suffix in sandbox.STORE_SUFFIXES]
+        sealed.append(store.parent)
+    boxes: list[Path] = [paths.default_toolbox()]
+    if iso.toolbox is not None:
+        boxes.append(Path(iso.toolbox))
+    if tool_path is not None:
+        boxes.append(Path(tool_path))
+        hidden.append(Path(tool_path))
+    for ref in boxes:
+        try:
+            box = Toolbox.open(ref)
+        except (ToolboxError, OSError):
+            continue
+        if box.is_patch_toolbox:
+            hidden.append(box.root)
+            continue
+        hidden += [box.runs_dir, box.history_dir, box.trash_dir]
+        with contextlib.suppress(OSError):
+            hidden += list(box.tools_dir.glob("*.py"))
+        sealed.append(box.tools_dir)
+    if runs_dir is not None:
+        hidden.append(Path(runs_dir))
+    return hidden, frozen, sealed
 
 
 # -- enforcement report and audit -------------------------------------------------------------
 
 
 def _enforcement(
-    manifest: Manifest, base: RunResult, envs_keys: list[str], pid_ns: bool, net_ns: bool
+    manifest: Manifest, base: RunResult, envs_keys: list[str], plan: sandbox.Plan | None
 ) -> tuple[dict[str, Any], list[str]]:
     caps = manifest.capabilities
+    claims = list(plan.claims) if plan is not None else []
+    pid_ns = plan is not None and plan.pid_ns
+    mechanisms = {c.partition(":")[0]: c.partition(":")[2] for c in claims}
+    net = mechanisms.get("network")
     if caps.network:
         network = "allowed (declared network: true)"
-        net_line = "network: true declared; the tool had network access."
-    elif net_ns:
-        network = "blocked (network namespace)"
-        net_line = "network: false declared; enforced with a network namespace (no interfaces up)."
-    else:
+    elif net is None:
+        network = "not started"
+    elif net == "NOT-enforced":
         network = "NOT enforced (no network namespace on this host)"
-        net_line = (
-            "network: false declared but NOT enforced: user namespaces are not available on "
-            "this host, so the tool could reach the network."
-        )
+    else:
+        network = f"blocked ({net})"
+    if pid_ns:
+        claims.append("pid:namespace")
     enforced = {
+        "claims": claims,
+        "engine": plan.engine if plan is not None else None,
         "network": network,
+        "filesystem": mechanisms.get("filesystem", "not started"),
+        "memory": mechanisms.get("memory", "not started"),
+        "processes": mechanisms.get("processes", "not started"),
         "pid_namespace": pid_ns,
         "environment": "scrubbed",
-        "filesystem": "not enforced (declared only)",
         "timeout_s": base.timeout_s,
         "rlimits": {
             "cpu_s": int(math.ceil(base.timeout_s)) + 1,
@@ -580,19 +702,26 @@ def _enforcement(
             "core_bytes": 0,
         },
     }
-    lines = [
-        net_line,
-        f'filesystem: "{caps.filesystem}" declared (NOT runtime-enforced).',
+    if plan is None:
+        lines = [
+            f'filesystem: "{caps.filesystem}" declared; the tool did not start, nothing ran.',
+        ]
+    else:
+        lines = list(plan.lines)
+    lines += [
         "environment scrubbed: PATH, LANG, temporary HOME/TMPDIR/working folder"
         + (f", plus {', '.join(envs_keys)} (values never logged)." if envs_keys else "."),
-        (
+    ]
+    if plan is not None:
+        lines.append(
             "PID namespace: the tool saw only its own processes and /proc."
             if pid_ns
             else "no PID namespace on this host: the tool could see other processes."
-        ),
+        )
+    lines.append(
         f"rlimits: address space {ADDRESS_SPACE >> 30} GiB, file size {FILE_SIZE >> 20} MiB, "
-        "no core dumps, CPU time capped near the timeout.",
-    ]
+        "no core dumps, CPU time capped near the timeout."
+    )
     if caps.human_confirm:
         lines.append("human_confirm: true; execution gated by an approval in the inbox.")
     requested = manifest.runtime.python_version
@@ -619,12 +748,11 @@ def _audit(
     args: dict[str, Any],
     runs_dir: str | os.PathLike[str] | None,
     envs_keys: list[str],
-    pid_ns: bool,
-    net_ns: bool,
+    plan: sandbox.Plan | None,
+    notes: list[str] | None = None,
 ) -> None:
-    base.enforced, base.capability_assertions = _enforcement(
-        manifest, base, envs_keys, pid_ns, net_ns
-    )
+    base.enforced, base.capability_assertions = _enforcement(manifest, base, envs_keys, plan)
+    base.capability_assertions += notes or []
     if base.output_type_error:
         base.capability_assertions.append(f"output type mismatch: {base.output_type_error}.")
     if runs_dir is None:
@@ -654,8 +782,10 @@ def _audit(
                     "human_confirm": caps.human_confirm,
                 },
                 "packages_installed": base.packages_installed,
-                "allow_internet_access": caps.network or not net_ns,
+                "allow_internet_access": caps.network
+                or base.enforced["network"].startswith("NOT"),
                 "envs_keys": envs_keys,
+                "enforced": base.enforced["claims"],
             },
             "trigger": {"host_app": None, "mcp_client_name": None, "user_prompt_hash": None},
             "inputs": args,

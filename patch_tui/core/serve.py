@@ -240,7 +240,15 @@ class PatchServer:
         self.store = store
         # How long patch_confirm_action waits for a person's decision (core.confirm_wait).
         self.confirm_wait = confirm_wait
-        self.gate = Gate(store, toolbox=toolbox, timeout=timeout, allow_install=allow_install)
+        from patch_tui.core.sandbox import serve_workspace
+
+        self.gate = Gate(
+            store,
+            toolbox=toolbox,
+            timeout=timeout,
+            allow_install=allow_install,
+            workspace=serve_workspace(),  # a configured folder, never where serve was started
+        )
         self.catalog = ToolCatalog(toolbox)
         self.entries = self.catalog.scan()
         self.listing = _listing_key(self.entries)

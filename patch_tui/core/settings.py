@@ -57,6 +57,17 @@ class Settings(BaseSettings):
     watch_themes: bool = True
     """Reload theme files when they change."""
 
+    sandbox_engine: str = "auto"
+    """What isolates tool runs: auto (bubblewrap where installed, else Landlock), bwrap,
+    landlock, or none (no filesystem isolation; gated calls are then refused)."""
+
+    sandbox_allow_unisolated: bool = False
+    """Run gated calls (human_confirm, tainted input) even where nothing can isolate them."""
+
+    serve_workspace: str | None = None
+    """The folder read-write tools may write when called through `patch-tui serve` (unset: none,
+    only their own run folder). `run`, `confirm` and try-it use the folder they are started from."""
+
     @classmethod
     def settings_customise_sources(
         cls,

@@ -1,0 +1,112 @@
+"""What `patch-tui run` costs over running the tool by hand (issue 11, item 8).
+
+    .venv/bin/python bench/run_bench.py [--runs 15] [--engine auto|landlock|bwrap|none]
+
+One trivial standard-library tool (filesystem: none, network: false), the same args, the same
+stdin; two commands timed in alternation, each a fresh process as a person or an agent runs them:
+- `patch-tui run tool.py --args '{"n": 7}'` (the whole CLI: start-up, store, gate, sandbox, audit);
+- `python3 tool.py` with `{"n": 7}` on its stdin.
+Reported: the median wall time of each and their ratio. `--engine` picks the sandbox engine
+through PATCH_TUI_SANDBOX_ENGINE (`none` is the knowingly unisolated setting, for comparison).
+Everything happens in a temporary folder: a temporary HOME, store, config and toolbox.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+TOOL = """# ---
+# name: bench_echo
+# version: 1.0.0
+# description: Echoes a number, quickly.
+# inputs:
+#   - name: n
+#     type: integer
+#     description: A number.
+# outputs:
+#   type: object
+# capabilities:
+#   network: false
+#   filesystem: none
+#   human_confirm: false
+# runtime:
+#   language: python
+#   python_version: "3.12"
+#   packages: []
+# ---
+import json
+import sys
+
+
+def main(n: int) -> dict:
+    return {"n": n}
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(**json.loads(sys.stdin.read()))))
+"""
+
+
+def _time(cmd: list[str], env: dict[str, str], stdin: bytes, cwd: Path) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(cmd, env=env, input=stdin, capture_output=True, cwd=cwd)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0 or b'"n": 7' not in done.stdout:
+        sys.exit(f"bench: {cmd[0]} failed: {done.stderr.decode(errors='replace')[-400:]}")
+    return elapsed
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument("--engine", default=None, help="auto, landlock, bwrap or none")
+    opts = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="run-bench-") as tmp:
+        base = Path(tmp)
+        home = base / "home"
+        home.mkdir()
+        tool = base / "work" / "bench_echo.py"
+        tool.parent.mkdir()
+        tool.write_text(TOOL)
+        env = dict(os.environ)
+        env.update(
+            HOME=str(home),
+            PATCH_TUI_CONFIG=str(home / "config.toml"),
+            PATCH_TUI_STORE=str(home / "state" / "store.sqlite3"),
+            PATCH_TUI_TOOLBOX=str(home / "toolbox"),
+            XDG_CACHE_HOME=str(home / "cache"),
+            XDG_STATE_HOME=str(home / "state"),
+        )
+        if opts.engine:
+            env["PATCH_TUI_SANDBOX_ENGINE"] = opts.engine
+        cli = [str(Path(sys.executable).parent / "patch-tui"), "run", str(tool), "--args"]
+        cli.append('{"n": 7}')
+        plain = ["python3", str(tool)]
+        stdin = b'{"n": 7}'
+        _time(cli, env, b"", tool.parent)  # warm the page cache and the store's first creation
+        _time(plain, env, stdin, tool.parent)
+        ours: list[float] = []
+        theirs: list[float] = []
+        for _ in range(opts.runs):
+            ours.append(_time(cli, env, b"", tool.parent))
+            theirs.append(_time(plain, env, stdin, tool.parent))
+        a, b = statistics.median(ours), statistics.median(theirs)
+        engine = opts.engine or env.get("PATCH_TUI_SANDBOX_ENGINE") or "default"
+        print(f"engine: {engine}   runs: {opts.runs}")
+        print(f"patch-tui run:  median {a * 1000:7.1f} ms   (min {min(ours) * 1000:.1f})")
+        print(f"python3 tool:   median {b * 1000:7.1f} ms   (min {min(theirs) * 1000:.1f})")
+        print(f"ratio:          {a / b:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
