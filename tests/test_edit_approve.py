@@ -27,7 +27,7 @@ def env(tmp_path: Path) -> dict[str, Any]:
         "env": cli_env(tmp_path, store, tmp_path / "box"),
         "store": store,
         "tools": tools,
-        "marker": tmp_path / "marker.txt",
+        "marker": tmp_path / "ws" / "marker.txt",  # in the workspace (cli_env): writable
     }
 
 
@@ -131,7 +131,7 @@ def test_an_edited_approval_never_runs_the_proposed_args(
     # A fresh store per example: an earlier example's output would make this call tainted.
     db = Path(tempfile.mkdtemp(dir=env["store"].parent)) / "store.sqlite3"
     with Store(db, actor="agent") as store:
-        gate = Gate(store)
+        gate = Gate(store, workspace=marker.parent)
         held = gate.call(env["tools"] / "mark.py", {"marker": str(marker), "text": proposed})
         assert held.status == "confirmation_required" and held.action is not None
         token = held.action.token
@@ -139,7 +139,7 @@ def test_an_edited_approval_never_runs_the_proposed_args(
         decision = store.approve(token, args={"marker": str(marker), "text": approved})
         assert decision.ok
     with Store(db, actor="agent") as store:
-        outcome = Gate(store).confirm_action(token)
+        outcome = Gate(store, workspace=marker.parent).confirm_action(token)
     assert outcome.status == "ok"
     assert runs_in(marker) == [approved]
     if proposed != approved:

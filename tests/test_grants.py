@@ -33,7 +33,7 @@ def env(tmp_path: Path) -> dict[str, Any]:
         "env": cli_env(tmp_path, store, tmp_path / "box"),
         "store": store,
         "tools": tools,
-        "marker": tmp_path / "marker.txt",
+        "marker": tmp_path / "ws" / "marker.txt",  # in the workspace (cli_env): writable
     }
 
 
