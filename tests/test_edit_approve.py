@@ -146,3 +146,20 @@ def test_an_edited_approval_never_runs_the_proposed_args(
         assert outcome.payload["args_changed"]["proposed"]["text"] == proposed
     else:
         assert outcome.payload == {"written": approved}  # no edit: the plain result
+
+
+@pytest.mark.slow
+def test_a_call_held_by_guard_for_an_upstream_server_cannot_be_edited(env: dict[str, Any]) -> None:
+    """The upstream runs the args it was given when its token is confirmed: an edit would be
+    recorded as approved and never be what runs."""
+    with Store(env["store"], actor="guard") as store:
+        held = store.create_pending(
+            "human_confirm", "send_mail", "1.0.0", "c" * 64, {"to": "all@corp"}, "upstream held it",
+            upstream_token="up-123", details={"held_by": "guard"},
+        )
+        with pytest.raises(ValueError, match="cannot be edited"):
+            store.approve(held.token, args={"to": "me@corp"})
+    r = cli(env["env"], "inbox", "approve", held.token, "--args", '{"to": "me@corp"}')
+    assert r.returncode == 1 and "held by `patch-tui guard`" in r.stderr
+    listed = _listed(env, held.token)
+    assert listed["status"] == "pending" and listed["args"] == {"to": "all@corp"}

@@ -62,6 +62,13 @@ def approve_edited(args: argparse.Namespace) -> int:
             decision = store.approve(args.token, note=args.note)
             _err(f"cannot approve {token}: {visible(decision.why)}")
             return EXIT_FAILED
+        if action.upstream_token is not None or (action.details or {}).get("held_by") == "guard":
+            _err(
+                f"cannot approve {token} with edited args: it is a call to "
+                f"{visible(action.tool)} held by `patch-tui guard` for another MCP server; only "
+                "calls to Patch tool files can be edited (approve it as it is, or reject it)"
+            )
+            return EXIT_FAILED
         path = _tool_file(action, _open_toolbox(args))
         tf = toolfile.read(path) if path is not None else None
         if tf is None or tf.sha256 != action.source_sha256 or tf.manifest is None:

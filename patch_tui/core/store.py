@@ -772,6 +772,13 @@ class Store:
             proposed = found[1]
             edited: tuple[str, str] | None = None
             if args is not None and canonical_json(args) != canonical_json(proposed.args):
+                if proposed.upstream_token is not None:
+                    # The upstream server runs the args it was given when its token is
+                    # confirmed: an edit here would be shown as approved and never run.
+                    raise ValueError(
+                        "this call is held by the upstream server, which runs the args it was "
+                        "given: it cannot be edited (reject it, and the agent can call again)"
+                    )
                 try:
                     edited = (json.dumps(args, ensure_ascii=False, allow_nan=False), args_sha256(args))
                 except (TypeError, ValueError) as exc:
