@@ -104,6 +104,9 @@ _KINDS: dict[str, str] = {
     "sandbox_engine": "str",
     "sandbox_allow_unisolated": "bool",
     "serve_workspace": "str",
+    "alert_bell": "bool",
+    "alert_osc": "bool",
+    "alert_notify_send": "bool",
 }
 _ENV_PREFIX = "patch_tui_"  # pydantic-settings matches env names without regard to case
 # pydantic's spellings of a boolean in text (any case; no spaces).

@@ -68,6 +68,17 @@ class Settings(BaseSettings):
     """The folder read-write tools may write when called through `patch-tui serve` (unset: none,
     only their own run folder). `run`, `confirm` and try-it use the folder they are started from."""
 
+    alert_bell: bool = True
+    """Ring the terminal bell when an action arrives in the confirmation inbox."""
+
+    alert_osc: bool = True
+    """Send a desktop notification through the terminal (OSC 9 or OSC 777) when an action
+    arrives, in terminals known to show them (iTerm2, WezTerm, ghostty, Windows Terminal, foot,
+    rxvt-unicode; not inside tmux or screen)."""
+
+    alert_notify_send: bool = True
+    """Send a desktop notification with `notify-send` when an action arrives, if it is installed."""
+
     @classmethod
     def settings_customise_sources(
         cls,

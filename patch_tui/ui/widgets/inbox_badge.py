@@ -99,6 +99,12 @@ class PendingWatch:
         self._running = False
         self._last_read = 0.0
         self._seen_tokens = 0
+        # Tokens pending at the last read (None before the first): what is new since then
+        # is what the alerts announce (ui/alerts.py); what was waiting at start-up is not.
+        self._known: set[str] | None = None
+        from patch_tui.ui.alerts import Alerter
+
+        self.alerter = Alerter(app)
 
     def start(self) -> None:
         self.app.set_interval(POLL_INTERVAL, self._tick, name="pending-watch")
@@ -115,15 +121,19 @@ class PendingWatch:
 
     def _read(self) -> None:
         count, busy = self.count, False
+        arrived: list[Any] = []
         try:
             if getattr(self.app, "_patch_store", None) is None and not store_path(self.app).exists():
                 count = 0
+                self._known = set()
             else:
                 store = app_store(self.app)
                 version = store.data_version()
                 # Re-count on a change, and every second anyway: expiry changes no version.
                 if version != self._version or time.monotonic() - self._last_read > 1.0:
                     count = store.pending_count()
+                    if version != self._version or self._known is None:
+                        arrived = self._arrivals(store)
                     self._version = version
                     self._last_read = time.monotonic()
         except StoreBusy:
@@ -133,12 +143,21 @@ class PendingWatch:
         except Exception:  # never let one bad read stop the badge for good
             count = self.count
         try:
-            self.app.call_from_thread(self._apply, count, busy)
+            self.app.call_from_thread(self._apply, count, busy, arrived)
         except RuntimeError:
             self._running = False  # the app is closing
 
-    def _apply(self, count: int, busy: bool) -> None:
+    def _arrivals(self, store: Store) -> list[Any]:
+        pending = store.list_actions(statuses=("pending",), limit=200)
+        known, self._known = self._known, {a.token for a in pending}
+        if known is None:
+            return []
+        return [a for a in reversed(pending) if a.token not in known]
+
+    def _apply(self, count: int, busy: bool, arrived: list[Any] | None = None) -> None:
         self._running = False
+        if arrived:
+            self.alerter.arrived(arrived)
         grew = count > self.count
         changed = count != self.count or busy != self.busy
         self.count, self.busy = count, busy
