@@ -26,7 +26,7 @@ def env(tmp_path: Path) -> dict[str, Any]:
     return {
         "env": cli_env(tmp_path, store, tmp_path / "box"),
         "tools": tools,
-        "marker": tmp_path / "marker.txt",
+        "marker": tmp_path / "ws" / "marker.txt",  # in the workspace (cli_env): writable
         "tmp": tmp_path,
     }
 
