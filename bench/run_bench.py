@@ -1,6 +1,7 @@
 """What `patch-tui run` costs over running the tool by hand (issue 11, item 8).
 
     .venv/bin/python bench/run_bench.py [--runs 15] [--engine auto|landlock|bwrap|none]
+                                        [--baseline CHECKOUT]
 
 One trivial standard-library tool (filesystem: none, network: false), the same args, the same
 stdin; two commands timed in alternation, each a fresh process as a person or an agent runs them:
@@ -8,6 +9,9 @@ stdin; two commands timed in alternation, each a fresh process as a person or an
 - `python3 tool.py` with `{"n": 7}` on its stdin.
 Reported: the median wall time of each and their ratio. `--engine` picks the sandbox engine
 through PATCH_TUI_SANDBOX_ENGINE (`none` is the knowingly unisolated setting, for comparison).
+`--baseline DIR` times a third command in the same alternation: `python -m patch_tui run` from
+another checkout (e.g. `git archive <commit> | tar -x -C DIR` of the code before a change), so
+both ratios are measured under the same load.
 Everything happens in a temporary folder: a temporary HOME, store, config and toolbox.
 """
 
@@ -69,6 +73,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--engine", default=None, help="auto, landlock, bwrap or none")
+    ap.add_argument("--baseline", type=Path, default=None, help="another checkout to time too")
     opts = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="run-bench-") as tmp:
         base = Path(tmp)
@@ -88,23 +93,36 @@ def main() -> int:
         )
         if opts.engine:
             env["PATCH_TUI_SANDBOX_ENGINE"] = opts.engine
-        cli = [str(Path(sys.executable).parent / "patch-tui"), "run", str(tool), "--args"]
-        cli.append('{"n": 7}')
+        cli = [sys.executable, "-m", "patch_tui", "run", str(tool), "--args", '{"n": 7}']
+        env["PYTHONPATH"] = str(ROOT)
+        base_env = None
+        if opts.baseline:  # its own store: another version may not read ours
+            base_env = dict(env, PYTHONPATH=str(opts.baseline.resolve()))
+            base_env["PATCH_TUI_STORE"] = str(home / "state" / "baseline.sqlite3")
         plain = ["python3", str(tool)]
         stdin = b'{"n": 7}'
         _time(cli, env, b"", tool.parent)  # warm the page cache and the store's first creation
         _time(plain, env, stdin, tool.parent)
+        if base_env is not None:
+            _time(cli, base_env, b"", tool.parent)
         ours: list[float] = []
         theirs: list[float] = []
+        before: list[float] = []
         for _ in range(opts.runs):
             ours.append(_time(cli, env, b"", tool.parent))
             theirs.append(_time(plain, env, stdin, tool.parent))
+            if base_env is not None:
+                before.append(_time(cli, base_env, b"", tool.parent))
         a, b = statistics.median(ours), statistics.median(theirs)
         engine = opts.engine or env.get("PATCH_TUI_SANDBOX_ENGINE") or "default"
         print(f"engine: {engine}   runs: {opts.runs}")
         print(f"patch-tui run:  median {a * 1000:7.1f} ms   (min {min(ours) * 1000:.1f})")
         print(f"python3 tool:   median {b * 1000:7.1f} ms   (min {min(theirs) * 1000:.1f})")
         print(f"ratio:          {a / b:.2f}x")
+        if before:
+            c = statistics.median(before)
+            print(f"baseline run:   median {c * 1000:7.1f} ms   ({opts.baseline})")
+            print(f"baseline ratio: {c / b:.2f}x   isolation adds {(a / b) / (c / b) - 1:+.0%}")
     return 0
 
 

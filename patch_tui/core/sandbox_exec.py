@@ -20,7 +20,6 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import platform
 import struct
 import sys
 
@@ -231,7 +230,7 @@ def seccomp_program(machine: str) -> list[tuple[int, int, int, int]]:
 
 
 def apply_seccomp() -> None:
-    machine = platform.machine()
+    machine = os.uname().machine  # (not platform: its import costs every run)
     if machine not in ARCHES:
         _fail(f"no seccomp filter for {machine}")
     libc = _libc()
