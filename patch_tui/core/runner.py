@@ -17,12 +17,13 @@ What is enforced, and what the result says about it (`RunResult.enforced`, and t
   PATCH_ACCESS_TOKEN only for a tool that declares external_auth): no ANTHROPIC_API_KEY;
 - a PID namespace with its own /proc (`unshare`), where user namespaces work, so the parent's
   `/proc/<pid>/environ` is out of sight too;
-- `network: false` as a network namespace with only a downed loopback, where it works; where it
-  does not, the result says "not enforced";
+- `network: false` as a network namespace with only a downed loopback, where it works, and a
+  seccomp filter against unix sockets (sandbox.py); where nothing holds, the result says so;
 - pinned `runtime.packages` in a cached virtual environment per package set (key: sha256 of the
   sorted pins and the Python version), created on request; `allow_install=False` refuses;
 - the output's JSON type checked against `outputs.type` (reported, the run still succeeds).
-Filesystem access is not enforced (the format says "declared only"); the result says so.
+- filesystem access per capability, memory and processes per run: see sandbox.py; the
+  result's `enforced["claims"]` lists the mechanism that held for each, and nothing else.
 
 Every run, success or failure, with a `runs_dir` (or a tool path inside a toolbox) writes an audit
 record `<runs_dir>/<run_id>.json` in the Patch runtime's shape, stdout and stderr kept
@@ -681,8 +682,10 @@ def _enforcement(
         network = "not started"
     elif net == "NOT-enforced":
         network = "NOT enforced (no network namespace on this host)"
-    else:
+    elif "netns" in net.split("+"):
         network = f"blocked ({net})"
+    else:
+        network = f"partly blocked ({net}; no network namespace)"
     if pid_ns:
         claims.append("pid:namespace")
     enforced = {

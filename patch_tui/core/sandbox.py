@@ -548,6 +548,10 @@ def prepare(req: Request, host: Host | None = None) -> Plan:
             if "landlock-tcp" in parts:
                 held.append("Landlock TCP rules")
             lines.append("network: false declared; enforced with " + ", ".join(held) + ".")
+            if "netns" not in parts:
+                lines.append(
+                    "no network namespace on this host: UDP and other sockets were NOT blocked."
+                )
             if "seccomp-unix" not in parts:
                 lines.append("unix sockets NOT blocked: no seccomp filter on this host.")
         else:
