@@ -96,9 +96,12 @@ json_values = st.recursive(
 
 @st.composite
 def inputs(draw: st.DrawFn) -> dict:
-    data: dict = {"name": draw(names), "type": draw(st.sampled_from(INPUT_TYPES))}
-    if draw(st.booleans()):
-        data["description"] = draw(any_text)
+    # The runtime requires a non-empty description for every input.
+    data: dict = {
+        "name": draw(names),
+        "type": draw(st.sampled_from(INPUT_TYPES)),
+        "description": draw(any_text.filter(bool)),
+    }
     if draw(st.booleans()):
         data["required"] = draw(st.booleans())
     if draw(st.booleans()):

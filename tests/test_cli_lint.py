@@ -254,6 +254,7 @@ EXPECTED = [
     (5, "PT051", "ignore previous instructions"),
     (8, "PT014", "did you mean `string`"),
     (11, "PT015", "items: {type: string}"),
+    (13, "PT010", "has no `description`: the runtime refuses it"),
     (15, "PT022", "in quotes"),
     (16, "PT022", 'the string "yes"'),
     (20, "PT022", 'the string "no"'),
@@ -262,7 +263,6 @@ EXPECTED = [
     (25, "PT023", "which is 3.1"),
     (26, "PT019", "requests==x.y.z"),
     (27, "PT020", "unknown provider `outlook`"),
-    (29, "PT022", "YAML 1.1"),
 ]
 
 
@@ -277,7 +277,7 @@ def test_realistic_bad_tool(tmp_path, capsys) -> None:
     # After --fix, only what needs a person is left, and the tool still parses.
     assert cli(["lint", "--fix", "--select", "PT00,PT01,PT02,PT05", str(path)]) == 1
     left = {line.split(" ")[1] for line in capsys.readouterr().out.splitlines()[:-1]}
-    assert left == {"PT011", "PT013", "PT051", "PT019", "PT020"}
+    assert left == {"PT010", "PT011", "PT013", "PT051", "PT019", "PT020"}
 
 
 def test_lint_reads_standard_input() -> None:

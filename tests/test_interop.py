@@ -88,7 +88,7 @@ def manifest_view(m: Manifest) -> dict[str, Any]:
     out = m.outputs
     view["outputs.type"] = out.type
     view["outputs.description"] = out.description or None
-    view["outputs.items"] = out.items if isinstance(out.items, str) or out.items is None else out.items.type
+    view["outputs.items"] = out.item_type
     for key, value in m.capabilities.model_dump().items():
         view[f"capabilities.{key}"] = value
     view["runtime.python_version"] = m.runtime.python_version
@@ -504,7 +504,7 @@ def test_arcade_import_maps_types_auth_and_reports_the_rest() -> None:
         ("filter", "object", None),
         ("order", "string", None),
     ]
-    assert m.outputs.type == "array" and m.outputs.items is not None and m.outputs.items.type == "object"
+    assert m.outputs.type == "array" and m.outputs.item_type == "object"
     assert m.external_auth == ["gmail.read"]
     text_report = report.text()
     for expected in ("fully_qualified_name", "toolkit", "toolkit.description", "input.parameters[1].inferrable", "input.parameters[2].value_schema.enum", "requirements.authorization.scopes", "requirements.secrets[0]"):
@@ -586,7 +586,8 @@ _LABELS = st.lists(
 @st.composite
 def _input(draw: st.DrawFn, name: str) -> dict[str, Any]:
     type_ = draw(_TYPES)
-    data: dict[str, Any] = {"name": name, "type": type_, "description": draw(st.one_of(st.just(""), _SENTENCE))}
+    # The Patch runtime requires every input to have a description.
+    data: dict[str, Any] = {"name": name, "type": type_, "description": draw(_SENTENCE)}
     if draw(st.booleans()):
         data["required"] = draw(st.booleans())
     if draw(st.booleans()):

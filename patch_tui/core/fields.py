@@ -20,7 +20,8 @@ NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 VERSION_RE = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 PACKAGE_RE = re.compile(r"^[a-zA-Z0-9._-]+==\d+(\.\d+){0,2}$")
 PYTHON_VERSION_RE = re.compile(r"^3\.\d{1,2}$")
-AUTH_SCOPE_RE = re.compile(r"^([a-z][a-z0-9_]*)\.([a-z][a-z0-9_.]*)$")
+# The runtime's own rule (one dot): `gmail.read.all` is refused.
+AUTH_SCOPE_RE = re.compile(r"^([a-z][a-z0-9_]*)\.([a-z][a-z0-9_]*)$")
 # ISO 8601 UTC with seconds and a Z (fractions allowed), the stamp the generator writes.
 GENERATED_AT_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
 

@@ -1,6 +1,10 @@
 """The Patch tool manifest, as a pydantic model.
 
-The model is the *valid* shape of a manifest, with the format document's notes as field docs (the
+The model accepts every manifest the Patch runtime's parser accepts (`runtime_format.validate`,
+a port of its zod schema): `serve`, the gate, the desk and the browser must never drop a tool the
+runtime loads. Where the format document is stricter (pinned packages, known providers,
+`python_version` like "3.12", a strict x.y.z version, snake_case input names, ISO dates), that is
+a lint diagnostic, never a refusal here. The field docs are the format document's notes (the
 form shows them as help). Lint does not validate through this model: it checks the raw YAML data
 field by field so it can report every problem at its own line. A manifest that lints without
 errors always validates here.
@@ -51,7 +55,7 @@ class Items(BaseModel):
 
     model_config = _MODEL_CONFIG
 
-    type: InputType = "string"
+    type: str = "string"
     """Type of each element: string / number / integer / boolean / array / object."""
 
 
@@ -60,7 +64,7 @@ class Input(BaseModel):
 
     model_config = _MODEL_CONFIG
 
-    name: str = Field(pattern=NAME_RE.pattern)
+    name: str = Field(min_length=1)
     """Argument name on the Python main() function."""
 
     type: InputType = "string"
@@ -92,14 +96,26 @@ class Outputs(BaseModel):
 
     model_config = _MODEL_CONFIG
 
-    type: InputType | Literal["null"] = "object"
+    type: str = "object"
     """The JSON type main() returns: string / number / integer / boolean / array / object / null."""
 
     description: str | None = None
     """Optional. What the result means."""
 
-    items: Items | InputType | None = None
+    items: Any = None
     """For an array result: the type of each element ({type: object}, or just object)."""
+
+    @property
+    def item_type(self) -> str | None:
+        """The element type `items` names (`object` or `{type: object}`), if it names one."""
+        items = self.items
+        if isinstance(items, str):
+            return items
+        if isinstance(items, dict) and isinstance(items.get("type"), str):
+            return items["type"]
+        if isinstance(items, Items):
+            return items.type
+        return None
 
 
 class Capabilities(BaseModel):
@@ -129,7 +145,7 @@ class Runtime(BaseModel):
     language: Literal["python"] = "python"
     """Always python."""
 
-    python_version: str = Field(default="3.12", pattern=PYTHON_VERSION_RE.pattern)
+    python_version: str = "3.12"
     """The Python version as a quoted string, like "3.12"."""
 
     packages: list[str] = Field(default_factory=list)
@@ -145,7 +161,7 @@ class Manifest(BaseModel):
     name: str = Field(pattern=NAME_RE.pattern)
     """snake_case: lowercase letters, digits and underscores. Globally unique in the registry."""
 
-    version: str = Field(pattern=VERSION_RE.pattern)
+    version: str = Field(pattern=r"^\d+\.\d+\.\d+$")
     """Strict semver x.y.z. New content = new version, never overwrite."""
 
     description: str = Field(min_length=1)

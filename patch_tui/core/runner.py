@@ -383,8 +383,7 @@ def check_output_type(manifest: Manifest, value: Any) -> str | None:
     expected = manifest.outputs.type
     if not _is(value, expected):
         return f"outputs.type is {expected}, but the tool returned {json_type(value)}"
-    items = manifest.outputs.items
-    item_type = items if isinstance(items, str) else (items.type if items is not None else None)
+    item_type = manifest.outputs.item_type
     if expected == "array" and item_type:
         for i, element in enumerate(value):
             if not _is(element, item_type):
@@ -454,6 +453,32 @@ def run_source(
     )
 
 
+def runtime_body(tf: toolfile.ToolFile) -> bytes:
+    """What the Patch runtime runs: only the body after the closing marker (its sandbox writes
+    nothing else), so code above the opening marker never runs here either. Blank lines stand
+    in for the lines before the body, so tracebacks point at the file's own line numbers."""
+    from patch_tui.core import runtime_format
+
+    lines = runtime_format.split_lines(tf.text)
+    start, end = runtime_format.find_markers(lines)
+    if start is None or end is None:
+        return tf.to_bytes()
+    return ("\n" * (end + 1) + "\n".join(lines[end + 1 :])).encode("utf-8")
+
+
+def runtime_source_sha256(tf: toolfile.ToolFile) -> str:
+    """The source hash the runtime's audit records and its patch_replay compares: sha256 of its
+    writer's output for the file (defaults filled in), so either side can replay the other's
+    runs. The file's own bytes' hash when the runtime cannot parse it."""
+    from patch_tui.core import runtime_format
+
+    try:
+        parsed = runtime_format.parse(tf.text)
+    except runtime_format.RuntimeRejects:
+        return tf.sha256
+    return runtime_format.source_sha256(parsed.manifest, parsed.body)
+
+
 def _fail(message: str, **kw: Any) -> RunResult:
     return RunResult(ok=False, error=message, run_id=str(uuid.uuid4()), **kw)
 
@@ -488,7 +513,7 @@ def _run(
         run_id=str(uuid.uuid4()),
         tool_name=manifest.name,
         tool_version=manifest.version,
-        source_sha256=tf.sha256,
+        source_sha256=runtime_source_sha256(tf),
         timeout_s=timeout,
     )
     packages = list(manifest.runtime.packages)
@@ -530,7 +555,7 @@ def _run(
         work, home, tmpdir = Path(tmp, "work"), Path(tmp, "home"), Path(tmp, "tmp")
         for d in (work, home, tmpdir):
             d.mkdir()
-        (work / "tool.py").write_bytes(tf.to_bytes())
+        (work / "tool.py").write_bytes(runtime_body(tf))
         hidden, frozen, sealed = protected_paths(iso, path, runs_dir, run_root)
         plan = sandbox.prepare(
             sandbox.Request(
@@ -783,6 +808,7 @@ def _audit(
                     "network": caps.network,
                     "filesystem": caps.filesystem,
                     "human_confirm": caps.human_confirm,
+                    "browser": caps.browser,
                 },
                 "packages_installed": base.packages_installed,
                 "allow_internet_access": caps.network

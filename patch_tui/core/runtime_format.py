@@ -431,14 +431,14 @@ def construct_plain(text: str) -> Any:
             return sign * int(value[2:], {"0b": 2, "0x": 16, "0o": 8}[value[:2]])
         return sign * int(value, 10)
     if resolves_float(text):
-        value = text.replace("_", "").lower()
-        sign = -1.0 if value.startswith("-") else 1.0
-        value = value.lstrip("+-")
-        if value == ".inf":
-            return sign * math.inf
-        if value == ".nan":
+        spelled = text.replace("_", "").lower()
+        fsign = -1.0 if spelled.startswith("-") else 1.0
+        spelled = spelled.lstrip("+-")
+        if spelled == ".inf":
+            return fsign * math.inf
+        if spelled == ".nan":
             return math.nan
-        return sign * float(value)
+        return fsign * float(spelled)
     return text
 
 

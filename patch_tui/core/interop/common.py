@@ -306,6 +306,10 @@ def input_from_property(
     if isinstance(enum, list) and enum:
         description = with_enum(description, enum)
         report.add(f"{where}.enum", "the allowed values are kept only in the description, not enforced")
+    if not description:
+        # The Patch runtime refuses an input without a description: say so, and write one to edit.
+        description = f"The {name.replace('_', ' ')}."
+        report.add(f"{where}.description", f"no description: written as `{description}` (the Patch runtime requires one): say what to pass")
     data: dict[str, Any] = {"name": name, "type": ptype, "description": description}
     if not required:
         data["required"] = False
@@ -390,10 +394,7 @@ def object_schema(manifest: Manifest, *, descriptions: bool, required_always: bo
 
 
 def output_item_type(manifest: Manifest) -> str | None:
-    items = manifest.outputs.items
-    if items is None:
-        return None
-    return items if isinstance(items, str) else items.type
+    return manifest.outputs.item_type
 
 
 def output_schema(manifest: Manifest) -> dict[str, Any] | None:

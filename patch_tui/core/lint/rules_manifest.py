@@ -231,10 +231,13 @@ _DEFAULTS: dict[str, Any] = {
 @rule("PT010", "missing-field", family="manifest", summary="a required field is missing")
 def missing_field(ctx: LintContext) -> Iterator[Diagnostic]:
     """A required field is missing (name, version, description, inputs, outputs, capabilities,
-    runtime, or an input's name).
+    runtime; an input's name, type or description, or an empty one; `outputs.type`;
+    `runtime.language`).
 
     Why: the Patch runtime refuses a manifest without its required fields, so the tool cannot be
-    registered or called. An input without a name cannot be passed to `main()`.
+    registered or called, and one such file in the toolbox's index makes its whole tool list
+    fail. An input without a name cannot be passed to `main()`; the runtime also requires a
+    non-empty description for every input (the host AI reads it to fill the argument in).
 
     Fix: add the field. `inputs: []` declares a tool without arguments; `capabilities` and
     `runtime` are small mappings, e.g. `capabilities: {network: false, filesystem: none,
@@ -259,6 +262,40 @@ def missing_field(ctx: LintContext) -> Iterator[Diagnostic]:
                 "inputs",
                 i,
             )
+        label = f"input `{_show(inp['name'])}`" if isinstance(inp.get("name"), str) else f"input {i + 1}"
+        if "type" not in inp:
+            yield ctx.diag(
+                "PT010", f"{label} has no `type`: the runtime refuses it: add e.g. `type: string`", "inputs", i
+            )
+        description = inp.get("description")
+        if "description" not in inp:
+            yield ctx.diag(
+                "PT010",
+                f"{label} has no `description`: the runtime refuses it: say in one sentence what to pass",
+                "inputs",
+                i,
+            )
+        elif description == "" or (description is None and _raw(ctx, ("inputs", i, "description")) in ("", None)):
+            yield ctx.diag(
+                "PT010",
+                f"{label} has an empty `description`: the runtime refuses it: say in one sentence what to pass",
+                "inputs",
+                i,
+                "description",
+            )
+    outputs = ctx.get("outputs")
+    if isinstance(outputs, dict) and "type" not in outputs:
+        yield ctx.diag(
+            "PT010", "`outputs` has no `type`: the runtime refuses it: add e.g. `type: object`", "outputs"
+        )
+    runtime = ctx.get("runtime")
+    if isinstance(runtime, dict) and "language" not in runtime:
+        yield ctx.diag(
+            "PT010",
+            "`runtime` has no `language`: the runtime refuses it: add `language: python`",
+            "runtime",
+            fix=ctx.set_value_fix("add `language: python`", ("runtime", "language"), "python"),
+        )
 
 
 @rule("PT011", "name-not-snake-case", family="manifest", summary="name is not snake_case")
@@ -460,10 +497,11 @@ def array_without_items(ctx: LintContext) -> Iterator[Diagnostic]:
     """An input of type `array` without `items`.
 
     Why: hosts build a JSON Schema from the inputs, and an array schema without `items` lets the
-    AI send anything in it (strict hosts reject the tool outright).
+    AI send anything in it (strict hosts reject the tool outright). The runtime accepts it and
+    lists the array as declared (its own generator writes such tools), so this is a warning.
 
     Fix: declare the element type, e.g. `items: {type: string}`. The quick fix adds
-    `items: {type: string}` (the type the runtime assumes), or the type of the default's elements.
+    `items: {type: string}`, or the type of the default's elements.
     """
     for i, inp in _inputs(ctx):
         if inp.get("type") == "array" and "items" not in inp:
@@ -478,6 +516,7 @@ def array_without_items(ctx: LintContext) -> Iterator[Diagnostic]:
                 "inputs",
                 i,
                 "type",
+                severity="warning",
                 fix=fix,
             )
 
@@ -611,9 +650,12 @@ def unpinned_package(ctx: LintContext) -> Iterator[Diagnostic]:
 def bad_external_auth(ctx: LintContext) -> Iterator[Diagnostic]:
     """An `external_auth` entry is not `provider.scope`, or its provider is not supported.
 
-    Why: the runtime mints a short-lived token for each `provider.scope` before the call and
-    injects it as `PATCH_ACCESS_TOKEN`. Only gmail, google_calendar, slack, github and linear are
-    supported; anything else means the tool runs without the credentials it expects.
+    Why: the runtime refuses the tool unless every entry matches
+    `^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$` (one dot: `gmail.read.all` is refused). It mints a
+    short-lived token for each `provider.scope` before the call and injects it as
+    `PATCH_ACCESS_TOKEN`. Only gmail, google_calendar, slack, github and linear are supported
+    (patch-tui is stricter than the runtime here: an unknown provider is an error too); anything
+    else means the tool runs without the credentials it expects.
 
     Fix: write entries like `gmail.read` or `slack.send_message`, with a supported provider.
     """
@@ -747,19 +789,6 @@ _YAML11_NUMBER_START = frozenset("0123456789+-.~")
 _YAML11_WORD_START = frozenset("yYnNtTfFoO")
 
 
-def _yaml11_reading(raw: str) -> str | None:
-    """What YAML 1.1 (PyYAML's default) makes of a plain scalar the runtime reads as a string."""
-    if yamlio.YAML11_BOOL_RE.match(raw):
-        return "a boolean"
-    if yamlio.YAML11_TIMESTAMP_RE.match(raw):
-        return "a date" if len(raw) <= 10 else "a timestamp"
-    if yamlio.YAML11_NULL_RE.match(raw):
-        return "null"
-    if yamlio.YAML11_NUMBER_RE.match(raw):
-        return "an octal number" if re.match(r"^[-+]?0[0-7_]+$", raw) else "a number"
-    return None
-
-
 def _type_name(value: Any) -> str:
     if value is None:
         return "empty"
@@ -809,16 +838,9 @@ def _check_value(
     shown = _show(raw if raw is not None else value)
     if expected == _STR:
         if isinstance(value, str):
-            reading = _yaml11_reading(value) if plain else None
-            if reading is not None:
-                yield ctx.diag(
-                    "PT022",
-                    f"`{label}: {shown}` is a string to the Patch runtime but {reading} to YAML 1.1 "
-                    f"readers: quote it: {_quote(value)}",
-                    *path,
-                    severity="warning",
-                    fix=_quote_fix(ctx, path),
-                )
+            # The runtime reads a string, as meant (`generated_at: 2026-05-04T12:34:56Z`, a
+            # description `yes`): its own writer leaves these unquoted or quotes them itself.
+            return
         elif value is None and plain and raw:
             yield ctx.diag(
                 "PT022",
@@ -913,18 +935,19 @@ def _check_fields(
     summary="a field of the wrong type, or read differently by YAML 1.1",
 )
 def wrong_type(ctx: LintContext) -> Iterator[Diagnostic]:
-    """A field has the wrong type, including values that YAML 1.1 readers and the Patch runtime
-    read differently.
+    """A field has the wrong type as the Patch runtime reads it.
 
-    Why: the Patch runtime reads YAML with the JSON schema: only `true` and `false` are booleans,
-    `no`, `yes`, `on` and `off` are strings, dates stay strings, and `1.0` is a number. PyYAML
-    and many other tools use YAML 1.1, where `no` is false and `2026-05-04` is a date. A value
-    that means one thing to the runtime and another to your editor or CI is a bug waiting to
-    happen; a wrong type makes the runtime refuse the tool.
+    Why: the runtime reads YAML with js-yaml's JSON schema: `true`/`True`/`TRUE` and the falses
+    are booleans, `no`, `yes`, `on` and `off` are strings, dates stay strings, `null`, `Null`
+    and `~` are null, and `1.0`, `0755`, `0x1F` and `1_000` are numbers. A value it reads as
+    another type than the field needs makes it refuse the tool (`network: no` is the string
+    "no", not false; `description: 1.0` is a number). Strings it reads as strings are fine
+    however they are written: its own writer leaves `generated_at: 2026-05-04T12:34:56Z`
+    unquoted.
 
-    Fix: write booleans as `true` / `false` without quotes, quote strings that look like other
-    things (`version: "1.0.0"`, `generated_at: "2026-05-04T12:34:56Z"`), and use lists and
-    mappings where the format asks for them. `patch-tui fmt` quotes ambiguous strings for you.
+    Fix: write booleans as `true` / `false` without quotes, quote strings that look like numbers
+    or null (`version: "1.0.0"`), and use lists and mappings where the format asks for them.
+    `patch-tui fmt` writes values as the runtime's own writer does.
     """
     data = ctx.data
     for key, expected in _TOP_TYPES.items():
@@ -1101,4 +1124,46 @@ def yaml_anchor(ctx: LintContext) -> Iterator[Diagnostic]:
         f"a YAML anchor or alias{more}: the runtime reads it, but write the value out in full so every reader sees the same manifest",
         severity="warning",
         span=Span(line, col, line, col + 1),
+    )
+
+
+# What may stand above the opening marker: the runtime never runs it, so only lines that do
+# nothing (blank lines and comments: a shebang, an encoding line) are harmless there.
+def _code_above(ctx: LintContext) -> list[int]:
+    tf = ctx.tf
+    if tf.open_index is None:
+        return []
+    return [
+        i + 1
+        for i in range(tf.open_index)
+        if tf.lines[i].strip() and not tf.lines[i].lstrip().startswith("#")
+    ]
+
+
+@rule(
+    "PT026",
+    "code-above-frontmatter",
+    family="structure",
+    summary="code above the opening `# ---` marker",
+    needs_manifest=False,
+)
+def code_above_frontmatter(ctx: LintContext) -> Iterator[Diagnostic]:
+    """Code above the opening `# ---` marker.
+
+    Why: the Patch runtime runs only the body, the lines after the closing marker. Code above
+    the frontmatter never runs there: an `import` written at the top is missing at run time (a
+    NameError), although the file looks complete. `patch-tui run` runs what the runtime runs.
+    Only a shebang, an encoding line, comments and blank lines belong above the marker.
+
+    Fix: move the code below the closing `# ---` line.
+    """
+    rows = _code_above(ctx)
+    if not rows:
+        return
+    first = rows[0]
+    more = f" (and {len(rows) - 1} more lines)" if len(rows) > 1 else ""
+    yield ctx.diag(
+        "PT026",
+        f"code above the opening `# ---` marker{more}: the runtime runs only what follows the closing marker: move it below",
+        span=Span.line_span(first, ctx.tf.line_text(first)),
     )

@@ -1,0 +1,234 @@
+"""patch-tui reads, checks and writes tool files as the Patch runtime does (issue 15).
+
+The expected values here were taken from the real runtime (`make interop` checks the same facts
+against it on every sample); these tests keep them without node.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from lintkit import CLEAN, edit
+
+from patch_tui.core import runtime_format, toolfile, yamlio
+from patch_tui.core.lint import lint_text
+from patch_tui.core.runner import run_source, runtime_source_sha256
+
+RUNTIME_WRITTEN = """\
+# ---
+# name: word_count
+# version: 1.0.0
+# description: >-
+#   Count words, characters, and lines in a text string, and say which word comes most often in it, if
+#   there is one at all.
+# inputs:
+#   - name: text
+#     type: string
+#     description: The text to count.
+#     required: true
+#     tainted_ok: true
+#   - name: 'n'
+#     type: integer
+#     description: 'yes'
+#     required: false
+#     default: 3
+#     tainted_ok: false
+# outputs:
+#   type: object
+#   description: '{words, characters, lines}'
+# capabilities:
+#   network: false
+#   filesystem: none
+#   human_confirm: false
+#   browser: false
+# runtime:
+#   language: python
+#   python_version: '3.12'
+#   packages: []
+# external_auth: []
+# generated_by: claude-opus-4-7
+# generated_at: 2026-05-04T12:34:56.789Z
+# ---
+
+import json
+import sys
+
+
+def main(text: str, n: int = 3) -> dict:
+    return {"words": len(text.split()), "characters": len(text), "lines": n}
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(**json.loads(sys.stdin.read()))))
+"""
+
+
+def errors(text: str) -> list[str]:
+    return [d.code for d in lint_text(text) if d.severity == "error"]
+
+
+# --- reading as the runtime reads ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("plain", "value"),
+    [
+        ("True", True),
+        ("FALSE", False),
+        ("Null", None),
+        ("~", None),
+        ("0x1F", 31),
+        ("0o17", 15),
+        ("1_000", 1000),
+        ("+1", 1),
+        (".5", 0.5),
+        ("1e3", 1000.0),
+        ("yes", "yes"),
+        ("01.0.0", "01.0.0"),
+        ("2026-05-04", "2026-05-04"),
+        ("3.12.1", "3.12.1"),
+    ],
+)
+def test_plain_scalars_read_as_js_yaml_json_schema(plain: str, value: object) -> None:
+    assert yamlio.load(f"k: {plain}\n").data == {"k": value}
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ('#   python_version: "3.12"', '#   python_version: "3.12.1"'),
+        ("# version: 1.0.0", "# version: 01.0.0"),
+        ("#   - name: text", "#   - name: Text"),
+        ("#   type: object", "#   type: str"),
+        ("#     tainted_ok: true", "#     tainted_ok: true\n#     items:\n#       type: str"),
+        ("# capabilities:", "# capabilities: &caps"),
+        ("#   network: false", "#   network: False"),
+    ],
+)
+def test_the_model_loads_every_manifest_the_runtime_loads(old: str, new: str) -> None:
+    text = edit(old, new)
+    assert runtime_format.accepts(text)
+    assert toolfile.parse(text).manifest is not None
+
+
+def test_the_runtime_manifest_has_its_defaults_and_order() -> None:
+    parsed = runtime_format.parse(CLEAN)
+    m = parsed.manifest
+    assert list(m) == [
+        "name", "version", "description", "inputs", "outputs", "capabilities", "runtime",
+        "external_auth",
+    ]  # fmt: skip
+    assert m["capabilities"]["browser"] is False and m["external_auth"] == []
+    assert list(m["inputs"][0]) == ["name", "type", "description", "required", "tainted_ok"]
+    assert not parsed.body.startswith("\n")
+
+
+def test_the_runtime_input_schema() -> None:
+    m = runtime_format.parse(RUNTIME_WRITTEN).manifest
+    assert runtime_format.input_schema(m) == {
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "description": "The text to count.", "x-tainted-ok": True},
+            "n": {"type": "integer", "description": "yes", "default": 3},
+        },
+        "required": ["text"],
+        "additionalProperties": False,
+    }
+
+
+# --- writing as the runtime writes -----------------------------------------------------------
+
+
+def test_the_writer_is_byte_for_byte_the_runtimes() -> None:
+    # RUNTIME_WRITTEN is the runtime's own serializeManifest output: folded long description,
+    # single quotes, 'n' and 'yes' quoted (js-yaml's compat mode), the timestamp unquoted.
+    parsed = runtime_format.parse(RUNTIME_WRITTEN)
+    assert runtime_format.serialize(parsed.manifest, parsed.body) == RUNTIME_WRITTEN
+
+
+@pytest.mark.parametrize(
+    ("value", "written"),
+    [
+        ("plain text", "plain text"),
+        ("", "''"),
+        ("it's", "it's"),
+        ("a: b", "'a: b'"),
+        ("# hash", "'# hash'"),
+        ("1.0", "'1.0'"),
+        ("null", "'null'"),
+        ("on", "'on'"),
+        ("1:30", "'1:30'"),
+        ("tab\there", '"tab\\there"'),
+        ("two\nlines", "|-\n  two\n  lines"),
+        (" lead", "' lead'"),
+        ("trail:", "'trail:'"),
+    ],
+)
+def test_js_yaml_scalar_styles(value: str, written: str) -> None:
+    assert runtime_format.dump_yaml({"k": value}) == f"k: {written}\n"
+
+
+@pytest.mark.parametrize(
+    ("number", "written"),
+    [(3, "3"), (1.5, "1.5"), (5.0, "5"), (1e21, "1e+21"), (1e-7, "1.e-7"), (-0.0, "-0.0"), (float("inf"), ".inf")],
+)
+def test_js_yaml_numbers(number: float, written: str) -> None:
+    assert runtime_format.dump_yaml({"k": number}) == f"k: {written}\n"
+
+
+# --- lint errors where the runtime refuses ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "code"),
+    [
+        ("#     description: The text to count.\n", "", "PT010"),
+        ("#     description: The text to count.", '#     description: ""', "PT010"),
+        ("#   language: python\n", "", "PT010"),
+        ("#   packages: []", "#   packages: []\n# external_auth: [gmail.read.all]", "PT020"),
+        ("#   network: false", "#   network: no", "PT022"),
+        ("# description: Count", "# description: 0755 Count", None),
+    ],
+)
+def test_lint_errors_where_the_runtime_refuses(old: str, new: str, code: str | None) -> None:
+    text = edit(old, new)
+    if code is None:  # a control: still a string to the runtime
+        assert runtime_format.accepts(text)
+        return
+    assert not runtime_format.accepts(text)
+    assert code in errors(text)
+
+
+def test_code_above_the_marker_is_an_error_and_does_not_run() -> None:
+    text = "import json\n" + CLEAN.replace("import json\n", "", 1)
+    assert "PT026" in errors(text)
+    # A shebang, an encoding line and comments are fine there.
+    assert "PT026" not in errors("#!/usr/bin/env python3\n# -*- coding: utf-8 -*-\n\n" + CLEAN)
+    # The runtime runs only the body: `json` is not imported there, so the run fails.
+    run = run_source(text, {"text": "a b"}, timeout=30)
+    assert not run.ok and "NameError" in (run.stderr + (run.error or ""))
+    ok = run_source(CLEAN, {"text": "a b"}, timeout=30)
+    assert ok.ok, ok.error
+
+
+def test_nothing_the_runtime_writes_is_flagged_as_style() -> None:
+    assert [d for d in lint_text(RUNTIME_WRITTEN) if d.code == "PT022"] == []
+    assert errors(RUNTIME_WRITTEN) == []
+
+
+# --- run records -------------------------------------------------------------------------------
+
+
+def test_run_records_hash_the_source_as_the_runtime_does(tmp_path: Path) -> None:
+    run = run_source(CLEAN, {"text": "a b"}, timeout=30, runs_dir=tmp_path)
+    assert run.ok, run.error
+    record = json.loads(next(tmp_path.glob("*.json")).read_text())
+    parsed = runtime_format.parse(CLEAN)
+    expected = runtime_format.source_sha256(parsed.manifest, parsed.body)
+    assert record["tool"]["source_sha256"] == expected == runtime_source_sha256(toolfile.parse(CLEAN))
+    assert record["sandbox"]["capabilities"] == parsed.manifest["capabilities"]
+    for key in ("schema_version", "run_id", "ran_at", "trigger", "inputs", "output", "stdout_sha256",
+                "stderr_sha256", "network", "exit_code", "duration_ms", "capability_assertions"):  # fmt: skip
+        assert key in record
