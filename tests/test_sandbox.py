@@ -457,3 +457,16 @@ def test_run_file_audits_its_claims(tmp_path: Path) -> None:
     record: dict[str, Any] = json.loads(r.audit_path.read_text())
     assert record["sandbox"]["enforced"] == r.enforced["claims"]
     assert any(line.startswith('filesystem: "none" enforced by') for line in r.capability_assertions)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_workspace_at_the_root_leaves_the_system_read_only(engine: str, tmp_path: Path) -> None:
+    # A read-write call made from / may write the user's files, never the system's.
+    target = Path("/etc") / f"patch-sandbox-test-{uuid.uuid4().hex}"
+    ok = tmp_path / "ok.txt"
+    iso = Isolation(engine=engine, workspace=Path("/"))
+    text = probe_tool("read-write")
+    r = run_source(text, {"path": str(target), "write": True}, isolation=iso)
+    assert r.ok and "denied" in r.result and not target.exists()
+    r = run_source(text, {"path": str(ok), "write": True}, isolation=iso)
+    assert r.ok and r.result == {"ok": "written"} and ok.read_text() == "pwned"

@@ -458,7 +458,9 @@ def prepare(req: Request, host: Host | None = None) -> Plan:
     host = host or probe()
     engine = choose_engine(req.engine, host)
     hidden = list(dict.fromkeys([_real(p) for p in req.hidden] + ALWAYS_HIDDEN))
-    frozen = list(dict.fromkeys(_real(p) for p in req.frozen))
+    # The system stays read-only even for a workspace that holds it (a call made from /).
+    system = [*SYSTEM_READ, "/proc", "/sys", "/dev", "/boot"]
+    frozen = list(dict.fromkeys([_real(p) for p in req.frozen] + system))
     sealed = list(dict.fromkeys(_real(p) for p in req.sealed))
     if not req.pid_ns:
         hidden.append("/proc")  # the host's /proc: other processes' environments
@@ -637,6 +639,8 @@ def _bwrap_words(
     visible = [b for b in bound if b not in ("/proc",)]
     # A protected path under a writable bind is made read-only, then the hidden ones masked.
     for path in frozen:
+        if path in ("/proc", "/dev"):
+            continue  # the run's own (--proc, --dev above), never the host's
         if os.path.isdir(path) and any(_inside(path, w) for w in write_roots):
             words += ["--ro-bind", path, path]
     for path in sealed:
