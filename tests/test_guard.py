@@ -51,7 +51,7 @@ def box(tmp_path: Path) -> dict[str, Any]:
         "tools": tools,
         "store": store,
         "env": env,
-        "marker": tmp_path / "marker.txt",
+        "marker": tmp_path / "ws" / "marker.txt",  # the workspace (cli_env): writable by tools
         "tmp": tmp_path,
     }
 
