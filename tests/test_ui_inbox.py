@@ -33,7 +33,7 @@ def _status(store: Path, token: str):
 async def _show_all(pilot, screen: InboxScreen) -> None:
     """What a person does before approving: expand what is collapsed, scroll to the end."""
     if screen.view is not None and screen.view.collapsed:
-        await pilot.press("e")
+        await pilot.press("E")
         await pilot.pause()
     screen.detail.scroll_end(animate=False, immediate=True)
     await wait_for(pilot, lambda: screen.can_approve, what="approve to be enabled")
@@ -114,7 +114,7 @@ async def test_approve_needs_everything_shown_then_records_the_tui(env) -> None:
         screen.detail.scroll_end(animate=False, immediate=True)
         await pilot.pause(0.1)
         assert not screen.can_approve  # scrolled, but a value is still collapsed
-        await pilot.press("e")
+        await pilot.press("E")
         await pilot.pause()
         assert long_path in str(screen.query_one("#detail-args").render())
         await _show_all(pilot, screen)
@@ -239,7 +239,7 @@ async def test_hostile_args_are_shown_plainly_and_harmlessly(env) -> None:
     app = inbox_app(store)
     async with app.run_test(size=(160, 80)) as pilot:
         screen = await open_inbox(pilot, app)
-        await pilot.press("e")
+        await pilot.press("E")
         await pilot.pause(0.2)
         shown = "".join(
             seg.text

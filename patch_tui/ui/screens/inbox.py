@@ -159,7 +159,8 @@ class InboxScreen(Screen[None]):
     BINDINGS: ClassVar[list[Any]] = [
         Binding("a", "approve", "Approve", id="inbox.approve"),
         Binding("r", "reject", "Reject", id="inbox.reject"),
-        Binding("e", "expand", "Expand all", id="inbox.expand"),
+        Binding("e", "edit", "Edit args", id="inbox.edit"),
+        Binding("E", "expand", "Expand all", id="inbox.expand"),
         Binding("h", "toggle_history", "History", id="inbox.history"),
         Binding("o", "open_source", "Open source", id="inbox.open_source", show=False),
         Binding("x", "export", "Export", id="inbox.export"),
@@ -671,6 +672,32 @@ class InboxScreen(Screen[None]):
 
     def action_approve(self) -> None:
         self._decide("approve")
+
+    def action_edit(self) -> None:
+        """Edit, then approve (issue 17): the args in a form from the tool's inputs."""
+        from patch_tui.ui.widgets.edit_args_dialog import open_edit_dialog
+
+        if self._detail_timer is not None:
+            self._detail_timer.stop()
+            self._sync_detail()
+        action = self.current
+        if action is None or action.status != "pending" or self.mode != "pending":
+            return
+        if not self.can_approve:
+            self.notify("Editing is disabled until everything was shown (see the details)", markup=False)
+            return
+
+        def done(decision: Decision | None) -> None:
+            if decision is not None and decision.ok:
+                self.notify(
+                    f"Approved with edited args: {action.tool} ({action.token[:8]}…). The agent "
+                    "will be told what changed.",
+                    markup=False,
+                )
+            self._force = True
+            self._tick()
+
+        open_edit_dialog(self, action, done)
 
     def action_reject(self) -> None:
         self._decide("reject")
