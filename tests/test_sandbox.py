@@ -14,6 +14,7 @@ import shutil
 import socket
 import sqlite3
 import subprocess
+import tempfile
 import threading
 import uuid
 from pathlib import Path
@@ -470,3 +471,24 @@ def test_a_workspace_at_the_root_leaves_the_system_read_only(engine: str, tmp_pa
     assert r.ok and "denied" in r.result and not target.exists()
     r = run_source(text, {"path": str(ok), "write": True}, isolation=iso)
     assert r.ok and r.result == {"ok": "written"} and ok.read_text() == "pwned"
+
+
+def test_leftovers_of_killed_runs_are_swept(tmp_path: Path) -> None:
+    import fcntl
+
+    root = sandbox.runs_root()
+    # A run killed with kill -9: its folder's lock is no longer held by anyone.
+    dead = Path(tempfile.mkdtemp(prefix="patch-run-", dir=root))
+    (dead / sandbox.LOCK_NAME).write_text("")
+    (dead / "work").mkdir()
+    # A run still going (another process): its lock is held.
+    live = Path(tempfile.mkdtemp(prefix="patch-run-", dir=root))
+    fd = sandbox.hold_run_folder(live)
+    try:
+        r = run_source(tool_text("t", "def main() -> dict:\n    return {}"), {})
+        assert r.ok
+        assert not dead.exists() and live.exists()
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+        shutil.rmtree(live, ignore_errors=True)

@@ -550,6 +550,8 @@ def _run(
         _audit(base, manifest, args, runs_dir, [], None)
         return base
     tmp = tempfile.mkdtemp(prefix="patch-run-", dir=run_root)
+    held = sandbox.hold_run_folder(Path(tmp))  # released at exit, even by kill -9
+    sandbox.sweep_leftovers(run_root)
     plan: sandbox.Plan | None = None
     try:
         work, home, tmpdir = Path(tmp, "work"), Path(tmp, "home"), Path(tmp, "tmp")
@@ -612,6 +614,7 @@ def _run(
     finally:
         notes = plan.finish() if plan is not None else []
         shutil.rmtree(tmp, ignore_errors=True)
+        os.close(held)
 
     base.stdout = out.decode("utf-8", "replace")
     base.stderr = err.decode("utf-8", "replace")

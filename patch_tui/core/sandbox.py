@@ -277,6 +277,60 @@ def runs_root() -> Path:
     return root
 
 
+LOCK_NAME = ".patch-run.lock"
+STALE_CGROUP_S = 120.0  # an empty run group this old was left by a run that was killed
+
+
+def hold_run_folder(folder: Path) -> int:
+    """Lock a run's folder for as long as the run lasts (the fd is closed after it, or by the
+    kernel when patch-tui dies): `sweep_leftovers` removes only folders nobody holds."""
+    import fcntl
+
+    # Locked under another name first: the sweeper never sees an unlocked lock of a live run.
+    making = folder / (LOCK_NAME + ".new")
+    fd = os.open(making, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.rename(making, folder / LOCK_NAME)
+    return fd
+
+
+def sweep_leftovers(root: Path) -> None:
+    """Remove what killed runs left behind: run folders nobody holds, empty old run cgroups.
+    (A run that finishes removes its own; only a kill -9 of patch-tui leaves any.)"""
+    import fcntl
+    import time
+
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(root):
+            lock = Path(entry.path) / LOCK_NAME
+            try:
+                fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC)
+            except OSError:
+                continue  # not a run folder (or being made): leave it
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue  # a run holds it
+            try:
+                shutil.rmtree(entry.path, ignore_errors=True)
+            finally:
+                os.close(fd)
+    cg = probe().cgroups
+    now = time.time()
+    for base in {p for p in (cg.v2, cg.v1_memory, cg.v1_pids) if p is not None}:
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(base):
+                if not entry.name.startswith("patch-run-"):
+                    continue
+                with contextlib.suppress(OSError):
+                    if now - entry.stat().st_mtime < STALE_CGROUP_S:
+                        continue
+                    if Path(entry.path, "cgroup.procs").read_text().strip():
+                        continue
+                    os.rmdir(entry.path)
+
+
 # -- one run ----------------------------------------------------------------------------------
 
 
