@@ -174,9 +174,7 @@ def build() -> Server:
             return await anyio.to_thread.run_sync(
                 lambda: _invoke(entry[0], entry[1], skip_checks=True)
             )
-        return await anyio.to_thread.run_sync(
-            lambda: _invoke(params.name, args, skip_checks=False)
-        )
+        return await anyio.to_thread.run_sync(lambda: _invoke(params.name, args, skip_checks=False))
 
     return Server("fake-patch-runtime", on_list_tools=on_list_tools, on_call_tool=on_call_tool)
 

@@ -91,7 +91,10 @@ async def guarded(
     errlog = open(box["tmp"] / "guard.log", "a")  # noqa: SIM115 - closed below
     try:
         async with Client(
-            stdio_client(params, errlog=errlog), mode="legacy", cache=None, message_handler=on_message
+            stdio_client(params, errlog=errlog),
+            mode="legacy",
+            cache=None,
+            message_handler=on_message,
         ) as client:
             yield client
     finally:
@@ -140,14 +143,19 @@ async def test_pass_through_approve_reject_and_the_runtime_token_never_reaches_t
         assert "patch-tui inbox" in payload["instruction"]
         token = payload["confirmation_token"]
         pending = action(box, token)
-        assert pending.status == "pending" and pending.args == {"marker": str(marker), "text": "one"}
+        assert pending.status == "pending" and pending.args == {
+            "marker": str(marker),
+            "text": "one",
+        }
         assert pending.version == "1.0.0" and pending.tool_path == str(box["tools"] / "mark.py")
         assert pending.reason.startswith("Tool is marked capabilities.human_confirm")
         upstream_token = pending.upstream_token
         assert upstream_token and upstream_token != token
         assert upstream_token not in held.content[0].text
         # The agent cannot use the runtime's token, nor confirm before a person decided.
-        stolen = await client.call_tool("patch_confirm_action", {"confirmation_token": upstream_token})
+        stolen = await client.call_tool(
+            "patch_confirm_action", {"confirmation_token": upstream_token}
+        )
         assert stolen.is_error and data(stolen)["status"] == "unknown_token"
         early = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
         assert data(early)["status"] == "awaiting_approval" and runs_in(marker) == []

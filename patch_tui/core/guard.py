@@ -202,7 +202,9 @@ class Guard:
             return await self.upstream.call_tool(name, args)
         except MCPError as exc:
             if exc.code == -32000 or "closed" in str(exc.error.message).lower():
-                self.gone = self.gone or f"the upstream server closed the connection ({exc.error.message})"
+                self.gone = (
+                    self.gone or f"the upstream server closed the connection ({exc.error.message})"
+                )
                 raise UpstreamGone(self.gone) from None
             return _error("UpstreamError", str(exc.error.message))
         except (OSError, EOFError) as exc:  # anyio's broken pipes and closed streams
@@ -451,10 +453,14 @@ class Guard:
                 "message": "The stored args no longer match what was approved; it was not run.",
             }
         if (action.details or {}).get("args_known") is False:
-            return None if action.upstream_token else {
-                "status": "failed",
-                "message": "The args of this call are not known exactly; it was not run.",
-            }
+            return (
+                None
+                if action.upstream_token
+                else {
+                    "status": "failed",
+                    "message": "The args of this call are not known exactly; it was not run.",
+                }
+            )
         basis = (action.details or {}).get("source_basis", "file")
         current = await self.identity(action.tool, fresh=True)
         if basis == "file" and current.basis != "file":
@@ -479,7 +485,9 @@ class Guard:
         if action.upstream_token is None:
             # Held by guard itself: the approved call goes upstream now, exactly as approved.
             return await self._upstream_call(action.tool, action.args)
-        result = await self._upstream_call(META_CONFIRM, {"confirmation_token": action.upstream_token})
+        result = await self._upstream_call(
+            META_CONFIRM, {"confirmation_token": action.upstream_token}
+        )
         if not token_gone(result):
             return result
         if (action.details or {}).get("args_known") is False:
@@ -642,9 +650,7 @@ async def connect_upstream(state: Guard, command: Sequence[str]) -> AsyncIterato
                 except Exception as exc:  # a client gone: the relay goes on
                     log(f"could not relay {method}: {exc}")
 
-    params = StdioServerParameters(
-        command=command[0], args=list(command[1:]), env=dict(os.environ)
-    )
+    params = StdioServerParameters(command=command[0], args=list(command[1:]), env=dict(os.environ))
     async with Client(params, mode="legacy", cache=None, message_handler=on_message) as client:
         yield client
 

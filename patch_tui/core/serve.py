@@ -44,7 +44,18 @@ from patch_tui.core.toolbox import Toolbox, ToolboxError
 META_CONFIRM = "patch_confirm_action"
 META_LIST_TOOLS = "patch_list_tools"
 META_LIST_RUNS = "patch_list_runs"
-META_NAMES = (META_CONFIRM, META_LIST_TOOLS, META_LIST_RUNS)
+# With the rest of the runtime's meta tools (core.meta): reserved names, never a toolbox tool.
+META_NAMES = (
+    META_CONFIRM,
+    META_LIST_TOOLS,
+    META_LIST_RUNS,
+    "patch_generate_tool",
+    "patch_run_tool",
+    "patch_auth_register",
+    "patch_auth_status",
+    "patch_replay",
+    "patch_compose",
+)
 
 
 def log(message: str) -> None:
@@ -155,6 +166,12 @@ def describe(entry: ToolEntry) -> dict[str, Any]:
 
 
 def meta_tools() -> list[dict[str, Any]]:
+    from patch_tui.core import meta
+
+    return meta.in_runtime_order([*_own_meta_tools(), *meta.TOOLS])
+
+
+def _own_meta_tools() -> list[dict[str, Any]]:
     return [
         {
             "name": META_CONFIRM,
@@ -297,6 +314,10 @@ class PatchServer:
             return list_runs(
                 self.toolbox.runs_dir, min(limit, 200), tool if isinstance(tool, str) else None
             ), False
+        if name in META_NAMES:
+            from patch_tui.core import meta
+
+            return meta.call(self, name, args)
         entry = self.entries.get(name)
         if entry is None or not entry.path.exists():
             self.rescan()
