@@ -197,11 +197,12 @@ class Guard:
         if self.gone is not None or self.upstream is None:
             raise UpstreamGone(self.gone or "the upstream server is not connected")
         from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED
 
         try:
             return await self.upstream.call_tool(name, args)
         except MCPError as exc:
-            if exc.code == -32000 or "closed" in str(exc.error.message).lower():
+            if exc.code == CONNECTION_CLOSED or "closed" in str(exc.error.message).lower():
                 self.gone = (
                     self.gone or f"the upstream server closed the connection ({exc.error.message})"
                 )
