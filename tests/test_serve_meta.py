@@ -13,7 +13,7 @@ from fake_anthropic import FakeAnthropic, Reply
 
 from patch_tui.core import generate as g
 from patch_tui.core.store import Store
-from tests.runtimekit import MARK_BODY, MARK_INPUTS, runs_in, write_tool
+from tests.runtimekit import runs_in, write_tool
 from tests.test_serve_e2e import box, connect  # noqa: F401 - box is a fixture
 
 pytestmark = pytest.mark.slow
