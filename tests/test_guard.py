@@ -305,3 +305,47 @@ def test_usage_and_an_upstream_that_cannot_start(box: dict[str, Any]) -> None:
     missing = cli(box["env"], "guard", "--", str(box["tmp"] / "no-such-server"))
     assert missing.returncode == 1 and "cannot start the upstream server" in missing.stderr
     assert "Traceback" not in missing.stderr
+
+
+async def test_an_edited_approval_runs_the_approved_args_never_the_runtime_token(
+    box: dict[str, Any],
+) -> None:
+    """A person changes the args before approving: the runtime's token holds the agent's args,
+    so guard never confirms it; it calls again with the approved args and confirms that."""
+    marker = box["marker"]
+    async with guarded(box) as client:
+        held = await client.call_tool("mark", {"marker": str(marker), "text": "proposed"})
+        token = data(held)["confirmation_token"]
+        original = action(box, token).upstream_token
+        with Store(box["store"], actor="person@test") as store:
+            approved = {"marker": str(marker), "text": "approved"}
+            assert store.approve(token, args=approved).ok
+        ran = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
+        assert not ran.is_error, ran.content[0].text
+        assert data(ran)["result"] == {"written": "approved"}
+        assert data(ran)["args_changed"]["proposed"]["text"] == "proposed"
+        assert runs_in(marker) == ["approved"]
+        confirmed = [
+            c["arguments"]["confirmation_token"]
+            for c in upstream_calls(box)
+            if c["name"] == "patch_confirm_action"
+        ]
+        assert len(confirmed) == 1 and original not in confirmed
+
+
+async def test_a_standing_grant_confirms_at_once(box: dict[str, Any]) -> None:
+    from patch_tui.core import grants
+
+    marker = box["marker"]
+    from patch_tui.core import toolfile
+
+    sha = toolfile.parse_bytes((box["tools"] / "mark.py").read_bytes()).sha256
+    with Store(box["store"], actor="person@test") as store:
+        pattern = grants.parse_pattern(f"marker={marker}")
+        grants.create(store, "mark", "1.0.0", sha, [pattern], 600)
+    async with guarded(box) as client:
+        ran = await client.call_tool("mark", {"marker": str(marker), "text": "granted"})
+        assert not ran.is_error and data(ran) == {"written": "granted"}
+        other = await client.call_tool("mark", {"marker": str(marker) + ".x", "text": "no"})
+        assert data(other)["status"] == "confirmation_required"  # outside the grant's pattern
+    assert runs_in(marker) == ["granted"]

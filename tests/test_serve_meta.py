@@ -13,10 +13,13 @@ from fake_anthropic import FakeAnthropic, Reply
 
 from patch_tui.core import generate as g
 from patch_tui.core.store import Store
+from tests import test_serve_e2e
 from tests.runtimekit import runs_in, write_tool
-from tests.test_serve_e2e import box, connect  # noqa: F401 - box is a fixture
 
 pytestmark = pytest.mark.slow
+
+box = test_serve_e2e.box  # the serve end-to-end fixture: a toolbox, a store, the env
+connect = test_serve_e2e.connect
 
 RUNTIME_ORDER = [
     "patch_generate_tool",

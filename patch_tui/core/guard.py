@@ -22,9 +22,12 @@ client on that side, its server on ours) and relays between the two:
   (the store's atomic claim: of many confirms, across processes, one wins), the approval checked
   (its decision event exists, the args still hash to what was approved, the tool's source is
   unchanged), then confirmed upstream. When the upstream token expired meanwhile (the runtime
-  keeps them 60 s, in memory), guard calls the tool again with the approved args and confirms the
-  fresh token at once, only when it is for the same tool and args. The upstream's answer is
-  passed back and recorded as the action's result.
+  keeps them 60 s, in memory), or a person edited the args before approving (core.edits: the
+  runtime's token holds the proposed ones), guard calls the tool again with the approved args and
+  confirms the fresh token at once, only when it is for the same tool and args. The upstream's
+  answer is passed back (with `args_changed` after an edit) and recorded as the action's result.
+- a standing grant (core.grants) that matches a human_confirm hold approves it at once, and the
+  call is confirmed in the same request, as serve does.
 
 What "the tool's source" is: the tool file's sha256 when guard finds it in the toolbox (`--toolbox`,
 else `PATCH_CAT_TOOLBOX_DIR`, else the runtime's default folder); otherwise the sha256 of the tool's
@@ -51,7 +54,7 @@ from pathlib import Path
 from typing import Any
 
 from patch_tui import __version__
-from patch_tui.core import toolfile
+from patch_tui.core import edits, grants, toolfile
 from patch_tui.core.confirm_wait import DEFAULT_WAIT, wait_for_decision
 from patch_tui.core.gate import confirmation_payload
 from patch_tui.core.store import KINDS, Action, Store, StoreError, args_sha256, canonical_json
@@ -377,6 +380,9 @@ class Guard:
             action = await self._record(
                 "human_confirm", name, args, reason, upstream_token=None, details={}
             )
+            granted = await self._granted(action.token)
+            if granted is not None:
+                return granted
             return _result(confirmation_payload(action), False)
         try:
             result = await self._upstream_call(name, args)
@@ -391,7 +397,24 @@ class Guard:
         replaced, count = await self._take_over(payload, name, args)
         if count == 0:
             return result  # nothing gated: exactly what the upstream said
+        if is_confirmation(replaced):
+            granted = await self._granted(replaced["confirmation_token"])
+            if granted is not None:
+                return granted
         return _result(replaced, bool(getattr(result, "is_error", False)))
+
+    async def _granted(self, token: str) -> Any:
+        """The call confirmed at once when a standing grant (core.grants) approves the hold it
+        just got; None when none does (human_confirm only, never tainted input)."""
+        import anyio
+
+        def apply() -> bool:
+            action = self.store.get(token)
+            return action is not None and grants.apply(self.store, action) is not None
+
+        if await anyio.to_thread.run_sync(apply):
+            return await self.confirm(token)
+        return None
 
     # -- patch_confirm_action ----------------------------------------------------------------
 
@@ -426,6 +449,14 @@ class Guard:
             raise
         payload = answer_payload(result)
         ok = not bool(getattr(result, "is_error", False))
+        note = edits.agent_note(action)
+        if note is not None and payload is not None and not is_confirmation(payload):
+            # The agent must learn that what ran is not what it asked for (as serve says it).
+            if ok:
+                payload = {"result": payload, "args_changed": note}
+            elif isinstance(payload, dict):
+                payload = {**payload, "args_changed": note}
+            result = _result(payload, not ok)
         await anyio.to_thread.run_sync(
             self.store.finish, token, ok, payload if payload is not None else {"answer": "not JSON"}
         )
@@ -486,20 +517,24 @@ class Guard:
         if action.upstream_token is None:
             # Held by guard itself: the approved call goes upstream now, exactly as approved.
             return await self._upstream_call(action.tool, action.args)
-        result = await self._upstream_call(
-            META_CONFIRM, {"confirmation_token": action.upstream_token}
-        )
-        if not token_gone(result):
-            return result
+        if action.proposed_args is None:
+            result = await self._upstream_call(
+                META_CONFIRM, {"confirmation_token": action.upstream_token}
+            )
+            if not token_gone(result):
+                return result
+        # else: a person edited the args before approving. The runtime's token holds the args the
+        # agent proposed, so it is never confirmed: the approved args are called afresh below.
         if (action.details or {}).get("args_known") is False:
             return _error(
                 "PatchError",
                 "The upstream confirmation expired, and the args of this call are not known "
                 "exactly, so it cannot be made again; it was not run. Make the call again.",
             )
-        # The runtime forgot the token (60 s, in memory): the same call again, then its fresh
-        # token at once, only when it is the same tool and args.
-        log(f"{action.tool}: the upstream token expired; calling it again with the approved args")
+        # The runtime forgot the token (60 s, in memory), or it holds other args than the approved
+        # ones: the approved call again, then its fresh token at once, only when it is the same
+        # tool and args.
+        log(f"{action.tool}: calling it again upstream with the approved args")
         again = await self._upstream_call(action.tool, action.args)
         fresh = answer_payload(again)
         if not is_confirmation(fresh):
