@@ -164,7 +164,7 @@ async def test_compose(box: dict[str, Any]) -> None:
         )
         assert partial["status"] == "partial" and partial["results"] == {"y": {"echo": "y"}}
         assert partial["steps"][0]["error"]["name"] == "ToolNotFoundError"
-        counter = box["tmp"] / "counter.txt"
+        counter = box["tmp"] / "ws" / "counter.txt"  # the workspace: read-write tools write only there
         retried = data(
             await client.call_tool(
                 "patch_compose",
