@@ -1,0 +1,145 @@
+"""`patch-tui guard` in front of the real Patch runtime (`local-runtime.js`: its own MCP server,
+confirmations, audit, with a local sandbox), as a user's host config puts it: the mcp client ->
+guard over stdio -> the runtime over stdio. A person decides through the store from this process.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from patch_tui.core.store import Store
+from tests.interop_runtime.kit import _node, harness_dir
+from tests.runtimekit import MARK_BODY, MARK_INPUTS, cli_env, runs_in, write_tool
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> dict[str, Any]:
+    root = tmp_path / "patch-cat"
+    tools = root / "tools"
+    write_tool(
+        tools,
+        "echo",
+        'def main(text: str) -> dict:\n    return {"echo": text}',
+        inputs=[{"name": "text"}],
+    )
+    write_tool(
+        tools, "mark", MARK_BODY, inputs=MARK_INPUTS, human_confirm=True, filesystem="read-write"
+    )
+    made = _node("mkindex.js", str(root))  # index.json as the runtime writes it
+    assert made.returncode == 0, made.stderr
+    store = tmp_path / "store.sqlite3"
+    env = cli_env(tmp_path, store)
+    env.update(
+        PATCH_CAT_TOOLBOX_DIR=str(root), ANTHROPIC_API_KEY="x", E2B_API_KEY="x", LOG_LEVEL="error"
+    )
+    env.pop("PATCH_TUI_TOOLBOX", None)
+    return {
+        "root": root,
+        "tools": tools,
+        "store": store,
+        "env": env,
+        "tmp": tmp_path,
+        "marker": tmp_path / "marker.txt",
+    }
+
+
+@asynccontextmanager
+async def guarded(box: dict[str, Any]):
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    folder = harness_dir()
+    assert folder is not None
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "patch_tui", "guard", "--", "node", str(folder / "local-runtime.js")],
+        env=box["env"],
+    )
+    errlog = open(box["tmp"] / "guard.log", "a")  # noqa: SIM115 - closed below
+    try:
+        async with Client(stdio_client(params, errlog=errlog), mode="legacy", cache=None) as client:
+            yield client
+    finally:
+        errlog.close()
+
+
+def data(result: Any) -> Any:
+    return json.loads(result.content[0].text)
+
+
+def decide(box: dict[str, Any], token: str, reason: str | None = None) -> None:
+    with Store(box["store"], actor="person@test") as store:
+        assert (store.reject(token, reason=reason) if reason else store.approve(token)).ok
+
+
+async def test_guard_in_front_of_the_runtime(box: dict[str, Any]) -> None:
+    marker = box["marker"]
+    async with guarded(box) as client:
+        names = [t.name for t in (await client.list_tools()).tools]
+        assert names[:9] == [
+            "patch_generate_tool",
+            "patch_run_tool",
+            "patch_list_tools",
+            "patch_auth_register",
+            "patch_auth_status",
+            "patch_confirm_action",
+            "patch_list_runs",
+            "patch_replay",
+            "patch_compose",
+        ]  # the runtime's own listing, unchanged
+        assert data(await client.call_tool("echo", {"text": "hi"})) == {"echo": "hi"}
+
+        held = await client.call_tool("mark", {"marker": str(marker), "text": "one"})
+        token = data(held)["confirmation_token"]
+        assert "patch-tui inbox" in data(held)["instruction"] and runs_in(marker) == []
+        with Store(box["store"]) as store:
+            action = store.get(token)
+        assert action.version == "1.0.0" and action.tool_path == str(box["tools"] / "mark.py")
+        assert action.upstream_token and action.upstream_token not in held.content[0].text
+        stolen = await client.call_tool(
+            "patch_confirm_action", {"confirmation_token": action.upstream_token}
+        )
+        assert data(stolen)["status"] == "unknown_token" and runs_in(marker) == []
+        decide(box, token)
+        ran = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
+        assert not ran.is_error and data(ran) == {"written": "one"} and runs_in(marker) == ["one"]
+        again = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
+        assert data(again)["status"] == "already_used" and runs_in(marker) == ["one"]
+
+        held = await client.call_tool("mark", {"marker": str(marker), "text": "two"})
+        token = data(held)["confirmation_token"]
+        decide(box, token, reason="not now")
+        no = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
+        assert data(no)["status"] == "rejected" and data(no)["reason"] == "not now"
+
+        held = await client.call_tool("mark", {"marker": str(marker), "text": "three"})
+        token = data(held)["confirmation_token"]
+        decide(box, token)
+        tool = box["tools"] / "mark.py"
+        tool.write_text(tool.read_text().replace('fh.write(text + "\\n")', 'fh.write("EVIL\\n")'))
+        changed = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
+        assert data(changed)["status"] == "tool_changed"
+    assert runs_in(marker) == ["one"]
+
+
+async def test_an_approval_after_the_runtimes_60_seconds(box: dict[str, Any]) -> None:
+    """The runtime forgets its token after 60 s; the person approves later; it runs once."""
+    marker = box["marker"]
+    async with guarded(box) as client:
+        held = await client.call_tool("mark", {"marker": str(marker), "text": "late"})
+        token = data(held)["confirmation_token"]
+        await anyio.sleep(61)
+        decide(box, token)
+        ran = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
+        assert not ran.is_error, ran.content[0].text
+        assert data(ran) == {"written": "late"} and runs_in(marker) == ["late"]
+    assert "calling it again upstream" in (box["tmp"] / "guard.log").read_text()
