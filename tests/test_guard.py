@@ -307,30 +307,30 @@ def test_usage_and_an_upstream_that_cannot_start(box: dict[str, Any]) -> None:
     assert "Traceback" not in missing.stderr
 
 
-async def test_an_edited_approval_runs_the_approved_args_never_the_runtime_token(
-    box: dict[str, Any],
-) -> None:
-    """A person changes the args before approving: the runtime's token holds the agent's args,
-    so guard never confirms it; it calls again with the approved args and confirms that."""
+async def test_edited_approvals(box: dict[str, Any]) -> None:
+    """A call the runtime holds cannot be edited (its token carries the agent's args: the store
+    refuses the edit, the action stays pending); a call guard holds itself can, and the upstream
+    gets the approved args, the agent hears that they changed."""
     marker = box["marker"]
-    async with guarded(box) as client:
+    async with guarded(box, options=("--hold", "note")) as client:
         held = await client.call_tool("mark", {"marker": str(marker), "text": "proposed"})
         token = data(held)["confirmation_token"]
-        original = action(box, token).upstream_token
         with Store(box["store"], actor="person@test") as store:
-            approved = {"marker": str(marker), "text": "approved"}
-            assert store.approve(token, args=approved).ok
+            with pytest.raises(ValueError, match="cannot be edited"):
+                store.approve(token, args={"marker": str(marker), "text": "edited"})
+            assert store.get(token).status == "pending"
+
+        held = await client.call_tool("note", {"marker": str(marker), "text": "proposed"})
+        token = data(held)["confirmation_token"]
+        with Store(box["store"], actor="person@test") as store:
+            assert store.approve(token, args={"marker": str(marker), "text": "approved"}).ok
         ran = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
         assert not ran.is_error, ran.content[0].text
         assert data(ran)["result"] == {"written": "approved"}
         assert data(ran)["args_changed"]["proposed"]["text"] == "proposed"
         assert runs_in(marker) == ["approved"]
-        confirmed = [
-            c["arguments"]["confirmation_token"]
-            for c in upstream_calls(box)
-            if c["name"] == "patch_confirm_action"
-        ]
-        assert len(confirmed) == 1 and original not in confirmed
+        notes = [c["arguments"] for c in upstream_calls(box) if c["name"] == "note"]
+        assert notes == [{"marker": str(marker), "text": "approved"}]
 
 
 async def test_a_standing_grant_confirms_at_once(box: dict[str, Any]) -> None:

@@ -22,8 +22,10 @@ client on that side, its server on ours) and relays between the two:
   (the store's atomic claim: of many confirms, across processes, one wins), the approval checked
   (its decision event exists, the args still hash to what was approved, the tool's source is
   unchanged), then confirmed upstream. When the upstream token expired meanwhile (the runtime
-  keeps them 60 s, in memory), or a person edited the args before approving (core.edits: the
-  runtime's token holds the proposed ones), guard calls the tool again with the approved args and
+  keeps them 60 s, in memory), or the approved args differ from the proposed ones (the store
+  refuses such edits of upstream-held calls today; this keeps the runtime's token, which holds
+  the proposed args, from ever being confirmed if it allows them), guard calls the tool again
+  with the approved args and
   confirms the fresh token at once, only when it is for the same tool and args. The upstream's
   answer is passed back (with `args_changed` after an edit) and recorded as the action's result.
 - a standing grant (core.grants) that matches a human_confirm hold approves it at once, and the

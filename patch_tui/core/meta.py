@@ -595,7 +595,13 @@ def replay(server: PatchServer, run_id: str) -> tuple[Any, bool]:
                 f'"{original.get("version")}" to replay.'
             ),
         }, False
-    current_sha = toolfile.parse_bytes(entry.path.read_bytes(), path=str(entry.path)).sha256
+    from patch_tui.core.runner import runtime_source_sha256
+
+    # The hash the run records hold (the runtime's, over its writer's output): either side's
+    # runs replay on the other.
+    current_sha = runtime_source_sha256(
+        toolfile.parse_bytes(entry.path.read_bytes(), path=str(entry.path))
+    )
     if current_sha != original.get("source_sha256"):
         return {
             "run_id": run_id,
@@ -614,11 +620,12 @@ def replay(server: PatchServer, run_id: str) -> tuple[Any, bool]:
         }, False
     caps = entry.manifest.capabilities
     recorded_sandbox = record.get("sandbox") or {}
-    current_caps = {
-        "network": caps.network,
-        "filesystem": caps.filesystem,
-        "human_confirm": caps.human_confirm,
-    }
+    recorded_caps = recorded_sandbox.get("capabilities")
+    # The capabilities the record names, as the tool declares them now (records from older
+    # writers name fewer of them).
+    config_match = isinstance(recorded_caps, dict) and all(
+        getattr(caps, key, None) == value for key, value in recorded_caps.items()
+    )
     started = time.monotonic()
     outcome = server.gate.call(entry.path, inputs)
     duration = int((time.monotonic() - started) * 1000)
@@ -641,7 +648,7 @@ def replay(server: PatchServer, run_id: str) -> tuple[Any, bool]:
             "capabilities": recorded_sandbox.get("capabilities"),
             "allow_internet_access": recorded_sandbox.get("allow_internet_access"),
         },
-        "sandbox_config_match": recorded_sandbox.get("capabilities") == current_caps,
+        "sandbox_config_match": config_match,
         "output_match": match,
         "original_output": record.get("output"),
         "replay_output": replayed,
