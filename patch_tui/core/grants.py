@@ -5,6 +5,7 @@
     revoke(store, grant_id)                                                  -> Grant
     apply(store, action)                                   -> Decision | None   (approved by a grant)
     matches(grant, kind, tool, source_sha256, args, now)   -> bool      the rule, as a pure function
+    literal_glob(text)                                     -> str       a glob matching text only
 
 A grant names a tool, the sha256 of the tool's source when it was granted, an expiry, and a list
 of `KEY=GLOB` patterns. A later `human_confirm` hold of that tool is approved at once, by the grant,
@@ -134,6 +135,12 @@ def parse_pattern(text: str) -> Pattern:
 def arg_text(value: Any) -> str:
     """The text a glob is matched against: a string itself, anything else its canonical JSON."""
     return value if isinstance(value, str) else canonical_json(value)
+
+
+def literal_glob(text: str) -> str:
+    """A glob matching exactly `text`: each metacharacter (`*`, `?`, `[`, `]`) in brackets.
+    The TUI starts a grant from a call's exact values, so it is as narrow as it can be."""
+    return "".join(f"[{c}]" if c in "*?[]" else c for c in text)
 
 
 def patterns_match(patterns: tuple[Pattern, ...] | list[Pattern], args: dict[str, Any]) -> bool:

@@ -161,6 +161,7 @@ class InboxScreen(Screen[None]):
         Binding("r", "reject", "Reject", id="inbox.reject"),
         Binding("e", "edit", "Edit args", id="inbox.edit"),
         Binding("E", "expand", "Expand all", id="inbox.expand"),
+        Binding("g", "allow_like_this", "Allow like this", id="inbox.allow"),
         Binding("h", "toggle_history", "History", id="inbox.history"),
         Binding("o", "open_source", "Open source", id="inbox.open_source", show=False),
         Binding("x", "export", "Export", id="inbox.export"),
@@ -698,6 +699,28 @@ class InboxScreen(Screen[None]):
             self._tick()
 
         open_edit_dialog(self, action, done)
+
+    def action_allow_like_this(self) -> None:
+        """Allow calls like this for… (issue 17): a standing grant from the selected action."""
+        from patch_tui.ui.widgets.allow_dialog import describe, open_allow_dialog
+
+        if self._detail_timer is not None:
+            self._detail_timer.stop()
+            self._sync_detail()
+        action = self.current
+        if action is None or action.status != "pending" or self.mode != "pending":
+            return
+        if not self.can_approve:
+            self.notify("Allowing is disabled until everything was shown (see the details)", markup=False)
+            return
+
+        def done(grant: Any) -> None:
+            if grant is not None:
+                self.notify(describe(grant), markup=False)
+            self._force = True
+            self._tick()
+
+        open_allow_dialog(self, action, done)
 
     def action_reject(self) -> None:
         self._decide("reject")
