@@ -1,0 +1,77 @@
+"""Regenerate the README's edit-then-approve and allow-like-this screenshots:
+`.venv/bin/python docs/screenshots_grants.py`.
+
+The inbox on its own, over a temporary store holding one held delete_file call, at 120x36 in the
+default theme: `e` with the path edited, then `g` with the path widened to a glob."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+REPO = DOCS.parent
+sys.path.insert(0, str(REPO / "tests"))
+
+
+async def shots(tmp: Path) -> None:
+    from inboxkit import hold, inbox_app, open_inbox, wait_for
+    from textual.widgets import Input
+
+    from patch_tui.ui.widgets.allow_dialog import AllowDialog
+    from patch_tui.ui.widgets.edit_args_dialog import EditArgsDialog
+
+    tools = tmp / "tools"
+    tools.mkdir()
+    shutil.copy(REPO / "sample_tools" / "delete_file.py", tools / "delete_file.py")
+    hold(tmp / "store.sqlite3", tools / "delete_file.py", {"path": "/srv/app", "missing_ok": False})
+    app = inbox_app(tmp / "store.sqlite3")
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await open_inbox(pilot, app)
+        screen.detail.scroll_end(animate=False, immediate=True)
+        await wait_for(pilot, lambda: screen.can_approve, what="everything shown")
+        await pilot.press("e")
+        await wait_for(pilot, lambda: isinstance(app.screen, EditArgsDialog), what="edit")
+        dialog = app.screen
+        await wait_for(pilot, lambda: bool(dialog.baseline), what="the form")
+        dialog.query_one("#in-path", Input).value = "/srv/app/cache/old.log"
+        await pilot.pause(0.3)
+        for widget in app.screen.query("Input"):
+            widget.cursor_blink = False  # type: ignore[attr-defined]
+        await pilot.pause(0.1)
+        app.save_screenshot(filename="screenshot-inbox-edit.svg", path=str(DOCS))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not isinstance(app.screen, EditArgsDialog), what="back")
+        await pilot.press("g")
+        await wait_for(pilot, lambda: isinstance(app.screen, AllowDialog), what="allow")
+        await pilot.pause(0.2)
+        app.screen.query_one("#allow-glob-0", Input).value = "/srv/app/cache/*"
+        await pilot.pause(0.3)
+        for widget in app.screen.query("Input"):
+            widget.cursor_blink = False  # type: ignore[attr-defined]
+        await pilot.pause(0.1)
+        app.save_screenshot(filename="screenshot-inbox-allow.svg", path=str(DOCS))
+
+
+def main() -> None:
+    # A fixed folder, so the store path the inbox shows is the same in every regeneration.
+    tmp = Path(tempfile.gettempdir()) / "patch-tui-demo"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir()
+    try:
+        os.environ["PATCH_TUI_CONFIG"] = str(tmp / "config.toml")
+        os.environ["PATCH_TUI_STORE"] = str(tmp / "store.sqlite3")
+        for var in ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"):
+            os.environ[var] = str(tmp / var.lower())
+        asyncio.run(shots(tmp))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"wrote {DOCS / 'screenshot-inbox-edit.svg'} and {DOCS / 'screenshot-inbox-allow.svg'}")
+
+
+if __name__ == "__main__":
+    main()
