@@ -27,6 +27,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/tui_bench.py
 	$(BIN)/python bench/store_bench.py
 	$(BIN)/python bench/inbox_bench.py
+	$(BIN)/python bench/run_bench.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
