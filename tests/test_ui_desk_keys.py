@@ -319,3 +319,67 @@ async def test_first_run_copies_the_samples_into_the_users_toolbox_and_says_wher
     again = build_app(parse_for_bench(""))
     assert again.notice is None and again.toolbox.tools_dir == home / "tools"
     assert {p.name: p.read_bytes() for p in (home / "tools").glob("*.py")} == edited
+
+
+LONG = "x = 1  # " + "a long comment that runs far past the right edge of the pane " * 3
+
+
+async def test_the_source_pane_has_room_and_wraps(folder):
+    app = make_app(folder)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await ready(pilot, app)
+        source = screen.source
+        text_columns = source.scrollable_content_region.width - source.gutter_width
+        assert text_columns >= 45, text_columns  # was 35 at 120 columns
+        assert source.soft_wrap  # on by default: nothing hides past the right edge
+        source.focus()
+        await pilot.press("alt+z")
+        assert not source.soft_wrap
+        await pilot.press("alt+z")
+        assert source.soft_wrap
+
+
+async def test_ctrl_home_and_end_go_to_the_start_and_end_of_the_file(folder):
+    app = make_app(folder)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await ready(pilot, app)
+        source = screen.source
+        source.focus()
+        source.cursor_location = (5, 3)
+        await pilot.press("ctrl+end")
+        assert source.cursor_location == source.document.end
+        await pilot.press("ctrl+home")
+        assert source.cursor_location == (0, 0)
+
+
+async def test_a_problem_jump_keeps_the_line_start_in_view(folder):
+    path = folder / "echo_text.py"
+    path.write_text(path.read_text() + "\n" + LONG + "\n")
+    app = make_app(folder, path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await ready(pilot, app)
+        source = screen.source
+        source.soft_wrap = False
+        await pilot.pause()
+        row = source.document.line_count - 2
+        assert source.document.get_line(row) == LONG
+        room = source.scrollable_content_region.width - source.gutter_width
+        source.select_span(row + 1, room - 20, row + 1, room - 8)  # fits without scrolling sideways
+        await pilot.pause()
+        assert source.scroll_x == 0
+        assert source.selection.start == (row, room - 21)
+
+
+async def test_the_problem_detail_is_shown_whole(folder):
+    path = folder / "echo_text.py"
+    path.write_text(path.read_text().replace("# version: 1.0.0", "# version: 1.0"))
+    app = make_app(folder, path)
+    async with app.run_test(size=(70, 24)) as pilot:
+        screen = await ready(pilot, app)
+        await pilot.press("f5")
+        await pilot.pause()
+        detail = screen.query_one("#lint-detail")
+        text = str(detail.render())
+        assert "1.0" in text
+        assert detail.size.height >= detail.get_content_height(detail.size, detail.size, detail.size.width)
+        assert detail.size.height >= 3  # the message wraps to three lines at 70 columns

@@ -62,6 +62,7 @@ LINT_DEBOUNCE = 0.12
 # Widths below which the layout folds: form and source share one pane, then the browser hides.
 SPLIT_MIN_WIDTH = 120
 BROWSER_MIN_WIDTH = 70
+WIDE_WIDTH = 150  # from here the tool list takes its full width
 STRUCTURE_CODES = ("PT001", "PT002", "PT003")
 
 
@@ -104,6 +105,7 @@ class EditorScreen(Screen[None]):
         Binding("f9", "copy_source", "Copy", id="desk.copy", show=False, priority=True),
         Binding("f10", "history", "History", id="desk.history", show=False, priority=True),
         Binding("ctrl+n", "new_tool", "New tool", id="desk.new_tool", show=False, priority=True),
+        Binding("alt+z", "toggle_wrap", "Wrap", id="desk.wrap", show=False, priority=True),
         # Tab in the form moves the focus before the next key is read (see action_form_tab).
         Binding("tab", "form_tab(1)", "Next field", id="desk.next_field", show=False, priority=True, system=True),
         Binding("shift+tab", "form_tab(-1)", "Previous field", id="desk.previous_field", show=False, priority=True, system=True),
@@ -159,7 +161,7 @@ class EditorScreen(Screen[None]):
                         id="source",
                         show_line_numbers=True,
                         tab_behavior="indent",
-                        soft_wrap=False,
+                        soft_wrap=True,
                     )
                 yield Label("No tool open: press ctrl+n to create one.", id="empty")
                 yield LintPanel(id="lint")
@@ -228,7 +230,8 @@ class EditorScreen(Screen[None]):
         tabs_box.display = shown and narrow
         browser = self.browser
         browser.display = self._browser_wanted and not self.tiny
-        browser.styles.width = 24 if narrow else 30
+        # The source gets the room: the list is slimmer until the terminal is really wide.
+        browser.styles.width = 24 if narrow else 28 if self.size.width < WIDE_WIDTH else 30
         lint = self.lint_panel
         lint.styles.height = 3 if self.clean else 4 if self.short else 6 if self.compact else 8
         self.query_one("#lint-detail").display = not self.short
@@ -943,6 +946,11 @@ class EditorScreen(Screen[None]):
             raise SkipAction()
         self.focus_next() if step > 0 else self.focus_previous()
 
+    def action_toggle_wrap(self) -> None:
+        """Soft wrap in the source pane (on by default: no line hides past the right edge)."""
+        self.source.soft_wrap = not self.source.soft_wrap
+        self._say(f"Soft wrap {'on' if self.source.soft_wrap else 'off'} (alt+z)", title="Source")
+
     def action_toggle_view(self) -> None:
         self._view = "source" if self._view == "form" else "form"
         self._apply_view()
@@ -1019,5 +1027,6 @@ class EditorCommands(CommandList):
             ("lint: focus problems", "Go to the problems list (ctrl+l / F5)", screen.action_focus_lint),
             ("view: toggle tool browser", "Show or hide the tool list (ctrl+b / F3)", screen.action_toggle_browser),
             ("view: form / source", "Switch between manifest and source when they share a pane (F4)", screen.action_toggle_view),
+            ("view: soft wrap", "Wrap long lines in the source pane, or not (alt+z)", screen.action_toggle_wrap),
         ]
 

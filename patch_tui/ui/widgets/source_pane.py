@@ -23,6 +23,7 @@ from typing import Any
 from rich.style import Style
 from textual import work
 from textual._text_area_theme import TextAreaTheme
+from textual.binding import Binding
 from textual.color import Color
 from textual.message import Message
 from textual.widgets import TextArea
@@ -220,6 +221,13 @@ def text_area_theme(variables: dict[str, str]) -> TextAreaTheme:
 class SourceArea(TextArea):
     """The editable source of the open tool."""
 
+    BINDINGS = [
+        Binding("ctrl+home", "document_start", "Start of file", id="source.start", show=False),
+        Binding("ctrl+end", "document_end", "End of file", id="source.end", show=False),
+        Binding("ctrl+shift+home", "document_start(True)", "Select to start", id="source.select_start", show=False),
+        Binding("ctrl+shift+end", "document_end(True)", "Select to end", id="source.select_end", show=False),
+    ]
+
     class HighlightingOff(Message):
         """Posted once when a file is too big to highlight."""
 
@@ -402,9 +410,20 @@ class SourceArea(TextArea):
     # -- positions --------------------------------------------------------------------------
 
     def select_span(self, line: int, column: int, end_line: int, end_column: int) -> None:
-        """Select a 1-based span (a diagnostic's) and scroll it into view."""
+        """Select a 1-based span (a diagnostic's) and scroll it into view, with the start of
+        its line showing whenever the span fits without scrolling sideways (a jump that
+        scrolled right hid the line's start, and with it what the problem is about)."""
         last_row = max(0, self.document.line_count - 1)
         start = (min(max(line - 1, 0), last_row), max(column - 1, 0))
         end = (min(max(end_line - 1, 0), last_row), max(end_column - 1, 0))
         self.selection = Selection(start, end)
-        self.scroll_cursor_visible(center=True)
+        self.scroll_cursor_visible(center=True, animate=False)
+        room = self.scrollable_content_region.width - self.gutter_width - 1
+        if not self.soft_wrap and max(start[1], end[1]) < room:
+            self.scroll_to(x=0, animate=False, immediate=True)
+
+    def action_document_start(self, select: bool = False) -> None:
+        self.move_cursor((0, 0), select=select)
+
+    def action_document_end(self, select: bool = False) -> None:
+        self.move_cursor(self.document.end, select=select)
