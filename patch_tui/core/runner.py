@@ -55,6 +55,26 @@ from patch_tui.core.fields import JSON_PY_TYPES, fits_json_type, json_type
 from patch_tui.core.manifest import Manifest
 
 DEFAULT_TIMEOUT = 60.0
+CANCELLED = "the run was cancelled"
+
+# Cancelling a run from another thread (Try it's Cancel, or closing its panel): the thread that
+# runs the tool says which event it obeys with `cancel_with`, and `_communicate` kills the
+# process group once it is set, as it does on a timeout.
+_local = threading.local()
+
+
+@contextlib.contextmanager
+def cancel_with(event: threading.Event) -> Any:
+    _local.cancel = event
+    try:
+        yield
+    finally:
+        _local.cancel = None
+
+
+def _cancel_requested() -> bool:
+    event = getattr(_local, "cancel", None)
+    return event is not None and event.is_set()
 STDOUT_CAP = 4 << 20
 STDERR_CAP = 1 << 20
 ADDRESS_SPACE = 4 << 30
@@ -334,6 +354,9 @@ def _communicate(
                 break
             if now >= deadline:
                 timed_out = True
+                _kill_group(proc)
+                break
+            if _cancel_requested():
                 _kill_group(proc)
                 break
             wait = min(deadline - now, 0.05 if exited_at is not None else 0.25)
@@ -621,7 +644,9 @@ def _run(
     base.exit_code = proc.returncode
     base.timed_out = timed_out
     base.output_capped = overflow
-    if timed_out:
+    if _cancel_requested() and proc.returncode != 0:
+        base.error = CANCELLED
+    elif timed_out:
         base.error = f"the tool ran longer than {timeout:g} s and was stopped"
     elif overflow:
         cap = STDOUT_CAP if overflow == "stdout" else STDERR_CAP

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+import time
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -32,6 +34,7 @@ from textual.widgets import Button, Header, Input, Select, Static, TextArea
 from patch_tui.core import toolfile
 from patch_tui.core.manifest import Input as ManifestInput
 from patch_tui.core.manifest import Manifest
+from patch_tui.core.runner import CANCELLED, DEFAULT_TIMEOUT
 from patch_tui.ui.safe_text import SafeReport, json_view, safe, safe_line
 from patch_tui.ui.widgets.inbox_badge import app_store
 from patch_tui.ui.widgets.key_bar import KeyBar
@@ -233,6 +236,7 @@ class InputField(Vertical):
 class TryItScreen(Screen[None]):
     BINDINGS: ClassVar[list[Any]] = [
         Binding("f5", "run", "Run", id="try.run", priority=True),
+        Binding("f6", "cancel", "Cancel run", id="try.cancel", priority=True),
         Binding("ctrl+s,f2", "save_case", "Save case", id="try.save_case", priority=True),
         Binding("escape", "close", "Back", id="try.close"),
     ]
@@ -249,6 +253,9 @@ class TryItScreen(Screen[None]):
     #try-cases Button { width: auto; min-width: 8; margin-left: 1; }
     #try-fields { height: auto; }
     #try-buttons { height: auto; }
+    #try-buttons Button { margin-right: 1; }
+    #try-timeout-label { width: auto; padding: 1 1 0 1; color: $text-muted; }
+    #try-timeout { width: 8; margin-top: 1; }
     #try-status.-ok { color: $text-success; }
     #try-status.-failed { color: $text-error; }
     #try-status.-held { color: $text-warning; }
@@ -266,6 +273,9 @@ class TryItScreen(Screen[None]):
         self.run_count = 0  # tests wait on this
         self.last_outcome: Any = None
         self.expanded: set[str] = set()
+        self._cancel: threading.Event | None = None
+        self._started = 0.0
+        self._ticker: Any = None
 
     def compose(self) -> ComposeResult:
         yield Header(icon="▶")
@@ -279,6 +289,9 @@ class TryItScreen(Screen[None]):
                 yield Vertical(id="try-fields")
                 with Horizontal(id="try-buttons"):
                     yield Button("Run (F5)", id="try-run", variant="primary")
+                    yield Button("Cancel (F6)", id="try-cancel", variant="error")
+                    yield Static("timeout s", id="try-timeout-label")
+                    yield Input(str(int(DEFAULT_TIMEOUT)), id="try-timeout", compact=True)
             with VerticalScroll(id="try-result"):
                 yield Static("Fill in the inputs and press F5.", id="try-status")
                 yield Static("", id="try-banner")
@@ -293,6 +306,7 @@ class TryItScreen(Screen[None]):
         self.query_one("#try-form").border_title = "Inputs"
         self.query_one("#try-result").border_title = "Result"
         self.query_one("#try-expand", Button).display = False
+        self.query_one("#try-cancel", Button).display = False
         if self.state is None:
             self.state = TryState()
         editor = getattr(self.app, "editor", None)
@@ -445,6 +459,10 @@ class TryItScreen(Screen[None]):
         if args is None:
             self._status(f"{errors} field(s) need fixing", "failed")
             return
+        timeout = self._timeout()
+        if timeout is None:
+            self._status("the timeout must be a positive number of seconds", "failed")
+            return
         assert self.state is not None
         try:
             self.state.remember(self.tool, args)
@@ -453,25 +471,61 @@ class TryItScreen(Screen[None]):
         self.running = True
         self.expanded = set()
         self.query_one("#try-run", Button).disabled = True
-        self._status("Running…", "")
+        self.query_one("#try-cancel", Button).display = True
         for name in ("output", "stderr", "enforced", "banner"):
             self._put(name, None)
-        self._run(self.path, args, self.text)
+        self._cancel = threading.Event()
+        self._started = time.monotonic()
+        self._tick()
+        self._ticker = self.set_interval(0.1, self._tick)
+        self._run(self.path, args, self.text, timeout, self._cancel)
+
+    def _timeout(self) -> float | None:
+        try:
+            value = float(self.query_one("#try-timeout", Input).value.strip())
+        except ValueError:
+            return None
+        return value if math.isfinite(value) and value > 0 else None
+
+    def _tick(self) -> None:
+        """The elapsed time while a run goes on (a slow tool otherwise looks hung)."""
+        if self.running:
+            elapsed = time.monotonic() - self._started
+            what = "Cancelling…" if self._cancel is not None and self._cancel.is_set() else "Running…"
+            self._status(f"{what} {elapsed:.1f} s  ·  F6 cancels", "")
+
+    @on(Button.Pressed, "#try-cancel")
+    def _cancel_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_cancel()
+
+    def action_cancel(self) -> None:
+        """Stop the run: its process group is killed (core/runner.cancel_with)."""
+        if self.running and self._cancel is not None:
+            self._cancel.set()
+            self._tick()
 
     @work(thread=True, exclusive=True, group="try-it", exit_on_error=False)
-    def _run(self, path: Path, args: dict[str, Any], text: str) -> None:
+    def _run(
+        self, path: Path, args: dict[str, Any], text: str, timeout: float, cancel: threading.Event
+    ) -> None:
         from patch_tui.core.gate import Gate, GateError
+        from patch_tui.core.runner import cancel_with
         from patch_tui.core.store import StoreError
 
         try:
-            gate = Gate(app_store(self.app), toolbox=getattr(self.app, "toolbox", None))
-            outcome: Any = gate.call(path, args, text=text)
+            gate = Gate(app_store(self.app), toolbox=getattr(self.app, "toolbox", None), timeout=timeout)
+            with cancel_with(cancel):
+                outcome: Any = gate.call(path, args, text=text)
         except (GateError, StoreError) as exc:
             outcome = exc
         try:
             self.app.call_from_thread(self._show, outcome)
         except RuntimeError:
-            pass
+            # The panel was closed (which cancelled this run) and its worker with it: record
+            # the end of the run all the same (nothing is on screen to update).
+            self.running = False
+            self.last_outcome = outcome
 
     @on(Button.Pressed, "#try-expand")
     def _expand(self, event: Button.Pressed) -> None:
@@ -499,6 +553,12 @@ class TryItScreen(Screen[None]):
         self.running = False
         self.run_count += 1
         self.last_outcome = outcome
+        if self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
+        if not self.is_attached:
+            return  # closed meanwhile (which cancelled the run): nothing to show it on
+        self.query_one("#try-cancel", Button).display = False
         self.query_one("#try-run", Button).disabled = False
         self.query_one("#try-expand", Button).display = False
         report = SafeReport()
@@ -544,8 +604,14 @@ class TryItScreen(Screen[None]):
                 ),
             )
         else:
-            error = outcome.payload.get("error") if isinstance(outcome.payload, dict) else outcome.payload
+            error = str(outcome.payload.get("error") if isinstance(outcome.payload, dict) else outcome.payload)
             label = "✗ invalid call" if status == "invalid" else "✗ failed"
+            if run is not None and run.error == CANCELLED:
+                label = "✗ cancelled"
+            head, _, tail = error.partition("\n")
+            if run is not None and tail.strip() and tail.strip() in run.stderr:
+                # The error ends with the tail of stderr: the traceback shows once, under stderr.
+                error = head.rstrip(":") + " (the traceback is under stderr)"
             self._status(Content.assemble((label, "bold"), self._run_facts(run)), "failed")
             self._put(
                 "output",
@@ -590,4 +656,7 @@ class TryItScreen(Screen[None]):
         return "  ·  " + "  ·  ".join(facts)
 
     def action_close(self) -> None:
+        # Closing cancels a run still going: it never goes on unseen, and opening the panel
+        # again can never start a second one beside it.
+        self.action_cancel()
         self.dismiss()
