@@ -223,6 +223,10 @@ def decode(raw: bytes) -> tuple[str, bool]:
     return text, False
 
 
+# PT001 for a text file with no marker at all (lint offers a starter manifest for it).
+NO_FRONTMATTER = "no `# ---` frontmatter: start the file with `# ---`, the manifest as `# ` comments, and `# ---`"
+
+
 def parse_bytes(raw: bytes, path: str | None = None) -> ToolFile:
     """Parse raw file contents. Invalid UTF-8 and NUL bytes become PT001-family problems."""
     if b"\x00" in raw:
@@ -268,13 +272,7 @@ def parse(text: str, path: str | None = None, *, bom: bool = False) -> ToolFile:
             if len(markers) == 2:
                 break
     if not markers:
-        tf.problems.append(
-            ParseProblem(
-                "PT001",
-                "no `# ---` frontmatter: start the file with `# ---`, the manifest as `# ` comments, and `# ---`",
-                Span(1, 1, 1, 2),
-            )
-        )
+        tf.problems.append(ParseProblem("PT001", NO_FRONTMATTER, Span(1, 1, 1, 2)))
         return tf
     tf.open_index = markers[0]
     if len(markers) < 2:

@@ -356,7 +356,12 @@ def lint_toolfile(tf: ToolFile, rules: list[Rule] | None = None) -> list[Diagnos
     out: list[Diagnostic] = []
     for problem in tf.problems:
         if problem.code in codes:
-            out.append(Diagnostic(problem.code, "error", problem.message, problem.span))
+            fix = None
+            if problem.code == "PT001":
+                from patch_tui.core.lint.rules_manifest import starter_manifest_fix
+
+                fix = starter_manifest_fix(tf)
+            out.append(Diagnostic(problem.code, "error", problem.message, problem.span, fix=fix))
     manifest_ok = isinstance(tf.data, dict)
     for r in rules:
         if r.needs_manifest and not manifest_ok:

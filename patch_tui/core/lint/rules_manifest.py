@@ -11,6 +11,7 @@ import difflib
 import json
 import re
 from collections.abc import Iterator
+from pathlib import PurePath
 from typing import Any
 
 from patch_tui.core import yamlio
@@ -33,9 +34,9 @@ from patch_tui.core.fields import (
     fits_json_type,
     json_type,
 )
-from patch_tui.core.lint.engine import Diagnostic, Fix, LintContext, rule
+from patch_tui.core.lint.engine import Diagnostic, Edit, Fix, LintContext, rule
 from patch_tui.core.text_safety import visible
-from patch_tui.core.toolfile import Span
+from patch_tui.core.toolfile import Span, ToolFile
 from patch_tui.core.yamlio import Path
 
 # The parser reports these; registering them makes them selectable and documented.
@@ -1167,3 +1168,34 @@ def code_above_frontmatter(ctx: LintContext) -> Iterator[Diagnostic]:
         f"code above the opening `# ---` marker{more}: the runtime runs only what follows the closing marker: move it below",
         span=Span.line_span(first, ctx.tf.line_text(first)),
     )
+
+
+def starter_manifest_fix(tf: ToolFile) -> Fix | None:
+    """PT001's fix for a text file with no frontmatter at all: insert a starter manifest above
+    the Python there (an empty file gets the whole starter tool), named after the file. None for a file the fix
+    cannot help (binary, undecodable, or markers that are only unbalanced)."""
+    from patch_tui.core import toolfile
+    from patch_tui.core.fields import NAME_RE
+
+    if tf.open_index is not None or not any(p.message == toolfile.NO_FRONTMATTER for p in tf.problems):
+        return None
+    stem = PurePath(tf.path).stem if tf.path else ""
+    name = stem if NAME_RE.match(stem) else "my_tool"
+    data = {
+        "name": name,
+        "version": "0.1.0",
+        "description": f"Describe what {name} does in one sentence.",
+        "inputs": [],
+        "outputs": {"type": "object", "description": "The result."},
+        "capabilities": {"network": False, "filesystem": "none", "human_confirm": False},
+        "runtime": {"language": "python", "python_version": "3.12", "packages": []},
+    }
+    nl = tf.newline or "\n"
+    if not tf.text.strip():
+        # Nothing to keep: the whole starter tool (toolbox's template), which lints clean.
+        from patch_tui.core.toolbox import new_tool_text
+
+        return Fix("insert a starter tool", (Edit(1, 1, 1, 1, new_tool_text(name)),), safe=False)
+    text = f"# ---{nl}{toolfile.render_frontmatter(data, nl)}# ---{nl}{nl}"
+    # Not applied by `lint --fix`: the starter's description is a placeholder to write.
+    return Fix("insert a starter manifest", (Edit(1, 1, 1, 1, text),), safe=False)

@@ -302,8 +302,10 @@ class EditorScreen(Screen[None]):
         tf = toolfile.parse_bytes(raw, path=str(path))
         self.read_only_reason = None
         if not tf.text and raw:
-            # Invalid UTF-8 or binary: show what we can, but never save it back mangled.
-            text = raw.replace(b"\x00", b"\\0").decode("utf-8", errors="replace")
+            # Invalid UTF-8 or binary: show what we can, but never save it back mangled. Bytes
+            # that are not UTF-8 show as \xNN: a replacement character can be drawn two cells
+            # wide by the terminal while counted as one, which broke the pane's borders.
+            text = raw.replace(b"\x00", b"\\0").decode("utf-8", errors="backslashreplace")
             self.read_only_reason = "not a UTF-8 text file"
         else:
             text = tf.text
@@ -315,7 +317,7 @@ class EditorScreen(Screen[None]):
         source.read_only = self.read_only_reason is not None
         with source.prevent(TextArea.Changed):
             source.load_text(text)
-        self._load_form(tf)
+        self._load_form(tf, fresh=True)
         self.dirty = False
         self._update_title()
         self.browser.set_current(path, False)
@@ -336,13 +338,27 @@ class EditorScreen(Screen[None]):
     def _structure_broken(tf: toolfile.ToolFile) -> bool:
         return not isinstance(tf.data, dict) or any(p.code in STRUCTURE_CODES for p in tf.problems)
 
-    def _load_form(self, tf: toolfile.ToolFile) -> None:
+    def _load_form(self, tf: toolfile.ToolFile, *, fresh: bool = False) -> None:
+        """Show the manifest in the form. `fresh`: another file was opened, so a manifest the
+        form still holds is not this file's "last good" one."""
         problems = [p for p in tf.problems if p.code in STRUCTURE_CODES]
         if problems or not isinstance(tf.data, dict):
+            if fresh:
+                self.form.forget()
             first = problems[0] if problems else None
             where = f"line {first.span.line}: " if first else ""
             message = first.message if first else "the frontmatter cannot be read"
-            self.form.load(None, error=f"Frontmatter does not parse ({where}{message}). Showing the last good manifest.")
+            if self.form.data:
+                error = f"Frontmatter does not parse ({where}{message}). Showing the last good manifest, read-only."
+            else:
+                # Never had one: say so plainly, and show no fields (empty fields with their
+                # placeholders read like values).
+                fixable = not self.read_only_reason and any(
+                    d.code == "PT001" and d.fix is not None for d in lint_toolfile(tf)
+                )
+                hint = " Write one in the source, or press F8 to insert a starter." if fixable else ""
+                error = f"No manifest: {where}{message}.{hint}"
+            self.form.load(None, error=error)
         else:
             self.form.load(tf.data)
 

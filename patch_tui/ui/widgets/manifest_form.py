@@ -396,16 +396,19 @@ class ManifestForm(VerticalScroll):
     def load(self, data: dict[str, Any] | None, *, error: str | None = None) -> None:
         """Show manifest data; with `error`, keep the last good data, dimmed, read-only."""
         error_box = self.query_one("#form-error", Static)
+        fields = self.query_one("#form-fields")
         if error is not None:
             self.stale = True
             self.add_class("-stale")
             error_box.update(safe(error))
-            self.query_one("#form-fields").disabled = True
+            fields.disabled = True
+            fields.display = bool(self.data)  # no last good manifest: no fields, no fake values
             return
         self.stale = False
         self.remove_class("-stale")
         error_box.update("")
-        self.query_one("#form-fields").disabled = False
+        fields.disabled = False
+        fields.display = True
         self.data = data if isinstance(data, dict) else {}
         inputs = self.data.get("inputs")
         count = len(inputs) if isinstance(inputs, list) else 0
@@ -432,6 +435,10 @@ class ManifestForm(VerticalScroll):
             else:
                 self.call_later(self._rebuild_inputs, count)
 
+    def forget(self) -> None:
+        """Drop the manifest shown (another file is opened: it is no "last good" one of it)."""
+        self.data = {}
+
     def _mount_more_cards(self, start: int) -> None:
         holder = self.query_one("#inputs-list", Vertical)
         if len(holder.children) != start:
@@ -454,7 +461,9 @@ class ManifestForm(VerticalScroll):
         self._fill()
         self.mark_problems(self._problems)  # the new cards get their marks too
         wanted, self._focus_after_rebuild = self._focus_after_rebuild, None
-        if wanted is not None and self.widget_for(wanted) is not None:
+        # Only if the focus is still on "+ add input": a person who moved on keeps their place.
+        on_add = focused is None or getattr(focused, "id", None) == "input-add"
+        if wanted is not None and on_add and self.widget_for(wanted) is not None:
             self.focus_field(wanted)  # "+ add input": type the new input's name next
         elif refocus is not None and isinstance(focused, Widget) and not focused.is_attached:
             self.focus_field(refocus)

@@ -295,6 +295,18 @@ class SourceArea(TextArea):
                 stack[-2].extend(stack.pop())
         return result
 
+    def _undo_batch(self, edits: Any) -> None:
+        # Textual's undo resizes the view before it moves the cursor back: undoing an insert of
+        # many lines left the cursor past the end of the shorter text, and the scrollbar that
+        # went away asked for its offset (ValueError: line index out of bounds, the app gone).
+        # The cursor is put somewhere valid first; the undo then places it where it belongs.
+        self.selection = Selection.cursor((0, 0))
+        super()._undo_batch(edits)
+
+    def _redo_batch(self, edits: Any) -> None:
+        self.selection = Selection.cursor((0, 0))
+        super()._redo_batch(edits)
+
     def _build_highlight_map(self) -> None:
         self._line_cache.clear()
         lines = self.document.lines

@@ -1,0 +1,111 @@
+"""Empty and binary files on the desk (issue 12): the form says plainly that there is no
+manifest and shows no fake values, PT001 offers a starter, and bytes that are not UTF-8 show as
+\\xNN tokens that fit the pane."""
+
+from __future__ import annotations
+
+import pytest
+from desk_helpers import make_app, ready, tool_folder, wait_lint
+
+from patch_tui.core import toolfile
+from patch_tui.core.lint.engine import lint_toolfile
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("PATCH_TUI_CONFIG", str(tmp_path / "config.toml"))
+    monkeypatch.setenv("PATCH_TUI_STORE", str(tmp_path / "store.sqlite3"))
+
+
+@pytest.fixture
+def folder(tmp_path):
+    return tool_folder(tmp_path)
+
+
+def _form_error(screen) -> str:
+    return str(screen.form.query_one("#form-error").render())
+
+
+async def test_an_empty_file_says_there_is_no_manifest_and_f8_inserts_a_starter(folder):
+    path = folder / "blank_tool.py"
+    path.write_text("")
+    app = make_app(folder, path)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await ready(pilot, app)
+        error = _form_error(screen)
+        assert "No manifest" in error and "last good" not in error and "F8" in error
+        assert not screen.form.query_one("#form-fields").display  # no placeholders posing as values
+        count = screen.lint_count
+        screen.source.focus()
+        await pilot.press("f8")
+        await wait_lint(pilot, screen, count, timeout=20)
+        await pilot.pause(0.2)
+        data = toolfile.parse(screen.source.text).data
+        assert data["name"] == "blank_tool"
+        assert screen.diagnostics == []
+        assert screen.form.query_one("#form-fields").display
+        assert screen.form.query_one("#f-name").value == "blank_tool"
+        count = screen.lint_count
+        await pilot.press("ctrl+z")  # one undo step takes the starter back out
+        await wait_lint(pilot, screen, count, timeout=20)
+        assert screen.source.text == ""
+
+
+async def test_switching_to_a_file_without_manifest_shows_none_of_the_previous_tool(folder):
+    bare = folder / "bare.py"
+    bare.write_text("print('no manifest here')\n")
+    app = make_app(folder, folder / "echo_text.py")
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await ready(pilot, app)
+        count = screen.lint_count
+        screen.open_tool(bare)
+        await wait_lint(pilot, screen, count, timeout=20)
+        error = _form_error(screen)
+        assert "No manifest" in error and "last good" not in error
+        assert not screen.form.query_one("#form-fields").display
+        # A file that had a manifest and loses it while edited keeps showing it, dimmed.
+        count = screen.lint_count
+        screen.open_tool(folder / "echo_text.py")
+        await wait_lint(pilot, screen, count, timeout=20)
+        screen.source.replace("# --", (0, 0), (0, 5))
+        await wait_lint(pilot, screen, count + 1, timeout=20)
+        assert "last good" in _form_error(screen)
+        assert screen.form.query_one("#form-fields").display
+
+
+async def test_a_binary_file_shows_bytes_as_tokens_that_fit_the_pane(folder):
+    path = folder / "blob.py"
+    path.write_bytes(b"# ---\n\x89PNG\r\n\x1a\n\x00\x00\xff\xfe\xfd\xe4\xb8\n" + bytes(range(128, 256)) + b"\n")
+    app = make_app(folder, path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause(0.5)
+        screen = app.editor
+        text = screen.source.text
+        assert "\ufffd" not in text
+        assert "\\x89" in text and "\\xff" in text
+        assert screen.read_only_reason
+        assert "last good" not in _form_error(screen)
+        # Nothing to insert into a file that is not text.
+        assert all(d.fix is None for d in screen.diagnostics if d.code == "PT001")
+
+
+def test_pt001_offers_a_starter_only_where_it_helps():
+    empty = lint_toolfile(toolfile.parse("", path="/t/fresh_one.py"))
+    (d,) = empty
+    assert d.code == "PT001" and d.fix is not None and not d.fix.safe
+    text = d.fix.edits[0].new_text
+    assert lint_toolfile(toolfile.parse(text, path="/t/fresh_one.py")) == []
+    assert toolfile.parse(text).data["name"] == "fresh_one"
+
+    code = "import json\n"
+    bare = [x for x in lint_toolfile(toolfile.parse(code, path="/t/9bad.py")) if x.code == "PT001"][0]
+    assert bare.fix is not None and bare.fix.title == "insert a starter manifest"
+    fixed = toolfile.parse(bare.fix.edits[0].new_text + code)
+    assert fixed.data["name"] == "my_tool" and fixed.body.strip().startswith("import json")
+
+    for tf in (
+        toolfile.parse_bytes(b"a\x00b", path="/t/b.py"),
+        toolfile.parse_bytes(b"\xff\xfe", path="/t/b.py"),
+        toolfile.parse("# ---\n# name: x\n", path="/t/b.py"),
+    ):
+        assert all(x.fix is None for x in lint_toolfile(tf) if x.code == "PT001")
