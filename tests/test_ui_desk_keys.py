@@ -383,3 +383,46 @@ async def test_the_problem_detail_is_shown_whole(folder):
         assert "1.0" in text
         assert detail.size.height >= detail.get_content_height(detail.size, detail.size, detail.size.width)
         assert detail.size.height >= 3  # the message wraps to three lines at 70 columns
+
+
+async def test_renaming_to_the_same_name_is_a_no_op(folder):
+    from patch_tui.ui.widgets.confirm import PromptModal
+
+    app = make_app(folder)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await ready(pilot, app)
+        screen._rename(screen.current_path)
+        await pilot.pause()
+        assert isinstance(app.screen, PromptModal)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is screen  # accepted, not "a tool named echo_text already exists"
+        assert (folder / "echo_text.py").exists()
+        assert any("same name" in n.message for n in app._notifications)
+
+
+async def test_a_tool_created_under_a_filter_shows_in_the_list(folder):
+    app = make_app(folder)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await ready(pilot, app)
+        await _scanned(pilot, screen, 2)
+        screen.browser.query_one("#browser-filter", Input).focus()
+        await pilot.press("w", "o", "r", "d")
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        await pilot.press(*"brand_new", "enter")
+        for _ in range(200):
+            if any(p.endswith("brand_new.py") for p in _shown_ids(screen)):
+                break
+            await pilot.pause(0.02)
+        assert any(p.endswith("brand_new.py") for p in _shown_ids(screen))
+        assert screen.browser.query_one("#browser-filter", Input).value == ""
+
+
+async def test_the_palette_has_one_theme_command(folder):
+    app = make_app(folder)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await ready(pilot, app)
+        titles = [c.title for c in app.get_system_commands(screen)]
+        assert "Theme" not in titles
+        assert titles  # Textual's other commands stay

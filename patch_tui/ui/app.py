@@ -155,6 +155,13 @@ class PatchApp(App[None]):
             except RuntimeError:
                 pass  # the app is closing
 
+    def get_system_commands(self, screen: Screen[Any]) -> Any:
+        """Textual's own commands, less its "Theme": "theme: switch" is ours (one way to do it,
+        which also remembers the choice)."""
+        for command in super().get_system_commands(screen):
+            if command.title != "Theme":
+                yield command
+
     def reload_theme(self) -> None:
         """Re-read the theme files (the theme watcher and "theme: reload" call this)."""
         themes = getattr(self, "theme_manager", None)  # set by install_themes

@@ -841,6 +841,7 @@ class EditorScreen(Screen[None]):
             except (ToolboxError, OSError) as exc:
                 self._say(str(exc), severity="error")
                 return
+            self.browser.clear_filter()  # an active filter would hide the new tool
             self.browser.refresh_tools()
             self.confirm_discard(lambda: self.open_tool(path))
 
@@ -859,6 +860,9 @@ class EditorScreen(Screen[None]):
         def named(name: str | None) -> None:
             if not name:
                 return
+            if name == path.stem:
+                self._say(f"{name}: same name, nothing to rename", title="Rename")
+                return
             try:
                 new = self.toolbox.rename_tool(path, name)
             except (ToolboxError, OSError) as exc:
@@ -870,7 +874,11 @@ class EditorScreen(Screen[None]):
 
         self.app.push_screen(
             PromptModal(
-                f"New name for {path.stem}:", title="Rename tool", value=path.stem, check=self._name_check
+                f"New name for {path.stem}:",
+                title="Rename tool",
+                value=path.stem,
+                # The same name is no clash with another tool: it is a no-op.
+                check=lambda name: None if name == path.stem else self._name_check(name),
             ),
             named,
         )
@@ -887,6 +895,7 @@ class EditorScreen(Screen[None]):
             except (ToolboxError, OSError) as exc:
                 self._say(str(exc), severity="error")
                 return
+            self.browser.clear_filter()
             self.browser.refresh_tools()
             self.confirm_discard(lambda: self.open_tool(new))
 
