@@ -330,3 +330,37 @@ async def _taint_path_and_separate_gates(client: Any, box: dict[str, Any]) -> No
     final = await client.call_tool("patch_confirm_action", {"confirmation_token": hc_token})
     assert not final.is_error
     assert runs_in(marker) == [TAINTED, TAINTED, TAINTED]
+
+
+async def test_confirm_action_refuses_forged_and_altered_approvals(box: dict[str, Any]) -> None:
+    # Issue 11: what a tool (or anything) writing SQL into the store can do must not run a call.
+    import sqlite3
+
+    from patch_tui.core.store import args_sha256
+
+    marker = box["marker"]
+    async with connect(box) as client:
+        forged = data(await client.call_tool("mark", {"marker": str(marker), "text": "forged"}))
+        with sqlite3.connect(box["store"]) as db:
+            db.execute(
+                "UPDATE actions SET status = 'approved' WHERE token = ?",
+                (forged["confirmation_token"],),
+            )
+        answer = await client.call_tool(
+            "patch_confirm_action", {"confirmation_token": forged["confirmation_token"]}
+        )
+        assert answer.is_error and data(answer)["status"] == "tampered"
+        altered = data(await client.call_tool("mark", {"marker": str(marker), "text": "fine"}))
+        token = altered["confirmation_token"]
+        assert approve(box, token).returncode == 0
+        evil = {"marker": str(marker), "text": "evil"}
+        with sqlite3.connect(box["store"]) as db:
+            db.execute(
+                "UPDATE actions SET args_json = ?, args_sha256 = ? WHERE token = ?",
+                (json.dumps(evil), args_sha256(evil), token),
+            )
+        answer = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
+        assert answer.is_error and data(answer)["status"] == "args_changed"
+    assert runs_in(marker) == []
+    listed = json.loads(cli(box["env"], "inbox", "list", "--all", "--json").stdout)
+    assert {(a["status"], bool(a["tampered"])) for a in listed} == {("failed", True)}

@@ -73,6 +73,7 @@ def test_create_and_get_keep_args_exactly(store: Store) -> None:
         "result",
         "proposed_args",
         "grant",
+        "tampered",
     }
 
 

@@ -333,6 +333,26 @@ async def test_history_filter_and_export(env, tmp_path: Path) -> None:
         assert data[0]["decided_by"] == "alice@cli"
 
 
+async def test_a_forged_approval_shows_as_tampered(env) -> None:
+    # Issue 11: a call set to approved in the store without a person's recorded decision.
+    folder, store = env
+    forged = hold(store, folder / "delete_file.py", {"path": "/home/alice"})
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE actions SET status = 'approved' WHERE token = ?", (forged.token,))
+    app = inbox_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_inbox(pilot, app)
+        await pilot.press("h")
+        await wait_for(pilot, lambda: len(screen.list.actions) == 1, what="history rows")
+        await wait_for(pilot, lambda: screen.current is not None, what="the detail")
+        head = str(screen.query_one("#detail-head").render())
+        assert "TAMPERED (approved)" in head and "no one's approval was ever recorded" in head
+        from patch_tui.ui.widgets.inbox_list import HISTORY_COLUMNS
+
+        status_cell = HISTORY_COLUMNS[0][2]
+        assert status_cell(screen.list.actions[0], 0.0) == "tampered"
+
+
 # -- try it -------------------------------------------------------------------------------------
 
 

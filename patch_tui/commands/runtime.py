@@ -6,7 +6,7 @@ Exit codes are part of the interface (issue 3):
            unknown tool, unknown or missing input).
 - confirm: 0 only for the call that actually ran the action (and the tool succeeded); 1 otherwise,
            with the status JSON on stdout (awaiting_approval, rejected, expired, tool_changed,
-           unknown_token, already_used) and a sentence on stderr; 3 when confirming a taint
+           args_changed, tampered, unknown_token, already_used) and a sentence on stderr; 3 when confirming a taint
            approval opened the tool's own human_confirm action.
 - inbox approve / reject: 0 when this call made the decision; 1 when the action is not pending.
 - inbox list: 0; store problems are 1 everywhere, with one clear line, never a traceback.
@@ -101,7 +101,8 @@ def _report_outcome(outcome: Any, *, confirming: bool) -> int:
         if confirming:
             _out(outcome.payload)
         return EXIT_FAILED
-    # awaiting_approval, rejected, expired, tool_changed, unknown_token, already_used
+    # awaiting_approval, rejected, expired, tool_changed, args_changed, tampered, unknown_token,
+    # already_used
     _out(outcome.payload)
     message = outcome.payload.get("message", status)
     if status == "rejected" and outcome.payload.get("reason"):
@@ -173,8 +174,10 @@ def _format_row(action: Any) -> str:
     args_text = json.dumps(action.args, ensure_ascii=False)
     if len(args_text) > 120:
         args_text = args_text[:119] + "\u2026"
+    # A tampered approval shows as such in the status column: it will never run.
+    status = "TAMPERED" if action.tampered else action.status
     lines = [
-        f"{action.token}  {action.status:<11} {action.kind:<13} {action.tool} {action.version}",
+        f"{action.token}  {status:<11} {action.kind:<13} {action.tool} {action.version}",
         f"    args:    {visible(args_text)}",
         f"    reason:  {visible(action.reason)}",
         f"    created: {action.created_at}   expires: {action.expires_at}",
@@ -184,6 +187,11 @@ def _format_row(action: Any) -> str:
         if action.note:
             decided += f" ({visible(action.note)})"
         lines.append(decided)
+    if action.tampered:
+        lines.append(
+            f"    TAMPERED: {visible(action.tampered)}; never run (status in the store: "
+            f"{action.status})"
+        )
     return "\n".join(lines)
 
 
@@ -194,7 +202,15 @@ def _inbox_list(args: argparse.Namespace) -> int:
     if store is None:
         return EXIT_FAILED
     try:
-        actions = store.list_actions(statuses=None if args.all else ("pending",))
+        if args.all:
+            actions = store.list_actions(statuses=None)
+        else:
+            # Pending ones, and any approval that is not genuine: a person must see those.
+            actions = [
+                a
+                for a in store.list_actions(statuses=("pending", "approved"))
+                if a.status == "pending" or a.tampered
+            ]
     except StoreError as exc:
         _err(str(exc))
         return EXIT_FAILED

@@ -8,8 +8,9 @@
 `Outcome.status` is "ok" (ran; `payload` is the tool's result), "failed" (ran or could not run;
 `payload` = {"error": ...}), "invalid" (bad call: unknown input, missing one), or a held/refused
 answer whose `payload` is the JSON object to hand back: "confirmation_required",
-"awaiting_approval", "rejected" (with the reason), "expired", "tool_changed", "unknown_token",
-"already_used" (the action was already run, is running, or was interrupted).
+"awaiting_approval", "rejected" (with the reason), "expired", "tool_changed", "args_changed",
+"tampered" (marked approved without a genuine, sealed decision), "unknown_token", "already_used"
+(the action was already run, is running, or was interrupted).
 
 The gates, as the Patch runtime has them, with one fix: they are separate. A call is checked for
 tainted input first: a string of 16+ characters (anywhere in an input's value) that occurs in one of
@@ -20,9 +21,14 @@ When a person approves a taint confirmation for a human_confirm tool, confirming
 the tool: it opens the human_confirm action (a new token) that a person must approve in turn.
 (The Patch runtime skipped every check on confirm, so one approval let both gates through.)
 
-confirm_action runs a call only when its action is approved and unexpired and the tool file's
-sha256 is still the one the person saw; the claim is atomic, so of many concurrent confirms
-exactly one runs it. The exact bytes that were hashed are the bytes that run.
+confirm_action runs a call only when its action is approved and unexpired, the approval is a
+sealed decision event matching the action's token, args sha256 and source sha256 (store.claim
+checks it: `tampered`, `args_changed`), and the tool file's sha256 is still the approved one
+(`tool_changed`); the claim is atomic, so of many concurrent confirms exactly one runs it. The
+file is read once: the bytes hashed are the bytes that run (`runner.run_bytes`, handed to Python
+through a sealed memfd, not a file another run could rewrite), and the `executed`/`failed` event
+records the run id and the sha256 of the source and args that ran. Every refusal leaves the action
+in a final state with the refusal as its result: nothing stays `executing`.
 
 A human_confirm hold that a standing grant matches (core/grants.py; never a tainted_input hold) is
 approved by that grant at once and confirmed in the same call. An action whose args a person edited
@@ -32,6 +38,7 @@ back as {"result": ..., "args_changed": {...}}, a failure carries "args_changed"
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -40,8 +47,8 @@ from typing import Any
 
 from patch_tui.core import edits, grants, sandbox, toolfile
 from patch_tui.core.manifest import Manifest
-from patch_tui.core.runner import DEFAULT_TIMEOUT, Isolation, RunResult, run_source
-from patch_tui.core.store import Action, Store
+from patch_tui.core.runner import DEFAULT_TIMEOUT, Isolation, RunResult, run_bytes, run_source
+from patch_tui.core.store import Action, Store, args_sha256
 from patch_tui.core.toolbox import Toolbox, ToolboxError
 
 MIN_TAINT_LENGTH = 16
@@ -216,7 +223,11 @@ class Gate:
         """`text`: the tool's current (maybe unsaved) text, as the TUI's try-it runs it; a held
         call then binds that text's sha256, so confirming runs only once the file says the same."""
         p = Path(path).resolve()
-        tf = toolfile.parse(text, path=str(p)) if text is not None else self._load(p)[1]
+        raw: bytes | None = None
+        if text is not None:
+            tf = toolfile.parse(text, path=str(p))
+        else:
+            raw, tf = self._load(p)
         manifest = tf.manifest
         if manifest is None:
             why = tf.problems[0].message if tf.problems else str(tf.manifest_error)
@@ -254,7 +265,7 @@ class Gate:
             if grants.apply(self.store, action) is not None:
                 return self.confirm_action(action.token)
             return Outcome("confirmation_required", confirmation_payload(action), action=action)
-        return self._execute(tf, p, args)
+        return self._execute(tf, p, args, raw)
 
     def _hold(
         self,
@@ -286,18 +297,29 @@ class Gate:
             return None
 
     def _execute(
-        self, tf: toolfile.ToolFile, path: Path, args: dict[str, Any], *, gated: bool = False
+        self,
+        tf: toolfile.ToolFile,
+        path: Path,
+        args: dict[str, Any],
+        raw: bytes | None = None,
+        expected_sha256: str | None = None,
+        *,
+        gated: bool = False,
     ) -> Outcome:
-        run = run_source(
-            tf.text,
-            args,
-            timeout=self.timeout,
-            allow_install=self.allow_install,
-            runs_dir=self._runs_dir(path),
-            venv_root=self.venv_root,
-            path=str(path),
-            isolation=self._isolation(gated),
-        )
+        """Run the tool: `raw`, the file's bytes as read once (and, when confirming, refused
+        unless their sha256 is `expected_sha256`), or else the text of `tf` (try-it's)."""
+        common: dict[str, Any] = {
+            "timeout": self.timeout,
+            "allow_install": self.allow_install,
+            "runs_dir": self._runs_dir(path),
+            "venv_root": self.venv_root,
+            "path": str(path),
+            "isolation": self._isolation(gated),
+        }
+        if raw is not None:
+            run = run_bytes(raw, args, expected_sha256=expected_sha256, **common)
+        else:
+            run = run_source(tf.text, args, **common)
         if not run.ok:
             return Outcome("failed", {"error": run.error, "run_id": run.run_id}, run=run)
         text = _output_text(run.result)
@@ -322,13 +344,15 @@ class Gate:
         assert action is not None
         path = self._locate(action)
         tf: toolfile.ToolFile | None = None
+        raw: bytes | None = None
         if path is not None:
             try:
-                _raw, tf = self._load(path)
+                raw, tf = self._load(path)
             except GateError:
                 tf = None
-        actual = tf.sha256 if tf is not None else None
-        if tf is None or actual != action.source_sha256:
+        # The hash of the very bytes that will run (not of a re-read or re-encoded copy).
+        actual = hashlib.sha256(raw).hexdigest() if raw is not None else None
+        if tf is None or raw is None or actual != action.source_sha256:
             payload = {
                 "status": "tool_changed",
                 "tool": action.tool,
@@ -364,8 +388,15 @@ class Gate:
                 token, True, {"status": "passed_to_human_confirm", "confirmation_token": nxt.token}
             )
             return Outcome("confirmation_required", payload, action=nxt)
+        if args_sha256(action.args) != action.args_sha256:
+            # store.claim checked the seal on these very args; this guards the parse in between.
+            payload = self._changed_args(action, token)
+            self.store.finish(token, False, payload)
+            return Outcome("args_changed", payload, action=action)
         try:
-            outcome = self._execute(tf, path, action.args, gated=True)
+            outcome = self._execute(
+                tf, path, action.args, raw=raw, expected_sha256=action.source_sha256, gated=True
+            )
         except BaseException as exc:
             self.store.finish(token, False, {"error": f"the run crashed: {exc!r}"})
             raise
@@ -377,9 +408,24 @@ class Gate:
             else:
                 outcome.payload = {**outcome.payload, "args_changed": note}
         record = outcome.payload if outcome.status == "ok" else dict(outcome.payload)
-        self.store.finish(token, outcome.status == "ok", record)
+        ran = {"args_sha256": action.args_sha256}
+        if outcome.run is not None:
+            ran.update(run_id=outcome.run.run_id, source_sha256=outcome.run.file_sha256)
+        self.store.finish(token, outcome.status == "ok", record, ran=ran)
         outcome.action = self.store.get(token)
         return outcome
+
+    @staticmethod
+    def _changed_args(action: Action, token: str) -> dict[str, Any]:
+        return {
+            "status": "args_changed",
+            "tool": action.tool,
+            "confirmation_token": token,
+            "message": (
+                "The call's args were changed after a person approved them; it was not run. "
+                "Make the call again to get a new confirmation."
+            ),
+        }
 
     def _refusal(self, token: str, code: str, action: Action | None, why: str) -> Outcome:
         base: dict[str, Any] = {"status": code, "confirmation_token": token}
@@ -402,6 +448,13 @@ class Gate:
         elif code == "expired":
             base["message"] = (
                 "The confirmation expired before it was used; make the call again for a new one."
+            )
+        elif code == "args_changed" and action is not None:
+            base = Gate._changed_args(action, token)  # guard calls this with self=None
+        elif code == "tampered":
+            base["message"] = (
+                f"This call's approval is not genuine ({why}); it was not run. Make the call "
+                "again and have a person approve it in the patch-tui inbox."
             )
         else:
             base["status"] = "already_used"

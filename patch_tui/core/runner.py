@@ -2,10 +2,20 @@
 
     run_file(path, args, *, timeout=60, allow_install=True, runs_dir=None) -> RunResult
     run_source(text, args, *, timeout=60, allow_install=True, runs_dir=None, path=None) -> RunResult
+    run_bytes(raw, args, *, expected_sha256=None, ...) -> RunResult   exactly these bytes, or none
 
 The contract is the Patch runtime's: the tool file goes into a fresh temporary folder, the args go
 to its stdin as one JSON object, and the result is the last non-empty stdout line parsed as JSON.
-`run_source` takes unsaved text (the TUI's try-it); `run_file` reads the file first.
+`run_source` takes unsaved text (the TUI's try-it); `run_file` reads the file first; `run_bytes`
+runs bytes already read and hashed (confirm: the approved source, refused if its sha256 differs).
+
+The bytes that run come from the bytes hashed: the file is read once, its sha256 kept
+(`RunResult.file_sha256`, what an approval binds), and its body (what the runtime runs) handed to
+Python through a sealed memfd (Linux; a pipe elsewhere) that a small loader (`-c`, or the
+sandbox's own step) compiles under the name `<working folder>/tool.py`. Python never reads the
+`tool.py` in the working folder (any process of the same user could replace it between our write
+and Python's read); that copy is for tools that read their own file. `RunResult.source_sha256`
+and the audit record keep the runtime's hash of the tool (as its patch_replay compares).
 
 What is enforced, and what the result says about it (`RunResult.enforced`, and the audit record's
 `capability_assertions`: never a claim that was not true for this run):
@@ -131,6 +141,9 @@ class RunResult:
     tool_name: str | None = None
     tool_version: str | None = None
     source_sha256: str = ""
+    # sha256 of the tool file's bytes this run was made from: what an approval binds (confirm
+    # runs only when it is the approved one) and what the action's `executed` event records.
+    file_sha256: str = ""
     timeout_s: float = DEFAULT_TIMEOUT
 
     def to_json(self) -> dict[str, Any]:
@@ -424,6 +437,54 @@ def _last_json_line(stdout: str) -> tuple[bool, Any]:
         return False, None
 
 
+# Run as `python -c LOADER FD` in the working folder: reads the tool's bytes from the inherited
+# FD and runs them as `python tool.py` would (`__name__`, `__file__`, `sys.argv[0]`), leaving no
+# loader name in the tool's globals. The FD is closed before the tool's code runs.
+LOADER = """\
+def _patch_load():
+    import os, sys
+    fd = int(sys.argv[1])
+    data = b"".join(iter(lambda: os.read(fd, 65536), b""))
+    os.close(fd)
+    main = sys.modules["__main__"].__dict__
+    del main["_patch_load"]
+    main["__file__"] = os.path.join(os.getcwd(), "tool.py")
+    sys.argv[:] = ["tool.py"]
+    return compile(data, main["__file__"], "exec", dont_inherit=True), main
+exec(*_patch_load())
+"""
+
+
+def _source_fd(data: bytes) -> tuple[int, threading.Thread | None]:
+    """A read-only FD holding exactly `data`, for the tool's process to inherit.
+
+    Linux: a memfd sealed against every write, grow and shrink, so not even a process of the same
+    user opening /proc/<pid>/fd/<n> can change it. Elsewhere: a pipe fed by a thread (no path to
+    open; write failures after the child died are ignored)."""
+    if hasattr(os, "memfd_create"):
+        import fcntl
+
+        fd = os.memfd_create("tool.py", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            seals = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
+            os.lseek(fd, 0, os.SEEK_SET)
+        except OSError:
+            os.close(fd)
+            raise
+        return fd, None
+    read_end, write_end = os.pipe()
+
+    def feed() -> None:
+        with contextlib.suppress(OSError), os.fdopen(write_end, "wb") as pipe:
+            pipe.write(data)
+
+    return read_end, threading.Thread(target=feed, daemon=True)
+
+
 def _tail(text: str, n: int = 20) -> str:
     return "\n".join(text.strip().splitlines()[-n:])
 
@@ -502,6 +563,36 @@ def runtime_source_sha256(tf: toolfile.ToolFile) -> str:
     return runtime_format.source_sha256(parsed.manifest, parsed.body)
 
 
+def run_bytes(
+    raw: bytes,
+    args: dict[str, Any],
+    *,
+    expected_sha256: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    allow_install: bool = True,
+    runs_dir: str | os.PathLike[str] | None = None,
+    venv_root: Path | None = None,
+    env_extra: dict[str, str] | None = None,
+    path: str | None = None,
+    isolation: Isolation | None = None,
+) -> RunResult:
+    """Run exactly `raw` (a tool file's bytes, already read once). With `expected_sha256`, bytes
+    with another hash do not run: the result fails with `error` starting "tool_changed"."""
+    digest = hashlib.sha256(raw).hexdigest()
+    if expected_sha256 is not None and digest != expected_sha256:
+        return _fail(
+            f"tool_changed: the tool's bytes (sha256 {digest[:12]}) are not the approved ones "
+            f"(sha256 {expected_sha256[:12]}); nothing was run",
+            file_sha256=digest,
+        )
+    tf = toolfile.parse_bytes(raw, path=path)
+    if tf.manifest is not None and tf.sha256 != digest:
+        return _fail("the tool's bytes do not survive parsing unchanged; nothing was run")
+    return _run(
+        tf, args, timeout, allow_install, runs_dir, venv_root, env_extra, isolation, path=path
+    )
+
+
 def _fail(message: str, **kw: Any) -> RunResult:
     return RunResult(ok=False, error=message, run_id=str(uuid.uuid4()), **kw)
 
@@ -531,12 +622,18 @@ def _run(
     except (TypeError, ValueError) as exc:
         return _fail(f"the arguments are not plain JSON: {exc}")
 
+    # What Python compiles: the runtime's part of the file (its body), cut from the very bytes
+    # whose hash is `file_sha256`, and handed over by a sealed memfd (see LOADER).
+    source = runtime_body(tf)
     base = RunResult(
         ok=False,
         run_id=str(uuid.uuid4()),
         tool_name=manifest.name,
         tool_version=manifest.version,
+        # The runtime's hash of the tool, for its audit record and patch_replay (citizen).
         source_sha256=runtime_source_sha256(tf),
+        # The hash of the file's own bytes, the ones approved; `source` below is derived from them.
+        file_sha256=hashlib.sha256(tf.to_bytes()).hexdigest(),
         timeout_s=timeout,
     )
     packages = list(manifest.runtime.packages)
@@ -558,7 +655,8 @@ def _run(
     network = manifest.capabilities.network
     engine = sandbox.choose_engine(iso.engine)
     if engine == "bwrap":
-        prefix, pid_ns, net_ns = [], True, not network  # bwrap makes the namespaces itself
+        prefix: list[str] = []  # bwrap makes the namespaces itself
+        pid_ns, net_ns = True, not network
     else:
         prefix, pid_ns, net_ns = _sandbox_prefix(network)
     if iso.gated and engine == "none" and not sandbox.allow_unisolated():
@@ -572,6 +670,7 @@ def _run(
         base.error = f"cannot make the run's private folder: {exc}"
         _audit(base, manifest, args, runs_dir, [], None)
         return base
+    # A fresh folder per run, mode 0700 (mkdtemp), its subfolders too.
     tmp = tempfile.mkdtemp(prefix="patch-run-", dir=run_root)
     held = sandbox.hold_run_folder(Path(tmp))  # released at exit, even by kill -9
     sandbox.sweep_leftovers(run_root)
@@ -579,8 +678,8 @@ def _run(
     try:
         work, home, tmpdir = Path(tmp, "work"), Path(tmp, "home"), Path(tmp, "tmp")
         for d in (work, home, tmpdir):
-            d.mkdir()
-        (work / "tool.py").write_bytes(runtime_body(tf))
+            d.mkdir(mode=0o700)
+        (work / "tool.py").write_bytes(source)  # for tools that read their own file; not run
         hidden, frozen, sealed = protected_paths(iso, path, runs_dir, run_root)
         plan = sandbox.prepare(
             sandbox.Request(
@@ -615,8 +714,19 @@ def _run(
                 env["PATCH_ACCESS_TOKEN"] = token
                 envs_keys.append("PATCH_ACCESS_TOKEN")
         flags = [*py_flags, "-X", "utf8"]
-        cmd = [*prefix, *plan.prefix, *plan.python_command(python, flags, "tool.py")]
         started = time.monotonic()
+        try:
+            src_fd, feeder = _source_fd(source)
+        except OSError as exc:
+            base.error = f"cannot hand the tool's code to Python: {exc}"
+            _audit(base, manifest, args, runs_dir, envs_keys, plan)
+            return base
+        # The tool's code goes in by the inherited FD (see LOADER), never read from tool.py.
+        cmd = [
+            *prefix,
+            *plan.prefix,
+            *plan.python_command(python, flags, str(src_fd), loader=LOADER),
+        ]
         try:
             proc = subprocess.Popen(
                 cmd,
@@ -625,6 +735,7 @@ def _run(
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
+                pass_fds=(src_fd,),
                 start_new_session=True,  # its own process group, killed as one
                 preexec_fn=_preexec(_limits(timeout), plan.preexec()),
             )
@@ -632,6 +743,10 @@ def _run(
             base.error = f"cannot start the tool: {exc}"
             _audit(base, manifest, args, runs_dir, envs_keys, plan)
             return base
+        finally:
+            os.close(src_fd)  # the child holds its own copy; ours would keep a pipe open
+            if feeder is not None:
+                feeder.start()  # with no child, its write fails at once and it closes
         out, err, timed_out, overflow = _communicate(proc, stdin, timeout)
         base.duration_ms = int((time.monotonic() - started) * 1000)
     finally:

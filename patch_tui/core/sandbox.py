@@ -50,7 +50,8 @@ SYSTEM_READ = ["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "
 DEVICES_RW = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
 ALWAYS_HIDDEN = ["/etc/shadow", "/etc/gshadow"]
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
-STORE_SUFFIXES = ("", "-wal", "-shm", "-journal")
+# The store's files (core/store.store_files): the database, SQLite's companions, the approval key.
+STORE_SUFFIXES = ("", "-wal", "-shm", "-journal", ".key")
 ALLOW_UNISOLATED_SETTING = "sandbox_allow_unisolated"
 ENGINE_ENV = "PATCH_TUI_SANDBOX_ENGINE"
 ALLOW_ENV = "PATCH_TUI_SANDBOX_ALLOW_UNISOLATED"
@@ -450,10 +451,16 @@ class Plan:
     def isolated(self) -> bool:
         return self.engine != "none"
 
-    def python_command(self, python: str, flags: list[str], tool: str) -> list[str]:
-        """The tool's command: confined in its own process first when there is anything to apply."""
+    def python_command(
+        self, python: str, flags: list[str], tool: str, loader: str | None = None
+    ) -> list[str]:
+        """The tool's command: confined in its own process first when there is anything to apply.
+
+        `tool`: a file, or the number of an inherited FD holding the tool's bytes (the runner's
+        sealed memfd: the approved bytes, which no other run can rewrite), which `loader` (the
+        runner's LOADER) or sandbox_exec reads."""
         if self.spec is None:
-            return [python, *flags, tool]
+            return [python, *flags, "-c", loader, tool] if loader else [python, *flags, tool]
         source = _EXEC_SOURCE.read_text(encoding="utf-8")
         return [python, *flags, "-c", source, json.dumps(self.spec), tool]
 

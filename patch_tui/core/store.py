@@ -16,7 +16,8 @@ API (everything a caller needs; all times are ISO 8601 UTC strings like
                                                          grant: a standing grant (core/grants.py)
     store.reject(token, reason=None)                  -> Decision
     store.claim(token)                                -> Decision   approved+unexpired -> executing
-    store.finish(token, ok, result)                   -> Action     executing -> executed | failed
+                                                         (only with a genuine approval, see below)
+    store.finish(token, ok, result, ran=None)         -> Action     executing -> executed | failed
     store.mark_interrupted()                          -> int        dead claimers -> interrupted
     store.expire_due()                                -> int        pending/approved past expiry -> expired
     store.events(token=None, limit=None)              -> list[Event], oldest first
@@ -38,11 +39,28 @@ created, unreadable, newer schema), `StoreReadOnly` and `StoreCorrupt` (both `St
 A corrupt file is never rewritten or replaced: recorded decisions are worth more than a working
 inbox, so the message tells the person to move it aside.
 
+An approval needs its decision. Approving writes, in the same transaction as the state change, an
+`approved` event whose detail carries a seal: the action's token, kind, tool path, source sha256,
+args sha256 (of the args as stored, the ones the person saw), expiry, guard's upstream token, and
+the event's actor and time, with an HMAC-SHA256 of all of them under a key kept next to the store (`<store>.key`, 0600,
+outside the database). `claim` re-checks that seal against the row inside its transaction: a row
+set to approved by hand (no event), a forged or copied event, a changed source hash, kind, path or
+expiry refuse with `tampered`; args changed after approval refuse with `args_changed`. Either way
+the action becomes `failed` with that answer as its result and a `refused` event, so it shows in
+the inbox instead of staying approved. `Action.tampered` says why, for every action read (the
+inbox shows it). Someone who can read the key can still forge: keeping every tool run away from the
+store's folder is the sandbox's part (`store_files` lists what it must hide).
+
+The store protects itself: it refuses a file (or its -wal, -shm, key) that another user owns or
+may write, a folder another user may write (even a sticky one like /tmp: others could plant the
+-wal file), or a folder above it that others may write without the sticky bit; the message says
+how to fix it. New stores are created 0600 in a folder created 0700.
+
 Why the token is stored in clear, not hashed: the token is a handle on an action, not a
 credential. It authorizes nothing by itself: what authorizes a run is the approval row, bound to
 the exact args (sha256 of their canonical JSON) and to the tool's source sha256. Anyone able to read
 this file (mode 0600, the user's own) can also write it and approve directly, so a hash would
-protect nothing, while `inbox list --json` and `inbox approve TOKEN` need the token itself. Event
+protect nothing (what stops a forged approval is the seal above), while `inbox list --json` and `inbox approve TOKEN` need the token itself. Event
 rows refer to actions by row id, and logs print only a token's first 8 characters.
 
 Durability: `synchronous=FULL` on every commit (decisions must survive a power cut; the cost,
@@ -52,19 +70,23 @@ one fsync per change, is measured in bench/store_bench.py).
 from __future__ import annotations
 
 import base64
+import contextlib
 import getpass
 import hashlib
+import hmac
 import json
 import math
 import os
 import secrets
 import socket
 import sqlite3
+import stat
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -110,6 +132,11 @@ class StoreReadOnly(StoreUnavailable):
 
 class StoreCorrupt(StoreUnavailable):
     """The file is not a SQLite database or is damaged; it is left untouched."""
+
+
+class StoreUnsafe(StoreUnavailable):
+    """The file or a folder holding it is owned or writable by another user: anyone able to write
+    it could approve calls. The message ends with the command that fixes it."""
 
 
 # -- values -----------------------------------------------------------------------------------
@@ -219,6 +246,9 @@ class Action:
     @property
     def edited(self) -> bool:
         return self.proposed_args is not None
+    # Why the action's approval is not genuine (set by get / list_actions), else None: approved
+    # without a sealed decision event, or its args, source or seal changed since. Never run.
+    tampered: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The `inbox list --json` shape (issue 3): these keys, nothing else."""
@@ -238,6 +268,7 @@ class Action:
             "result": self.result,
             "proposed_args": self.proposed_args,
             "grant": self.grant_id,
+            "tampered": self.tampered,
         }
 
 
@@ -248,7 +279,7 @@ class Decision:
     `ok` is True only for the one call that made the change. Otherwise `why` says, for a person,
     why not ("already approved by alice@cli at ...", "expired at ...", "unknown token"), and `code`
     says it for a program: unknown_token, awaiting_approval, rejected, expired, already_decided,
-    already_used.
+    already_used; and from claim, tampered or args_changed (the approval does not hold).
     """
 
     ok: bool
@@ -440,6 +471,208 @@ def _translate(exc: sqlite3.Error, path: Path) -> StoreError:
     return StoreUnavailable(f"{path}: the confirmation store failed: {exc}")
 
 
+# -- the store's own files: permissions and the approval key ------------------------------------
+
+KEY_SUFFIX = ".key"
+# Files SQLite may create next to the database (WAL mode uses -wal and -shm; -journal only if the
+# mode was ever changed back).
+_COMPANIONS = ("-wal", "-shm", "-journal")
+
+
+def store_files(path: str | os.PathLike[str]) -> list[Path]:
+    """Every file the store consists of: the database, SQLite's companions and the approval key.
+    A tool run must not be able to see or change any of them (nor their folder)."""
+    p = Path(path)
+    return [p, *(Path(f"{p}{suffix}") for suffix in (*_COMPANIONS, KEY_SUFFIX))]
+
+
+def _mode(st: os.stat_result) -> str:
+    return f"{stat.S_IMODE(st.st_mode):04o}"
+
+
+def _owner_problem(st: os.stat_result) -> str | None:
+    """Files and folders must be ours; root's are fine too (root can change anything anyway)."""
+    if st.st_uid in (os.geteuid(), 0):
+        return None
+    return f"belongs to another user (uid {st.st_uid})"
+
+
+def _check_file(path: Path, *, secret: bool = False) -> None:
+    """The database, a companion or the key: a regular file of ours that no one else may write
+    (the key: nor read)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreUnavailable(f"{path}: cannot check the store file: {exc.strerror}") from None
+    what = "the confirmation store's key" if secret else "a confirmation store file"
+    if stat.S_ISLNK(st.st_mode) and path.name.endswith((*_COMPANIONS, KEY_SUFFIX)):
+        raise StoreUnsafe(
+            f"{path}: {what} is a symbolic link, which someone may have planted to redirect it; "
+            f"refusing to use the store. Fix: move it aside (mv {path} {path}.untrusted)"
+        )
+    st = os.stat(path)
+    owner = _owner_problem(st)
+    if owner:
+        raise StoreUnsafe(
+            f"{path}: {what} {owner}, who could approve calls in it; refusing to use it. Fix: "
+            f"move it aside (mv {path} {path}.untrusted) to start afresh, or if you trust it: "
+            f"chown {os.geteuid()} {path} && chmod 600 {path}"
+        )
+    loose = 0o077 if secret else 0o022
+    if st.st_mode & loose:
+        who = "readable or writable" if secret else "writable"
+        raise StoreUnsafe(
+            f"{path}: {what} is {who} by other users (mode {_mode(st)}), so they could approve "
+            f"calls in it; refusing to use it. Fix: chmod 600 {path}"
+        )
+
+
+def _check_folders(folder: Path, name: str) -> None:
+    """The store's folder: ours, writable by no one else (not even with the sticky bit, or others
+    could plant its -wal file). Every folder above it: not writable by others unless sticky (so
+    no one can swap the store's folder), and ours or root's."""
+    try:
+        real = folder.resolve(strict=True)
+        st = os.stat(real)
+    except OSError as exc:
+        raise StoreUnavailable(f"{folder}: cannot check the store's folder: {exc}") from None
+    owner = _owner_problem(st)
+    if owner:
+        raise StoreUnsafe(
+            f"{real}: the confirmation store's folder {owner}, who could replace the store; "
+            f"refusing to use it. Fix: keep the store in a folder of your own (--store PATH)"
+        )
+    if st.st_mode & 0o022:
+        if st.st_mode & stat.S_ISVTX:
+            fix = (
+                f"keep the store in a private folder: mkdir -m 700 {real}/patch-tui and "
+                f"--store {real}/patch-tui/{name}"
+            )
+        else:
+            fix = f"chmod go-w {real}"
+        raise StoreUnsafe(
+            f"{real}: the confirmation store's folder is writable by other users (mode "
+            f"{_mode(st)}), who could plant or replace its files; refusing to use it. Fix: {fix}"
+        )
+    for above in real.parents:
+        try:
+            st = os.stat(above)
+        except OSError:
+            continue
+        shared = st.st_mode & 0o022 and not st.st_mode & stat.S_ISVTX
+        owner = _owner_problem(st)
+        if shared or owner:
+            why = owner or f"is writable by other users (mode {_mode(st)})"
+            raise StoreUnsafe(
+                f"{above}: a folder above the confirmation store {why}, who could swap the "
+                f"store's folder; refusing to use it. Fix: chmod go-w {above}, or keep the store "
+                "elsewhere (--store PATH)"
+            )
+
+
+def _check_permissions(path: Path) -> None:
+    if not hasattr(os, "geteuid"):
+        return  # no POSIX owners and modes (Windows): the user's profile folder is private
+    _check_folders(path.parent, path.name)
+    for file in store_files(path):
+        _check_file(file, secret=file.name.endswith(KEY_SUFFIX))
+
+
+def _load_key(path: Path) -> bytes:
+    """The store's approval key (32 random bytes, hex in `<store>.key`), created on first use."""
+    key_path = Path(f"{path}{KEY_SUFFIX}")
+    if not key_path.exists():
+        # Written whole under a temporary name, then linked into place: a concurrent opener sees
+        # no key or the whole key, never half of one, and the first link wins.
+        fd, tmp = tempfile.mkstemp(dir=key_path.parent, prefix=".key-")  # mode 0600
+        try:
+            with os.fdopen(fd, "w") as fh:
+                fh.write(secrets.token_hex(32) + "\n")
+                fh.flush()
+                os.fsync(fh.fileno())
+            try:
+                os.link(tmp, key_path)
+            except FileExistsError:
+                pass
+        except OSError as exc:
+            raise StoreUnavailable(
+                f"{key_path}: cannot create the store's key: {exc.strerror or exc}"
+            ) from None
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    _check_file(key_path, secret=True)
+    try:
+        text = key_path.read_text(encoding="ascii").strip()
+        key = bytes.fromhex(text)
+    except (OSError, ValueError, UnicodeDecodeError):
+        key = b""
+    if len(key) != 32:
+        raise StoreUnavailable(
+            f"{key_path}: the store's key is damaged; approvals cannot be checked. Move it aside "
+            f"(mv {key_path} {key_path}.old): approvals sealed with it will then be refused"
+        )
+    return key
+
+
+# -- the seal on an approval ----------------------------------------------------------------------
+
+_SEALED_FIELDS = ("token", "kind", "tool_path", "source_sha256", "expires_at", "upstream_token")
+# Statuses an action reaches only through an approval.
+_PAST_APPROVAL = ("approved", "executing", "executed", "failed", "interrupted")
+
+
+def _seal(key: bytes, fields: dict[str, Any]) -> str:
+    return hmac.new(key, canonical_json(fields).encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def _approval_problem(
+    key: bytes, action: Action, approvals: list[tuple[str, str, str]]
+) -> tuple[str, str] | None:
+    """(code, why) when the action's approval does not hold, else None. `approvals`: the
+    (actor, at, detail) of its `approved` events, oldest first."""
+    if not approvals:
+        return "tampered", "it is marked approved, but no one's approval was ever recorded"
+    if len(approvals) > 1:
+        return "tampered", "more than one approval is recorded for it"
+    actor, at, detail_text = approvals[0]
+    try:
+        bound = dict(json.loads(detail_text)["bound"])
+        mac = bound.pop("mac")
+    except (ValueError, KeyError, TypeError):
+        return "tampered", "its approval carries no seal (forged, or made by an older patch-tui)"
+    if not isinstance(mac, str) or not hmac.compare_digest(mac, _seal(key, bound)):
+        return "tampered", "its approval's seal does not verify (forged, or copied from another call)"
+    if bound.get("actor") != actor or bound.get("at") != at:
+        return "tampered", "its approval event was altered"
+    changed = [f for f in _SEALED_FIELDS if bound.get(f) != getattr(action, f)]
+    if changed:
+        return "tampered", f"its {', '.join(changed)} changed after it was approved"
+    if args_sha256(action.args) != bound.get("args_sha256") or (
+        action.args_sha256 != bound.get("args_sha256")
+    ):
+        return "args_changed", "its args were changed after it was approved"
+    return None
+
+
+def _tamper_note(key: bytes, action: Action, approvals: list[tuple[str, str, str]]) -> str | None:
+    """What the inbox shows: why a live approval will be refused, or why a past one was not
+    genuine. Approvals from before seals existed (history only) are not flagged."""
+    if action.status not in _PAST_APPROVAL and not (
+        action.status == "expired" and action.decided_at is not None
+    ):
+        return None
+    problem = _approval_problem(key, action, approvals)
+    if problem is None:
+        return None
+    legacy = approvals and '"bound"' not in approvals[-1][2]
+    if legacy and action.status != "approved":
+        return None
+    return problem[1]
+
+
 class Store:
     """The confirmation store. Safe to share between threads (one connection behind a lock);
     every process opens its own `Store` on the same file."""
@@ -460,6 +693,7 @@ class Store:
         self._local_commits = 0
         self._host = socket.gethostname()
         self._pid = os.getpid()
+        self._key = b""  # the approval key, read by _open
         self._conn = self._open(busy_timeout_ms)
 
     # -- opening ------------------------------------------------------------------------------
@@ -474,11 +708,17 @@ class Store:
             raise StoreUnavailable(
                 f"{path}: cannot create the store's folder: {exc.strerror or exc}"
             ) from None
+        # Before anything is read or created: a store others can write holds no real decision.
+        _check_permissions(path)
         if not path.exists():
-            # Created 0600 before SQLite touches it: args may hold private data.
+            # Created 0600 before SQLite touches it: args may hold private data. O_EXCL and no
+            # symlink following: a name planted meanwhile fails instead of being written through.
             try:
-                fd = os.open(path, os.O_CREAT | os.O_WRONLY, 0o600)
+                flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0)
+                fd = os.open(path, flags, 0o600)
                 os.close(fd)
+            except FileExistsError:
+                _check_permissions(path)  # another patch-tui created it first
             except OSError as exc:
                 raise StoreReadOnly(
                     f"{path}: cannot create the confirmation store: {exc.strerror or exc}"
@@ -492,6 +732,7 @@ class Store:
                 f"{path}: the confirmation store is read-only; no decision can be recorded "
                 "(check the file's and its folder's permissions, or the disk's mount)"
             )
+        self._key = _load_key(path)
         try:
             conn = sqlite3.connect(
                 str(path),
@@ -600,10 +841,60 @@ class Store:
         actor: str | None = None,
         **detail: Any,
     ) -> None:
+        actor = actor or self.actor
+        if event == "approved":
+            # Every way to approve goes through here, in the approval's own transaction.
+            detail["bound"] = self._bind(conn, action_id, actor, at)
         conn.execute(
             "INSERT INTO events (action_id, at, actor, event, detail) VALUES (?, ?, ?, ?, ?)",
-            (action_id, at, actor or self.actor, event, canonical_json(detail)),
+            (action_id, at, actor, event, canonical_json(detail)),
         )
+
+    def _bind(
+        self, conn: sqlite3.Connection, action_id: int, actor: str, at: str
+    ) -> dict[str, Any]:
+        """The seal of an approval: the approved row as it is now (after the approving UPDATE:
+        edited args, the new expiry) and who approved when, with their HMAC."""
+        row = conn.execute(
+            f"SELECT {_ACTION_COLUMNS} FROM actions WHERE id = ?", (action_id,)
+        ).fetchone()
+        action = _row_to_action(row)
+        bound: dict[str, Any] = {f: getattr(action, f) for f in _SEALED_FIELDS}
+        # The hash of the args as stored, the ones the person saw and confirm will run.
+        bound.update(args_sha256=args_sha256(action.args), actor=actor, at=at)
+        bound["mac"] = _seal(self._key, bound)
+        return bound
+
+    def _approvals(
+        self, conn: sqlite3.Connection, ids: list[int]
+    ) -> dict[int, list[tuple[str, str, str]]]:
+        """The (actor, at, detail) of the `approved` events of these actions, oldest first."""
+        out: dict[int, list[tuple[str, str, str]]] = {i: [] for i in ids}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            rows = conn.execute(
+                "SELECT action_id, actor, at, detail FROM events WHERE event = 'approved' "
+                f"AND action_id IN ({', '.join('?' * len(chunk))}) ORDER BY id",
+                chunk,
+            ).fetchall()
+            for action_id, actor, at, detail in rows:
+                out[action_id].append((actor, at, detail))
+        return out
+
+    def _annotate(self, rows: list[tuple[Any, ...]]) -> list[Action]:
+        """Actions from `id, {_ACTION_COLUMNS}` rows, each with `tampered` set."""
+        actions = [(int(r[0]), _row_to_action(r[1:])) for r in rows]
+        ids = [i for i, a in actions if a.status in _PAST_APPROVAL or a.decided_at is not None]
+        with self._lock:
+            try:
+                approvals = self._approvals(self._conn, ids)
+            except sqlite3.Error as exc:
+                raise _translate(exc, self.path) from None
+        out = []
+        for action_id, action in actions:
+            note = _tamper_note(self._key, action, approvals.get(action_id, []))
+            out.append(replace(action, tampered=note) if note else action)
+        return out
 
     def _select_action(self, conn: sqlite3.Connection, token: str) -> tuple[int, Action] | None:
         row = conn.execute(
@@ -675,8 +966,8 @@ class Store:
         return found
 
     def get(self, token: str) -> Action | None:
-        rows = self._read(f"SELECT {_ACTION_COLUMNS} FROM actions WHERE token = ?", (token,))
-        return _row_to_action(rows[0]) if rows else None
+        rows = self._read(f"SELECT id, {_ACTION_COLUMNS} FROM actions WHERE token = ?", (token,))
+        return self._annotate(rows)[0] if rows else None
 
     def list_actions(
         self,
@@ -699,14 +990,14 @@ class Store:
         if tool is not None:
             where.append("tool = ?")
             params.append(tool)
-        sql = f"SELECT {_ACTION_COLUMNS} FROM actions"
+        sql = f"SELECT id, {_ACTION_COLUMNS} FROM actions"
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY created_at DESC, id DESC"
         if limit is not None:
             sql += " LIMIT ?"
             params.append(int(limit))
-        return [_row_to_action(r) for r in self._read(sql, params)]
+        return self._annotate(self._read(sql, params))
 
     def pending_count(self) -> int:
         now = now_iso(self._now())
@@ -866,10 +1157,25 @@ class Store:
 
     def claim(self, token: str) -> Decision:
         """approved and unexpired -> executing, atomically, for exactly one caller. Records this
-        process's pid (and start time) so a crash mid-run is later marked interrupted."""
+        process's pid (and start time) so a crash mid-run is later marked interrupted.
+
+        Only a genuine approval is claimed: its sealed decision event must match the row (see the
+        module's docstring). Otherwise the action becomes `failed` (result: the refusal) with a
+        `refused` event, and the Decision's code is `tampered` or `args_changed`."""
         now = self._now()
         at = now_iso(now)
         with self._write() as conn:
+            found = conn.execute(
+                f"SELECT id, {_ACTION_COLUMNS} FROM actions WHERE token = ?", (token,)
+            ).fetchone()
+            current = None if found is None else _row_to_action(found[1:])
+            if current is not None and current.status == "approved" and current.expires_at > at:
+                current_id = int(found[0])
+                problem = _approval_problem(
+                    self._key, current, self._approvals(conn, [current_id])[current_id]
+                )
+                if problem is not None:
+                    return self._refuse(conn, current_id, current, at, *problem)
             cur = conn.execute(
                 "UPDATE actions SET status = 'executing', claimed_at = ?, claimed_by = ?, "
                 "claim_host = ?, claim_pid = ?, claim_pid_start = ? "
@@ -881,7 +1187,16 @@ class Store:
                 return Decision(False, None, "unknown token", "unknown_token")
             action_id, action = found
             if cur.rowcount == 1:
-                self._event(conn, action_id, "claimed", at, pid=self._pid, host=self._host)
+                self._event(
+                    conn,
+                    action_id,
+                    "claimed",
+                    at,
+                    pid=self._pid,
+                    host=self._host,
+                    args_sha256=action.args_sha256,
+                    source_sha256=action.source_sha256,
+                )
                 return Decision(True, action)
             if action.status in ("pending", "approved") and action.expires_at <= at:
                 action = self._expire_one(conn, action_id, action, at)
@@ -890,8 +1205,27 @@ class Store:
                 return Decision(False, action, "awaiting approval", "awaiting_approval")
             return Decision(False, action, _not_pending_why(action), _not_pending_code(action))
 
-    def finish(self, token: str, ok: bool, result: Any) -> Action:
-        """executing -> executed (ok) or failed, with the result (any JSON value)."""
+    def _refuse(
+        self, conn: sqlite3.Connection, action_id: int, action: Action, at: str, code: str, why: str
+    ) -> Decision:
+        """approved -> failed, never run: the approval does not hold. The result says why, so
+        the inbox shows it; the `refused` event records who tried."""
+        result = {"status": code, "error": f"not run: {why}"}
+        conn.execute(
+            "UPDATE actions SET status = 'failed', finished_at = ?, result_json = ? "
+            "WHERE id = ? AND status = 'approved'",
+            (at, canonical_json(result), action_id),
+        )
+        self._event(conn, action_id, "refused", at, code=code, why=why)
+        found = self._select_action(conn, action.token)
+        assert found is not None
+        return Decision(False, replace(found[1], tampered=why), why, code)
+
+    def finish(
+        self, token: str, ok: bool, result: Any, ran: dict[str, Any] | None = None
+    ) -> Action:
+        """executing -> executed (ok) or failed, with the result (any JSON value). `ran`: what
+        ran (run id, source and args sha256), kept in the event."""
         at = now_iso(self._now())
         status = "executed" if ok else "failed"
         try:
@@ -914,7 +1248,7 @@ class Store:
                 raise StoreError(
                     f"action {token[:8]}... is {action.status}, not executing; result not recorded"
                 )
-            self._event(conn, action_id, status, at)
+            self._event(conn, action_id, status, at, **(ran or {}))
         return action
 
     def mark_interrupted(self) -> int:

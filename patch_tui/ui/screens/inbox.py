@@ -451,7 +451,10 @@ class InboxScreen(Screen[None]):
             "  ",
             safe_line(action.kind, "bold $text-warning"),
             "  ",
-            safe_line(action.status, "bold"),
+            # A forged approval (store.Action.tampered) says so where the status is read.
+            safe_line(f"TAMPERED ({action.status})", "bold $text-error")
+            if action.tampered
+            else safe_line(action.status, "bold"),
             "\n",
             _label("token "),
             safe_line(action.token),
@@ -474,6 +477,9 @@ class InboxScreen(Screen[None]):
             parts.append(safe_line(action.decided_by or "?"))
         if action.finished_at:
             parts += ["\n", _label("finished "), safe_line(action.finished_at)]
+        if action.tampered:
+            parts += ["\n", _label("tampered "), safe_line(action.tampered, "$text-error")]
+            parts.append(" (never run)")
         self.query_one("#detail-head", Static).update(Content.assemble(*parts))
 
     def _tool_content(self, action: Action, info: ToolInfo, report: SafeReport) -> Content:

@@ -80,6 +80,11 @@ def _when(iso: str | None) -> str:
     return f"{iso[5:10]} {iso[11:19]}" if iso and len(iso) >= 19 else ""
 
 
+def _status(action: Action) -> str:
+    # An approval without its genuine decision (store.Action.tampered) is never run: say so.
+    return "tampered" if action.tampered else action.status
+
+
 PENDING_COLUMNS: list[Column] = [
     ("tool", 22, lambda a, now: a.tool),
     ("kind", 13, lambda a, now: a.kind),
@@ -88,7 +93,7 @@ PENDING_COLUMNS: list[Column] = [
     ("args", 0, lambda a, now: args_summary(a.args)),
 ]
 HISTORY_COLUMNS: list[Column] = [
-    ("status", 11, lambda a, now: a.status),
+    ("status", 11, lambda a, now: _status(a)),
     ("tool", 20, lambda a, now: a.tool),
     ("when", 14, lambda a, now: _when(a.finished_at or a.decided_at or a.created_at)),
     ("by", 16, lambda a, now: a.decided_by or ""),
@@ -104,6 +109,7 @@ STATUS_STYLE = {
     "failed": "$text-error",
     "expired": "$text-muted",
     "interrupted": "$text-error",
+    "tampered": "bold $text-error",
 }
 
 
@@ -245,7 +251,7 @@ class ActionList(ScrollView, can_focus=True):
                 if title in ("age", "expires"):
                     static.append(Content(""))
                     continue
-                style = STATUS_STYLE.get(action.status, "") if title == "status" else ""
+                style = STATUS_STYLE.get(_status(action), "") if title == "status" else ""
                 static.append(safe_line(fn(action, now), style))
             self._static_cells[index] = static
             if len(self._static_cells) > 2000:  # a bounded cache: only visible rows matter
