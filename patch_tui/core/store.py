@@ -620,8 +620,10 @@ def _load_key(path: Path) -> bytes:
 # -- the seal on an approval ----------------------------------------------------------------------
 
 _SEALED_FIELDS = ("token", "kind", "tool_path", "source_sha256", "expires_at", "upstream_token")
-# Statuses an action reaches only through an approval.
-_PAST_APPROVAL = ("approved", "executing", "executed", "failed", "interrupted")
+# Statuses whose approval is checked whenever the action is read: the ones that can still run.
+_LIVE = ("approved", "executing")
+# Refusal codes of store.claim, kept as the refused action's result status.
+_REFUSALS = ("tampered", "args_changed")
 
 
 def _seal(key: bytes, fields: dict[str, Any]) -> str:
@@ -658,19 +660,16 @@ def _approval_problem(
 
 
 def _tamper_note(key: bytes, action: Action, approvals: list[tuple[str, str, str]]) -> str | None:
-    """What the inbox shows: why a live approval will be refused, or why a past one was not
-    genuine. Approvals from before seals existed (history only) are not flagged."""
-    if action.status not in _PAST_APPROVAL and not (
-        action.status == "expired" and action.decided_at is not None
-    ):
-        return None
-    problem = _approval_problem(key, action, approvals)
-    if problem is None:
-        return None
-    legacy = approvals and '"bound"' not in approvals[-1][2]
-    if legacy and action.status != "approved":
-        return None
-    return problem[1]
+    """What the inbox shows: why a live approval (approved, or executing) does not hold; for a
+    finished action, the refusal recorded when confirm caught it (cheap: the history can hold
+    tens of thousands of rows, and a finished action cannot be run again anyway)."""
+    if action.status in _LIVE:
+        problem = _approval_problem(key, action, approvals)
+        return None if problem is None else problem[1]
+    result = action.result
+    if isinstance(result, dict) and result.get("status") in _REFUSALS:
+        return str(result.get("why") or result.get("status"))
+    return None
 
 
 class Store:
@@ -884,7 +883,7 @@ class Store:
     def _annotate(self, rows: list[tuple[Any, ...]]) -> list[Action]:
         """Actions from `id, {_ACTION_COLUMNS}` rows, each with `tampered` set."""
         actions = [(int(r[0]), _row_to_action(r[1:])) for r in rows]
-        ids = [i for i, a in actions if a.status in _PAST_APPROVAL or a.decided_at is not None]
+        ids = [i for i, a in actions if a.status in _LIVE]
         with self._lock:
             try:
                 approvals = self._approvals(self._conn, ids)
@@ -1210,7 +1209,7 @@ class Store:
     ) -> Decision:
         """approved -> failed, never run: the approval does not hold. The result says why, so
         the inbox shows it; the `refused` event records who tried."""
-        result = {"status": code, "error": f"not run: {why}"}
+        result = {"status": code, "error": f"not run: {why}", "why": why}
         conn.execute(
             "UPDATE actions SET status = 'failed', finished_at = ?, result_json = ? "
             "WHERE id = ? AND status = 'approved'",
