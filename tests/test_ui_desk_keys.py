@@ -426,3 +426,42 @@ async def test_the_palette_has_one_theme_command(folder):
         titles = [c.title for c in app.get_system_commands(screen)]
         assert "Theme" not in titles
         assert titles  # Textual's other commands stay
+
+
+async def test_history_restores_a_version_undoably_and_copies(folder):
+    from patch_tui.ui.screens.help import HelpScreen
+    from patch_tui.ui.screens.history import HistoryScreen
+
+    app = make_app(folder)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await ready(pilot, app)
+        original = screen.source.text
+        assert screen.save_new_version("patch")  # 1.0.0 kept in the history
+        await pilot.pause()
+        current = screen.source.text
+        assert "1.0.1" in current
+        screen.source.focus()
+        await pilot.press("f10")
+        await pilot.pause()
+        assert isinstance(app.screen, HistoryScreen)
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        await pilot.pause()
+        copied: list[str] = []
+        app.copy_to_clipboard = copied.append  # type: ignore[method-assign]
+        await pilot.press("c")
+        assert copied == [original]
+        count = screen.lint_count
+        await pilot.press("r")
+        await pilot.pause()
+        await pilot.press("y")
+        await wait_lint(pilot, screen, count, timeout=20)
+        assert screen.source.text == original and screen.dirty
+        kept = [p for _v, p in screen.toolbox.history("echo_text") if "+kept-" in p.name]
+        assert len(kept) == 1 and kept[0].read_text() == current
+        count = screen.lint_count
+        await pilot.press("ctrl+z")
+        await wait_lint(pilot, screen, count, timeout=20)
+        assert screen.source.text == current

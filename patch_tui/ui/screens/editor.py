@@ -1013,7 +1013,59 @@ class EditorScreen(Screen[None]):
         name = self.current_path.stem
         if self.tf is not None and isinstance(self.tf.data, dict) and isinstance(self.tf.data.get("name"), str):
             name = self.tf.data["name"]
-        self.app.push_screen(HistoryScreen(name, self.toolbox.history(name), self.source.text))
+        self.app.push_screen(HistoryScreen(name, self.toolbox.history(name), self.source.text), self._restore_asked)
+
+    def _restore_asked(self, version: Path | None) -> None:
+        if version is None or self.current_path is None:
+            return
+        if self.read_only_reason:
+            self._say(f"Not restored: {self.read_only_reason}", severity="error")
+            return
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.restore_version(version)
+
+        self.app.push_screen(
+            ConfirmModal(
+                f"Replace the text with version {version.stem}? The current text is kept in the history first, and ctrl+z undoes the restore.",
+                title="Restore version",
+                yes="Restore",
+            ),
+            answered,
+        )
+
+    def restore_version(self, version: Path) -> bool:
+        """Put an earlier version in the source as one undoable edit (not saved), after keeping
+        the current text in the history folder: nothing is lost either way."""
+        import time
+
+        from patch_tui.core.toolbox import atomic_write
+
+        try:
+            old = version.read_bytes().decode("utf-8").removeprefix(toolfile.BOM)
+        except (OSError, UnicodeDecodeError) as exc:
+            self._say(f"Cannot read {version.name}: {exc}", severity="error")
+            return False
+        current = self.source.text
+        if old == current:
+            self._say(f"Version {version.stem} is the text you have", title="Restore")
+            return False
+        label = "current"
+        if self.tf is not None and isinstance(self.tf.data, dict) and isinstance(self.tf.data.get("version"), str):
+            label = self.tf.data["version"]
+        kept = version.parent / f"{label}+kept-{time.strftime('%Y%m%dT%H%M%S')}.py"
+        try:
+            atomic_write(kept, self._bytes(current))
+        except OSError as exc:
+            self._say(f"Not restored: cannot keep the current text ({exc.strerror or exc})", severity="error")
+            return False
+        self.source.replace_as(object(), old, (0, 0), self.source.document.end)
+        self._say(
+            f"Restored version {version.stem} (not saved yet: ctrl+s saves, ctrl+z undoes); your text is kept as {kept.stem}",
+            title="Restore",
+        )
+        return True
 
     def action_next_problem(self) -> None:
         if not self.diagnostics:

@@ -16,7 +16,11 @@ from textual.widgets.option_list import Option
 from patch_tui.ui.widgets.diff_view import DiffView
 
 
-class HistoryScreen(ModalScreen[None]):
+class HistoryScreen(ModalScreen[Path | None]):
+    """Earlier versions with a diff; `r` restores the highlighted one (dismisses with its path:
+    the desk asks, keeps the current text in the history, then restores it as one undoable
+    edit), `c` copies it."""
+
     DEFAULT_CSS = """
     HistoryScreen { align: center middle; }
     HistoryScreen > Vertical {
@@ -27,7 +31,13 @@ class HistoryScreen(ModalScreen[None]):
     HistoryScreen .dialog-title { text-style: bold; }
     """
 
-    BINDINGS = [Binding("escape,q", "dismiss(None)", "Close", id="history.close")]
+    BINDINGS = [
+        Binding("escape,q", "dismiss(None)", "Close", id="history.close"),
+        Binding("r", "restore", "Restore", id="history.restore"),
+        Binding("c", "copy", "Copy", id="history.copy"),
+        # A modal screen does not pass keys to the app's bindings: F1 is bound here too.
+        Binding("f1", "app.open_screen('help')", "Help", id="history.help"),
+    ]
 
     def __init__(self, name: str, versions: list[tuple[str, Path]], current: str) -> None:
         super().__init__()
@@ -61,3 +71,26 @@ class HistoryScreen(ModalScreen[None]):
             old = f"(cannot read {path}: {exc})"
         label = path.stem
         self.query_one(DiffView).show(old, self.current, f"version {label}", "current")
+
+    def _highlighted(self) -> Path | None:
+        if not self.versions:
+            return None
+        option = self.query_one(OptionList).highlighted_option
+        return Path(option.id) if option is not None and option.id else None
+
+    def action_restore(self) -> None:
+        path = self._highlighted()
+        if path is not None:
+            self.dismiss(path)
+
+    def action_copy(self) -> None:
+        path = self._highlighted()
+        if path is None:
+            return
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            self.notify(f"Cannot read {path.name}: {exc}", severity="error", markup=False)
+            return
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied version {path.stem} (OSC 52)", title="Copy", markup=False)
