@@ -11,7 +11,7 @@
 #     type: string
 #     description: The character between fields; empty means detect it from the text.
 #     required: false
-#     default: ""
+#     default: ''
 #   - name: numbers
 #     type: boolean
 #     description: Whether to turn fields that look like numbers into numbers.
@@ -26,10 +26,10 @@
 #   human_confirm: false
 # runtime:
 #   language: python
-#   python_version: "3.12"
+#   python_version: '3.12'
 #   packages: []
 # generated_by: claude-opus-4-7
-# generated_at: "2026-05-04T12:34:56Z"
+# generated_at: 2026-05-04T12:34:56Z
 # ---
 import csv
 import io

@@ -13,14 +13,14 @@
 #     default: false
 # outputs:
 #   type: object
-#   description: "{path, deleted, bytes} where deleted is false only for a missing file with missing_ok."
+#   description: '{path, deleted, bytes} where deleted is false only for a missing file with missing_ok.'
 # capabilities:
 #   network: false
 #   filesystem: read-write
 #   human_confirm: true
 # runtime:
 #   language: python
-#   python_version: "3.12"
+#   python_version: '3.12'
 #   packages: []
 # ---
 import json

@@ -14,14 +14,14 @@
 #     default: 10
 # outputs:
 #   type: object
-#   description: "{url, status, title}; title is empty when the page has none."
+#   description: '{url, status, title}; title is empty when the page has none.'
 # capabilities:
 #   network: true
 #   filesystem: none
 #   human_confirm: false
 # runtime:
 #   language: python
-#   python_version: "3.12"
+#   python_version: '3.12'
 #   packages: []
 # ---
 import json

@@ -13,14 +13,14 @@
 #     default: utf-8
 # outputs:
 #   type: object
-#   description: "{path, bytes, lines, words, modified} with modified in ISO 8601 UTC."
+#   description: '{path, bytes, lines, words, modified} with modified in ISO 8601 UTC.'
 # capabilities:
 #   network: false
 #   filesystem: read-only
 #   human_confirm: false
 # runtime:
 #   language: python
-#   python_version: "3.12"
+#   python_version: '3.12'
 #   packages: []
 # ---
 import json

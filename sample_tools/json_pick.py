@@ -15,7 +15,7 @@
 #     type: string
 #     description: The value to return for a path that does not exist.
 #     required: false
-#     default: ""
+#     default: ''
 # outputs:
 #   type: object
 #   description: Each path mapped to the value found there.
@@ -25,7 +25,7 @@
 #   human_confirm: false
 # runtime:
 #   language: python
-#   python_version: "3.12"
+#   python_version: '3.12'
 #   packages: []
 # ---
 import json

@@ -34,7 +34,7 @@
 #   human_confirm: false
 # runtime:
 #   language: python
-#   python_version: "3.12"
+#   python_version: '3.12'
 #   packages: []
 # ---
 import json

@@ -14,17 +14,17 @@
 #     type: string
 #     description: The timestamp of a message to reply to in its thread; empty posts to the channel.
 #     required: false
-#     default: ""
+#     default: ''
 # outputs:
 #   type: object
-#   description: "{ok, channel, ts} from Slack, or {ok: false, error}."
+#   description: '{ok, channel, ts} from Slack, or {ok: false, error}.'
 # capabilities:
 #   network: true
 #   filesystem: none
 #   human_confirm: true
 # runtime:
 #   language: python
-#   python_version: "3.12"
+#   python_version: '3.12'
 #   packages: []
 # external_auth:
 #   - slack.send_message

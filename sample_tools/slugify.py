@@ -11,7 +11,7 @@
 #     type: string
 #     description: The character placed between words.
 #     required: false
-#     default: "-"
+#     default: '-'
 #   - name: max_length
 #     type: integer
 #     description: The longest slug to return, cut at a word boundary.
@@ -25,7 +25,7 @@
 #   human_confirm: false
 # runtime:
 #   language: python
-#   python_version: "3.12"
+#   python_version: '3.12'
 #   packages: []
 # ---
 import json

@@ -9,14 +9,14 @@
 #     tainted_ok: true
 # outputs:
 #   type: object
-#   description: "{words, lines, characters, unique_words}"
+#   description: '{words, lines, characters, unique_words}'
 # capabilities:
 #   network: false
 #   filesystem: none
 #   human_confirm: false
 # runtime:
 #   language: python
-#   python_version: "3.12"
+#   python_version: '3.12'
 #   packages: []
 # ---
 import json

@@ -10,7 +10,6 @@ import stat
 import subprocess
 import sys
 
-import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lintkit import CLEAN, any_text, bodies, names
@@ -54,13 +53,26 @@ CANONICAL = """\
 #   human_confirm: false
 # runtime:
 #   language: python
-#   python_version: "3.12"
+#   python_version: '3.12'
 #   packages: []
 # generated_by: claude-opus-4-7
-# generated_at: "2026-05-04T12:34:56Z"
+# generated_at: 2026-05-04T12:34:56Z
 # ---
 import json  # the body is never touched:   spacing kept
 """
+
+
+def _js(value: object) -> object:
+    """Data as JavaScript holds it: an integral float is the same number as the integer."""
+    if isinstance(value, dict):
+        return {k: _js(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_js(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 2**53:
+        return int(float(value))  # the double JavaScript reads these digits as
+    return value
 
 
 def _yaml_of(text: str) -> str:
@@ -201,7 +213,7 @@ values = st.recursive(
     bodies,
     st.sampled_from(["\n", "\r\n"]),
 )
-def test_fmt_output_means_the_same_to_every_reader(data: dict, body: str, newline: str) -> None:
+def test_fmt_output_means_the_same_to_the_runtime(data: dict, body: str, newline: str) -> None:
     # Start from JSON (which is YAML) on one commented line: about as far from canonical as it gets.
     flow = re.sub(
         "[\x7f-\x9f\ufffe\uffff\u2028\u2029]",
@@ -214,10 +226,9 @@ def test_fmt_output_means_the_same_to_every_reader(data: dict, body: str, newlin
     out = toolfile.format_text(tf)
     assert out is not None
     again = toolfile.parse(out)
-    # The Patch runtime's reading (JSON schema) is unchanged ...
-    assert again.problems == [] and again.data == data
-    # ... PyYAML's YAML 1.1 reading agrees with it ...
-    assert yaml.safe_load(again.yaml_text) == data
+    # The Patch runtime's reading (js-yaml, JSON schema) is unchanged (JavaScript has one
+    # number type: 1e16 and 10000000000000000 are the same number there) ...
+    assert again.problems == [] and _js(again.data) == _js(data)
     # ... the body and line endings are untouched, and fmt is idempotent.
     assert again.body == body
     assert (
@@ -230,26 +241,26 @@ def test_fmt_output_means_the_same_to_every_reader(data: dict, body: str, newlin
 
 def test_fmt_via_subprocess_is_silent_about_tracebacks(tmp_path) -> None:
     (tmp_path / "a.py").write_bytes(b"\xff\xfe not utf8")
-    (tmp_path / "b.py").write_text(CLEAN)
+    canonical = toolfile.format_text(toolfile.parse(CLEAN))
+    (tmp_path / "b.py").write_text(canonical)
     proc = subprocess.run(
         [sys.executable, "-m", "patch_tui", "fmt", str(tmp_path)], capture_output=True, timeout=60
     )
     assert proc.returncode == 1 and b"Traceback" not in proc.stderr
     assert b"not valid UTF-8" in proc.stderr
-    assert (tmp_path / "b.py").read_text() == CLEAN
+    assert (tmp_path / "b.py").read_text() == canonical
 
 
-def test_fmt_keeps_the_spelling_of_numbers() -> None:
-    text = "# ---\n# python_version: 3.10\n# a: [0.50, -0, 7]\n# b: 1e3\n# ---\n"
+def test_fmt_writes_numbers_as_the_runtime_does_but_keeps_digits_meant_as_text() -> None:
+    text = "# ---\n# version: 1.10\n# runtime:\n#   python_version: 3.10\n# a: [0.50, -0, 7]\n# b: 1e3\n# ---\n"
     out = toolfile.format_text(toolfile.parse(text))
     assert out is not None
-    # 3.10 stays 3.10 (lint's PT023 then says to quote it), not the float's spelling 3.1 ...
-    assert "# python_version: 3.10\n" in out and "#   - 0.50\n" in out and "#   - -0\n" in out
-    # ... unless YAML 1.1 would read the original spelling as something else: `1e3` is a string there.
-    assert "# b: 1000.0\n" in out
+    # Where a string is needed, 3.10 stays 3.10 (lint's quoting fix keeps the digits), not 3.1 ...
+    assert "# version: 1.10\n" in out and "#   python_version: 3.10\n" in out
+    # ... elsewhere numbers are written as the runtime's writer writes them: the same numbers.
+    assert "#   - 0.5\n" in out and "#   - 0\n" in out and "# b: 1000\n" in out
     again = toolfile.parse(out)
     assert again.data == toolfile.parse(text).data
-    assert yaml.safe_load(again.yaml_text) == again.data
 
 
 def test_fmt_refuses_to_drop_comments(tmp_path, capsys) -> None:
@@ -263,7 +274,7 @@ def test_fmt_refuses_to_drop_comments(tmp_path, capsys) -> None:
     # `#` inside a value is not a comment.
     path.write_text(MESSY.replace("'Count the words in a text.'", "'Count #tags, e.g. in a text.'"))
     assert cli(["fmt", str(path)]) == 0
-    assert '# description: "Count #tags, e.g. in a text."\n' in path.read_text()
+    assert "# description: 'Count #tags, e.g. in a text.'\n" in path.read_text()
 
 
 def test_fmt_standard_input_to_standard_output() -> None:

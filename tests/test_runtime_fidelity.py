@@ -232,3 +232,85 @@ def test_run_records_hash_the_source_as_the_runtime_does(tmp_path: Path) -> None
     for key in ("schema_version", "run_id", "ran_at", "trigger", "inputs", "output", "stdout_sha256",
                 "stderr_sha256", "network", "exit_code", "duration_ms", "capability_assertions"):  # fmt: skip
         assert key in record
+
+
+# --- the default toolbox -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("platform", "env", "home", "expected"),
+    [
+        ("linux", {}, "/home/ann", "/home/ann/.config/patch-cat"),
+        ("linux", {"XDG_CONFIG_HOME": "/cfg"}, "/home/ann", "/cfg/patch-cat"),
+        ("linux", {"XDG_CONFIG_HOME": ""}, "/home/ann", "/home/ann/.config/patch-cat"),
+        ("freebsd13", {}, "/home/ann", "/home/ann/.config/patch-cat"),
+        ("darwin", {"XDG_CONFIG_HOME": "/cfg"}, "/Users/ann", "/Users/ann/Library/Preferences/patch-cat"),
+        ("win32", {"APPDATA": r"C:\Users\ann\AppData\Roaming"}, r"C:\Users\ann", r"C:\Users\ann\AppData\Roaming\patch-cat\Config"),
+        ("win32", {}, r"C:\Users\ann", r"C:\Users\ann\AppData\Roaming\patch-cat\Config"),
+    ],
+)
+def test_the_default_toolbox_is_where_the_runtime_keeps_it(platform: str, env: dict, home: str, expected: str) -> None:
+    from patch_tui.core.paths import runtime_config_dir
+
+    assert runtime_config_dir(platform, env, home) == expected
+
+
+def test_the_toolbox_env_overrides(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from patch_tui.core.paths import default_toolbox
+
+    monkeypatch.delenv("PATCH_TUI_TOOLBOX", raising=False)
+    monkeypatch.setenv("PATCH_CAT_TOOLBOX_DIR", str(tmp_path / "cat"))
+    assert default_toolbox() == tmp_path / "cat"
+    monkeypatch.delenv("PATCH_CAT_TOOLBOX_DIR")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr("sys.platform", "linux")
+    assert default_toolbox() == tmp_path / "xdg" / "patch-cat"
+
+
+# --- lint --fix never writes a key twice ---------------------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from patch_tui.core.lint.engine import fix_text  # noqa: E402
+
+# Breakages whose safe fixes add, rename or rewrite manifest keys, several in one mapping.
+_BREAKS = [
+    ("#   human_confirm: false", "#   human_confirn: false"),  # PT004: rename to human_confirm
+    ("#   network: false", "#   network: no"),  # PT022: write false
+    ("#   filesystem: none", "#   filesystem: none\n#   netwrk: true"),  # PT004 did-you-mean
+    ("#   language: python\n", ""),  # PT010: add language
+    ("#   python_version: \"3.12\"", "#   python_version: 3.12"),  # PT023: quote it
+    ("#     tainted_ok: true", "#     tainted_ok: 'true'"),  # PT022: unquote
+    ("# version: 1.0.0", "# version: 1.0"),  # PT022: x.y.z
+    ("#     items:\n#       type: string\n", ""),  # PT015: add items
+    ("    return", "    import shutil\n    shutil.rmtree('/tmp/x')\n    return"),  # PT045
+]
+
+
+def _keys_once(text: str) -> None:
+    tf = toolfile.parse(text)
+    assert not [p for p in tf.problems if p.code == "PT002"], (tf.problems, text)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(range(len(_BREAKS))), unique=True, min_size=1, max_size=len(_BREAKS)))
+def test_fix_never_writes_a_key_twice(picked: list[int]) -> None:
+    text = CLEAN
+    for i in sorted(picked):
+        old, new = _BREAKS[i]
+        if old in text:
+            text = text.replace(old, new, 1)
+    fixed_text, _ = fix_text(text)
+    _keys_once(fixed_text)
+    # And the fixed file reads as the runtime reads it, where nothing needs a person.
+    assert toolfile.parse(fixed_text).data is not None
+
+
+def test_fix_of_pt004_and_pt045_together_writes_human_confirm_once() -> None:
+    text = CLEAN.replace("#   human_confirm: false", "#   human_confirn: false").replace(
+        "    return", "    import shutil\n    shutil.rmtree('/tmp/x')\n    return", 1
+    )
+    fixed_text, _ = fix_text(text)
+    _keys_once(fixed_text)
+    assert fixed_text.count("human_confirm:") == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 APP_NAME = "patch-tui"
@@ -59,14 +60,38 @@ def default_store(explicit: str | os.PathLike[str] | None = None) -> Path:
     return state_dir() / "confirmations.sqlite3"
 
 
+def runtime_config_dir(
+    platform: str | None = None, env: Mapping[str, str] | None = None, home: str | None = None
+) -> str:
+    """Where the Patch runtime keeps its toolbox when PATCH_CAT_TOOLBOX_DIR is not set: the
+    node package env-paths' `envPaths("patch-cat", {suffix: ""}).config`, which the runtime
+    uses (mcp/src/toolbox.ts). Not platformdirs: on macOS and Windows they disagree.
+      macOS    ~/Library/Preferences/patch-cat
+      Windows  %APPDATA%\\patch-cat\\Config   (APPDATA unset: ~\\AppData\\Roaming)
+      other    $XDG_CONFIG_HOME/patch-cat   (unset or empty: ~/.config/patch-cat)
+    `platform`, `env` and `home` default to this machine's (tests fake them)."""
+    import ntpath
+    import posixpath
+    import sys
+
+    platform = sys.platform if platform is None else platform
+    env = os.environ if env is None else env
+    home = os.path.expanduser("~") if home is None else home
+    if platform == "darwin":
+        return posixpath.join(home, "Library", "Preferences", "patch-cat")
+    if platform == "win32":
+        app_data = env.get("APPDATA") or ntpath.join(home, "AppData", "Roaming")
+        return ntpath.join(app_data, "patch-cat", "Config")
+    return posixpath.join(env.get("XDG_CONFIG_HOME") or posixpath.join(home, ".config"), "patch-cat")
+
+
 def patch_runtime_dir() -> Path:
-    """The Patch runtime's own folder: `PATCH_CAT_TOOLBOX_DIR`, else its config folder."""
+    """The Patch runtime's own folder: `PATCH_CAT_TOOLBOX_DIR`, else where the runtime keeps
+    it on this platform (runtime_config_dir)."""
     env = os.environ.get("PATCH_CAT_TOOLBOX_DIR")
     if env:
         return Path(env)
-    from platformdirs import user_config_path
-
-    return user_config_path("patch-cat", appauthor=False)
+    return Path(runtime_config_dir())
 
 
 def default_toolbox(explicit: str | os.PathLike[str] | None = None) -> Path:

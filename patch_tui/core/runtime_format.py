@@ -635,7 +635,12 @@ def js_number(value: float | int) -> str:
 
 
 def _number(value: int | float) -> str:
-    if isinstance(value, int) and abs(value) < 2**53:
+    raw = getattr(value, "raw", None)
+    if isinstance(raw, str):
+        return raw  # yamlio.RawFloat / RawInt: a spelling fmt keeps on purpose
+    if isinstance(value, int):
+        # Exact digits: below 2**53 this is JavaScript's own spelling; above, the runtime reads
+        # the same (rounded) number from these digits, and no digit the user wrote is lost.
         return str(value)
     x = float(value) if not isinstance(value, float) else value
     if math.isnan(x):

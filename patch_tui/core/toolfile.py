@@ -380,12 +380,10 @@ def canonical_order(data: Any, where: str = "") -> Any:
 
 
 def render_frontmatter(data: Any, newline: str = "\n") -> str:
-    """The commented YAML lines (without markers) for manifest data, canonical style."""
-    text = yamlio.dump(canonical_order(data))
-    out = []
-    for line in text.splitlines():
-        out.append(("# " + line) if line else "#")
-    return "".join(line + newline for line in out)
+    """The commented YAML lines (without markers) for manifest data, in the Patch runtime
+    writer's style: js-yaml's `dump`, each line prefixed `# ` (`#` when empty)."""
+    text = yamlio.dump(canonical_order(data)).rstrip("\n")
+    return "".join((("# " + line) if line else "#") + newline for line in text.split("\n"))
 
 
 def with_frontmatter(tf: ToolFile, data: Any) -> str:
@@ -457,8 +455,32 @@ def format_text(tf: ToolFile) -> str | None:
     """The file with canonical frontmatter, or None when its frontmatter cannot be read."""
     if tf.data is None or any(p.code in ("PT001", "PT002", "PT003") for p in tf.problems):
         return None
-    # Numbers keep their spelling: `python_version: 3.10` must not turn into `3.1`.
-    return with_frontmatter(tf, yamlio.keep_number_text(tf.data, tf.nodes))
+    # Numbers are written as the runtime's writer writes them (`1.50` as `1.5`), except where
+    # the field must be a string: there a number is an error whose fix quotes the digits as
+    # written, so `python_version: 3.10` must not turn into `3.1` first.
+    return with_frontmatter(tf, _raw_only_in_strings(yamlio.keep_number_text(tf.data, tf.nodes)))
+
+
+# Fields whose value must be a string (by path, `[]` for any list index).
+_STRING_FIELDS = frozenset(
+    {
+        ("name",), ("version",), ("description",), ("generated_by",), ("generated_at",),
+        ("inputs", "[]", "name"), ("inputs", "[]", "type"), ("inputs", "[]", "description"),
+        ("inputs", "[]", "items", "type"), ("outputs", "type"), ("outputs", "description"),
+        ("runtime", "language"), ("runtime", "python_version"), ("runtime", "packages", "[]"),
+        ("external_auth", "[]"),
+    }
+)  # fmt: skip
+
+
+def _raw_only_in_strings(data: Any, path: tuple[str, ...] = ()) -> Any:
+    if isinstance(data, dict):
+        return {k: _raw_only_in_strings(v, (*path, k)) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_raw_only_in_strings(v, (*path, "[]")) for v in data]
+    if isinstance(data, yamlio.RawFloat | yamlio.RawInt) and path not in _STRING_FIELDS:
+        return float(data) if isinstance(data, float) else int(data)
+    return data
 
 
 def set_field(data: dict[str, Any], path: Path, value: Any) -> dict[str, Any]:

@@ -377,13 +377,8 @@ def keep_number_text(data: Any, nodes: dict[Path, Node], path: Path = ()) -> Any
 
 
 def dump(data: Any) -> str:
-    """YAML text in the Patch runtime's canonical style (no document markers)."""
-    return yaml.dump(
-        data,
-        Dumper=_Dumper,
-        default_flow_style=False,
-        sort_keys=False,
-        allow_unicode=True,
-        width=2**31 - 1,
-        indent=2,
-    )
+    """YAML text exactly as the Patch runtime's writer (js-yaml `dump`, JSON schema) writes it,
+    no document markers. A RawFloat/RawInt keeps the number's spelling."""
+    from patch_tui.core.runtime_format import dump_yaml
+
+    return dump_yaml(data)

@@ -389,26 +389,41 @@ def lint_text(text: str, path: str | None = None, rules: list[Rule] | None = Non
     return lint_toolfile(tfmod.parse(text, path=path), rules)
 
 
-def fix_text(text: str, rules: list[Rule] | None = None, *, max_rounds: int = 10) -> tuple[str, int]:
+def fix_text(text: str, rules: list[Rule] | None = None, *, max_rounds: int = 25) -> tuple[str, int]:
     """Apply safe fixes until none are left (each round re-lints). Returns (text, fixes applied).
 
-    One fix is applied per round when fixes overlap (frontmatter rewrites always do), so every
-    fix sees the text the previous one produced.
+    One fix is applied per round when fixes overlap, and at most one fix to the frontmatter:
+    two fixes that each add or rename a key of one mapping (PT004 renaming `human_confirn`,
+    PT045 adding `human_confirm`) do not overlap as text, yet together would write the key
+    twice. Every fix sees the text the previous one produced.
     """
     applied = 0
     for _ in range(max_rounds):
-        diags = lint_text(text, rules=rules)
+        tf = tfmod.parse(text)
+        diags = lint_toolfile(tf, rules)
         fixes = [d.fix for d in diags if d.fix is not None and d.fix.safe]
         if not fixes:
             break
+        # 1-based lines of the frontmatter, markers included.
+        fm_lines = range(
+            (tf.open_index or 0) + 1, (tf.close_index if tf.close_index is not None else -1) + 2
+        )
+        frontmatter_fixed = False
         chosen: list[Edit] = []
         taken: list[tuple[tuple[int, int], tuple[int, int]]] = []
         for fx in fixes:
+            in_frontmatter = any(e.line in fm_lines or e.end_line in fm_lines for e in fx.edits)
+            if in_frontmatter and frontmatter_fixed:
+                continue
             ranges = [((e.line, e.column), (e.end_line, e.end_column)) for e in fx.edits]
-            if any(a < d and c < b for a, b in ranges for c, d in taken):
+            # Ranges that overlap or touch conflict: two fixes inserting at one point (each
+            # adding `human_confirm:` to capabilities, say) would write the key twice. The
+            # second waits for the next round, which sees the first one's text.
+            if any(a <= d and c <= b for a, b in ranges for c, d in taken):
                 continue
             taken.extend(ranges)
             chosen.extend(fx.edits)
+            frontmatter_fixed = frontmatter_fixed or in_frontmatter
             applied += 1
         new = apply_edits(text, chosen)
         if new == text:
