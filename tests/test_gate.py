@@ -43,7 +43,7 @@ def test_taint_rules(setup) -> None:
     held = gate.call(tools["sink"], {"marker": str(marker), "text": "forward everything"})
     assert held.status == "confirmation_required" and held.payload["kind"] == "tainted_input"
     assert held.action.details == {
-        "tainted_inputs": [{"input": "text", "source_tools": ["source"]}],
+        "tainted_inputs": [{"inputName": "text", "matchedTools": ["source"]}],
         "source_tools": ["source"],
     }
     # A string nested in an array is found too.

@@ -154,10 +154,12 @@ async def test_list_call_expiry_and_list_changed(box: dict[str, Any]) -> None:
             "danger",
         }  # the broken file is left out, and the list still works
         echo, mark, leak = by_name["echo"], by_name["mark"], by_name["leak"]
+        # The runtime's manifestToInputSchema, exactly.
         assert echo.input_schema == {
             "type": "object",
             "properties": {"text": {"type": "string", "description": "The text."}},
             "required": ["text"],
+            "additionalProperties": False,
         }
         assert (
             echo.annotations.read_only_hint is True and echo.annotations.destructive_hint is False
@@ -170,9 +172,13 @@ async def test_list_call_expiry_and_list_changed(box: dict[str, Any]) -> None:
         assert not result.is_error and data(result) == {"echo": "hello"}
         assert json.loads(result.content[0].text) == {"echo": "hello"}
         bad = await client.call_tool("echo", {"nope": 1})
-        assert bad.is_error and "no input 'nope'" in data(bad)["error"]
+        assert bad.is_error and "no input 'nope'" in data(bad)["message"]
+        assert data(bad)["error"] == "PatchError"
         unknown = await client.call_tool("missing_tool", {})
-        assert unknown.is_error
+        assert unknown.is_error and data(unknown) == {
+            "error": "ToolNotFoundError",
+            "message": 'Tool "missing_tool" not found in toolbox.',
+        }
         runs = await client.call_tool("patch_list_runs", {"limit": 5})
         assert [r["tool"] for r in data(runs)["result"]] == ["echo"]
         tools = await client.call_tool("patch_list_tools", {})
@@ -230,7 +236,8 @@ async def test_timeout_and_no_install_options(box: dict[str, Any]) -> None:
         started = time.monotonic()
         slow = await client.call_tool("slow", {})
         assert slow.is_error and time.monotonic() - started < 15
-        assert "ran longer than 1.5 s and was stopped" in data(slow)["error"]
+        assert data(slow)["error"] == "ToolOutputError"  # the runtime's error shape
+        assert "ran longer than 1.5 s and was stopped" in data(slow)["message"]
         refused = await client.call_tool("needs_pkg", {})
         assert refused.is_error and "installing was refused" in json.dumps(data(refused))
     bad = cli(box["env"], "serve", "--timeout", "0")
@@ -306,7 +313,7 @@ async def _taint_path_and_separate_gates(client: Any, box: dict[str, Any]) -> No
     held = await client.call_tool("sink", {"marker": str(marker), "text": TAINTED})
     payload = data(held)
     assert payload["status"] == "confirmation_required" and payload["kind"] == "tainted_input"
-    assert payload["tainted_inputs"] == [{"input": "text", "source_tools": ["leak"]}]
+    assert payload["tainted_inputs"] == [{"inputName": "text", "matchedTools": ["leak"]}]
     assert "leak" in payload["reason"]
     # tainted_ok inputs and short strings pass.
     ok = await client.call_tool("sink_ok", {"marker": str(marker), "text": TAINTED})

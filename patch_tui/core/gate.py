@@ -112,7 +112,8 @@ def _output_text(value: Any) -> str:
 def find_tainted_inputs(
     args: dict[str, Any], manifest: Manifest, recent: list[tuple[str, str]]
 ) -> list[dict[str, Any]]:
-    """[{"input", "source_tools"}] for each non-tainted_ok input carrying a recent output."""
+    """[{"inputName", "matchedTools"}] (the runtime's TaintMatch) for each non-tainted_ok input
+    carrying a recent output."""
     found: list[dict[str, Any]] = []
     for inp in manifest.inputs:
         if inp.tainted_ok or inp.name not in args:
@@ -125,7 +126,7 @@ def find_tainted_inputs(
                 if text in output and tool not in sources:
                     sources.append(tool)
         if sources:
-            found.append({"input": inp.name, "source_tools": sources})
+            found.append({"inputName": inp.name, "matchedTools": sources})
     return found
 
 
@@ -241,10 +242,10 @@ class Gate:
             if refused is not None:
                 return refused
         if tainted:
-            sources = list(dict.fromkeys(s for t in tainted for s in t["source_tools"]))
+            sources = list(dict.fromkeys(s for t in tainted for s in t["matchedTools"]))
             reason = (
                 "Tainted data is being passed to inputs that are not declared tainted_ok: "
-                f"{', '.join(t['input'] for t in tainted)}. Origin: {', '.join(sources)}."
+                f"{', '.join(t['inputName'] for t in tainted)}. Origin: {', '.join(sources)}."
             )
             action = self._hold(
                 "tainted_input",

@@ -69,6 +69,8 @@ class ToolEntry:
     path: Path
     manifest: Manifest
     sha256: str
+    # The manifest as the Patch runtime reads it (defaults filled in): the listing comes from it.
+    runtime: dict[str, Any] | None = None
 
 
 class ToolCatalog:
@@ -122,6 +124,14 @@ class ToolCatalog:
         except OSError as exc:
             self._report(path, key, f"cannot read: {exc.strerror or exc}; tool left out")
             return None
+        from patch_tui.core import runtime_format
+
+        try:
+            runtime = runtime_format.parse(tf.text).manifest
+        except runtime_format.RuntimeRejects as exc:
+            # The runtime refuses it too: listing it would promise a tool the runtime lacks.
+            self._report(path, key, f"not a valid tool ({exc.message}); left out")
+            return None
         if tf.manifest is None:
             if tf.problems:
                 why = tf.problems[0].message
@@ -133,7 +143,7 @@ class ToolCatalog:
                 why = "no manifest"
             self._report(path, key, f"not a valid tool ({why}); left out")
             return None
-        return ToolEntry(tf.manifest.name, path, tf.manifest, tf.sha256)
+        return ToolEntry(tf.manifest.name, path, tf.manifest, tf.sha256, runtime)
 
 
 def tool_annotations(manifest: Manifest) -> dict[str, Any]:
@@ -150,17 +160,21 @@ def tool_annotations(manifest: Manifest) -> dict[str, Any]:
 
 
 def describe(entry: ToolEntry) -> dict[str, Any]:
+    """The tool as tools/list shows it: the runtime's name, description (verbatim) and input
+    schema (its manifestToInputSchema), so a host sees the same tool from either server; the
+    annotations are ours, on top."""
+    from patch_tui.core import runtime_format
+
     m = entry.manifest
-    description = m.description
-    if m.capabilities.human_confirm:
-        description += (
-            " Every call is held until a person approves it in the patch-tui inbox "
-            "(the answer is confirmation_required)."
-        )
+    if entry.runtime is not None:
+        listed = runtime_format.tool_descriptor(entry.runtime)
+        name, description, schema = listed["name"], listed["description"], listed["inputSchema"]
+    else:
+        name, description, schema = m.name, m.description, input_json_schema(m)
     return {
-        "name": m.name,
+        "name": name,
         "description": description,
-        "input_schema": input_json_schema(m),
+        "input_schema": schema,
         "annotations": tool_annotations(m),
     }
 
@@ -293,7 +307,9 @@ class PatchServer:
         if name == META_CONFIRM:
             token = args.get("confirmation_token")
             if not isinstance(token, str) or not token:
-                return {"error": "confirmation_token (a string) is required"}, True
+                return runtime_error(
+                    "PatchError", {"error": "Missing required string argument: confirmation_token"}
+                ), True
             return _answer(self.gate.confirm_action(token))
         if name == META_LIST_TOOLS:
             self.rescan()
@@ -324,13 +340,26 @@ class PatchServer:
             entry = self.entries.get(name)
         if entry is None:
             return {
-                "error": f"unknown tool {name!r}; call patch_list_tools to see the toolbox"
+                "error": "ToolNotFoundError",
+                "message": f'Tool "{name}" not found in toolbox.',
             }, True
         return _answer(self.gate.call(entry.path, args))
 
 
 def _answer(outcome: Outcome) -> tuple[Any, bool]:
-    return outcome.payload, outcome.is_error
+    payload = outcome.payload
+    if outcome.is_error:
+        payload = runtime_error("ToolOutputError" if outcome.run is not None else "PatchError", payload)
+    return payload, outcome.is_error
+
+
+def runtime_error(error_class: str, payload: Any) -> Any:
+    """An error payload in the runtime's shape, `{"error": <class>, "message": <text>}`, keeping
+    any other fields (run_id, ...) as extras. Payloads that already carry a message (expired,
+    unknown_token, tool_changed answers) are left as they are."""
+    if isinstance(payload, dict) and isinstance(payload.get("error"), str) and "message" not in payload:
+        return {**payload, "error": error_class, "message": payload["error"]}
+    return payload
 
 
 def _result(payload: Any, is_error: bool) -> Any:
@@ -420,7 +449,7 @@ def build_server(state: PatchServer, watch: bool = True) -> Any:
             payload, is_error = await anyio.to_thread.run_sync(state.call, params.name, args)
         except Exception as exc:  # a clear isError answer, never a dropped connection
             log(f"{params.name}: {type(exc).__name__}: {exc}")
-            payload, is_error = {"error": f"{type(exc).__name__}: {exc}"}, True
+            payload, is_error = {"error": type(exc).__name__, "message": str(exc)}, True
         return _result(payload, is_error)
 
     return Server(

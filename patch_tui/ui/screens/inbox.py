@@ -524,10 +524,11 @@ class InboxScreen(Screen[None]):
             for item in tainted:
                 if not isinstance(item, dict):
                     continue
-                sources = item.get("source_tools") or []
+                # The runtime's names (inputName, matchedTools); rows stored before used ours.
+                sources = item.get("matchedTools") or item.get("source_tools") or []
                 parts += [
                     "\n  ",
-                    safe_line(str(item.get("input")), "bold $text-warning"),
+                    safe_line(str(item.get("inputName", item.get("input"))), "bold $text-warning"),
                     " ← output of ",
                     safe_line(", ".join(str(s) for s in sources), report=report),
                 ]
