@@ -1,3 +1,4 @@
+import os
 # ---
 # name: edge_tool
 # version: 1.0.0
