@@ -34,6 +34,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
+from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
@@ -151,6 +152,23 @@ class InboxCommands(CommandList):
 
 
 
+class DetailPane(VerticalScroll):
+    """The detail pane. It says when the compositor laid it out anew (a new size, a new content
+    height, shown after being hidden), because that is when "everything was shown" must be
+    checked again: a call that arrives while the pane is hidden (the empty inbox) is rendered
+    before the pane has a size, and its content height changes nothing a watcher sees (the
+    compositor sets the size of an exposed widget without calling watchers)."""
+
+    class LaidOut(Message):
+        pass
+
+    def on_resize(self) -> None:
+        self.post_message(self.LaidOut())
+
+    def on_show(self) -> None:
+        self.post_message(self.LaidOut())
+
+
 class InboxScreen(Screen[None]):
     """Pending actions (default) or the history, with the selected action's details."""
 
@@ -229,7 +247,7 @@ class InboxScreen(Screen[None]):
         )
         # Outside the scrolling pane: the warning stays in sight while the args are read.
         yield Static("", id="detail-banner")
-        with VerticalScroll(id="detail"):
+        with DetailPane(id="detail"):
             yield Static("", id="detail-head")
             yield Static("", id="detail-tool")
             yield Static("", id="detail-reason")
@@ -587,6 +605,11 @@ class InboxScreen(Screen[None]):
         if not self.seen_end and self.current is not None and self.detail.max_scroll_y <= 0:
             self.seen_end = True
             self._update_gate()
+
+    @on(DetailPane.LaidOut)
+    def _detail_relaid(self, event: DetailPane.LaidOut) -> None:
+        event.stop()
+        self._check_seen()
 
     def _check_seen(self) -> None:
         """Everything was on screen once: the content fits the pane, or the person scrolled to
