@@ -29,6 +29,7 @@ from patch_tui.core.config import ConfigError, StartSettings, load_settings, sta
 from patch_tui.core.toolbox import Toolbox
 from patch_tui.ui.commands import Command, CommandList
 from patch_tui.ui.screens.editor import EditorCommands, EditorScreen
+from patch_tui.ui.widgets.dialog import DialogKeyGuard
 
 if TYPE_CHECKING:
     from patch_tui.core.settings import Settings
@@ -72,7 +73,7 @@ def _theme_commands() -> set[Any]:
     return {ThemeCommands}
 
 
-class PatchApp(App[None]):
+class PatchApp(DialogKeyGuard, App[None]):
     """patch-tui: the authoring desk and, through SCREENS_LAZY, everything else."""
 
     CSS_PATH = "app.tcss"

@@ -12,28 +12,23 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Static
 
 from patch_tui.ui.safe_text import safe_line
+from patch_tui.ui.widgets.dialog import Dialog
 from patch_tui.ui.widgets.diff_view import DiffView
 
 
-class ConflictModal(ModalScreen[str | None]):
+class ConflictModal(Dialog[str | None]):
     """Dismisses with "reload", "keep", or None (decide later)."""
 
     DEFAULT_CSS = """
-    ConflictModal { align: center middle; }
     ConflictModal > Vertical {
-        width: 90%; max-width: 120; height: auto; max-height: 90%;
-        border: thick $warning; background: $surface; padding: 0 1;
+        width: 90%; max-width: 120; max-height: 90%; border: thick $warning; padding: 0 1;
     }
     ConflictModal.-diff > Vertical { height: 90%; }
     ConflictModal DiffView { display: none; }
     ConflictModal.-diff DiffView { display: block; }
-    ConflictModal .dialog-buttons { height: auto; align: right middle; }
-    ConflictModal Button { margin-left: 1; }
-    ConflictModal .dialog-title { text-style: bold; }
     """
 
     BINDINGS = [

@@ -21,7 +21,6 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TabbedContent, TabPane
 
 from patch_tui.core import toolfile
@@ -38,6 +37,7 @@ from patch_tui.core.interop import (
 )
 from patch_tui.core.text_safety import visible
 from patch_tui.core.toolbox import ToolboxError, atomic_write
+from patch_tui.ui.widgets.dialog import Dialog
 
 FORMAT_OPTIONS = [(f"{fmt.title} ({key})", key) for key, fmt in FORMATS.items()]
 
@@ -46,20 +46,15 @@ def _plain(text: str) -> Text:
     return Text(visible(text))
 
 
-class InteropScreen(ModalScreen[None]):
+class InteropScreen(Dialog[None]):
     DEFAULT_CSS = """
-    InteropScreen { align: center middle; }
-    InteropScreen > Vertical {
-        width: 95%; height: 90%; border: thick $primary; background: $surface; padding: 0 1;
-    }
+    InteropScreen > Vertical { width: 95%; height: 90%; padding: 0 1; }
     InteropScreen .interop-row { height: auto; margin-bottom: 1; }
     InteropScreen .interop-row Select { width: 32; }
     InteropScreen .interop-row Input { width: 1fr; }
     InteropScreen #export-view { height: 1fr; border: round $panel; }
     InteropScreen #export-losses, InteropScreen #import-result { height: auto; max-height: 12; }
-    InteropScreen .dialog-buttons { height: auto; align: right middle; }
-    InteropScreen Button { margin-left: 1; }
-    InteropScreen .dialog-title { text-style: bold; }
+    InteropScreen .dialog-buttons { margin-top: 0; }
     """
 
     BINDINGS = [
@@ -109,6 +104,16 @@ class InteropScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self.refresh_export()
+
+    @on(TabbedContent.TabActivated)
+    def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
+        # The dialog's rule (a text field has the focus) for each tab: the shown tab's field
+        # takes it, and the focus never stays in a hidden tab (which would switch back to it).
+        pane = event.tabbed_content.active_pane
+        if pane is not None and self.focused is not None and self.focused not in event.tab.ancestors_with_self:
+            fields = pane.query(Input)
+            if fields:
+                fields.first().focus()
 
     # -- export -----------------------------------------------------------------------------
 

@@ -26,11 +26,11 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.reactive import reactive
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, RichLog, Static
 
 from patch_tui.core.text_safety import visible
 from patch_tui.ui.safe_text import safe
+from patch_tui.ui.widgets.dialog import Dialog
 from patch_tui.ui.widgets.diff_view import diff_text
 from patch_tui.ui.widgets.key_bar import KeyBar
 
@@ -76,14 +76,11 @@ class Accepted:
     refined: bool
 
 
-class GenerateScreen(ModalScreen["Accepted | None"]):
+class GenerateScreen(Dialog["Accepted | None"]):
     """Write a new tool from a prompt (`refine_text` None) or refine `refine_text`."""
 
     DEFAULT_CSS = """
-    GenerateScreen { align: center middle; }
-    GenerateScreen > Vertical {
-        width: 96%; height: 94%; border: thick $primary; background: $surface; padding: 0 1;
-    }
+    GenerateScreen > Vertical { width: 96%; height: 94%; padding: 0 1; }
     GenerateScreen .gen-title { text-style: bold; }
     GenerateScreen #gen-inputs { height: auto; }
     GenerateScreen #gen-prompt { width: 1fr; }

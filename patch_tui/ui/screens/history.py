@@ -9,26 +9,22 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from patch_tui.ui.widgets.dialog import Dialog
 from patch_tui.ui.widgets.diff_view import DiffView
 
 
-class HistoryScreen(ModalScreen[Path | None]):
+class HistoryScreen(Dialog[Path | None]):
     """Earlier versions with a diff; `r` restores the highlighted one (dismisses with its path:
     the desk asks, keeps the current text in the history, then restores it as one undoable
     edit), `c` copies it."""
 
     DEFAULT_CSS = """
-    HistoryScreen { align: center middle; }
-    HistoryScreen > Vertical {
-        width: 95%; height: 90%; border: thick $primary; background: $surface; padding: 0 1;
-    }
+    HistoryScreen > Vertical { width: 95%; height: 90%; padding: 0 1; }
     HistoryScreen Horizontal { height: 1fr; }
     HistoryScreen OptionList { width: 24; height: 1fr; }
-    HistoryScreen .dialog-title { text-style: bold; }
     """
 
     BINDINGS = [

@@ -45,6 +45,7 @@ from patch_tui.core.store import STATUSES, Action, Decision, Event, StoreBusy, S
 from patch_tui.ui.commands import CommandList
 from patch_tui.ui.safe_text import JsonView, SafeReport, json_view, safe, safe_line
 from patch_tui.ui.widgets import inbox_list
+from patch_tui.ui.widgets.dialog import DialogKeyGuard
 from patch_tui.ui.widgets.inbox_badge import POLL_INTERVAL, app_store, store_path
 from patch_tui.ui.widgets.inbox_dialogs import DecideModal
 from patch_tui.ui.widgets.inbox_list import (
@@ -804,7 +805,7 @@ class InboxScreen(Screen[None]):
                 question,
                 decide,
                 destructive=info.destructive,
-                note_label="note (optional)" if verb == "approve" else "reason (optional, the agent sees it)",
+                note_label=None if verb == "approve" else "reason (optional, the agent sees it)",
             ),
             done,
         )
@@ -927,7 +928,7 @@ def _ts(iso: str | None) -> float:
 # -- `patch-tui inbox` ------------------------------------------------------------------------
 
 
-class InboxApp(App[None]):
+class InboxApp(DialogKeyGuard, App[None]):
     """`patch-tui inbox`: the inbox on its own, so it opens fast (no desk to build behind it).
     The desk's app reaches the same screen with ctrl+r."""
 

@@ -2,7 +2,8 @@
 
 Following Posting's ConfirmationModal: y / n / escape bindings, and a destructive question
 focuses the safe answer so a stray Enter never destroys anything. Every text shown here may come
-from a file (a tool name, a path) and is rendered as plain Content, never markup.
+from a file (a tool name, a path) and is rendered as plain Content, never markup. Style, focus
+and where typed keys go are the shared `Dialog`'s (widgets/dialog.py).
 """
 
 from __future__ import annotations
@@ -14,29 +15,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.events import Key
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from patch_tui.ui.safe_text import safe as _plain
+from patch_tui.ui.widgets.dialog import Dialog
 
 
-class ConfirmModal(ModalScreen[bool]):
+class ConfirmModal(Dialog[bool]):
     """Ask a yes/no question. Dismisses with True (yes) or False (no, escape)."""
-
-    DEFAULT_CSS = """
-    ConfirmModal, ChoiceModal, PromptModal { align: center middle; }
-    ConfirmModal > Vertical, ChoiceModal > Vertical, PromptModal > Vertical {
-        width: 64; max-width: 100%; height: auto; max-height: 100%;
-        border: thick $primary; background: $surface; padding: 1 2;
-    }
-    ConfirmModal .dialog-buttons, ChoiceModal .dialog-buttons, PromptModal .dialog-buttons {
-        height: auto; align: right middle; margin-top: 1;
-    }
-    ConfirmModal Button, ChoiceModal Button, PromptModal Button { margin-left: 1; }
-    .dialog-title { text-style: bold; margin-bottom: 1; }
-    .dialog-error { color: $error; }
-    """
 
     BINDINGS = [
         Binding("y", "answer(True)", "Yes", id="confirm.yes"),
@@ -83,7 +69,7 @@ class ConfirmModal(ModalScreen[bool]):
         self.dismiss(answer)
 
 
-class ChoiceModal(ModalScreen[str | None]):
+class ChoiceModal(Dialog[str | None]):
     """Pick one of a few actions (each with a key). Dismisses with its id, or None (escape)."""
 
     BINDINGS = [Binding("escape", "choose(None)", "Cancel", id="choice.cancel")]
@@ -104,6 +90,8 @@ class ChoiceModal(ModalScreen[str | None]):
         self.dialog_title = title
         self.focus_id = focus or (self.choices[0][0] if self.choices else None)
         self.detail = detail
+        # Per instance: each choice's key is a command (Dialog.on_key decides when it acts).
+        self.command_keys = frozenset(key for _cid, _label, key in self.choices)
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -115,10 +103,9 @@ class ChoiceModal(ModalScreen[str | None]):
                 for cid, label, key in self.choices:
                     yield Button(f"{label} ({key})", id=f"choice-{cid}")
 
-    def on_key(self, event: Key) -> None:
-        for cid, _label, key in self.choices:
-            if event.key == key:
-                event.stop()
+    def on_command_key(self, key: str) -> None:
+        for cid, _label, choice_key in self.choices:
+            if key == choice_key:
                 self.dismiss(cid)
                 return
 
@@ -134,7 +121,7 @@ class ChoiceModal(ModalScreen[str | None]):
         self.dismiss(choice)
 
 
-class PromptModal(ModalScreen[str | None]):
+class PromptModal(Dialog[str | None]):
     """Ask for one line of text (a tool name). `check` returns an error message or None."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="prompt.cancel")]

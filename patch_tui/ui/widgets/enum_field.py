@@ -20,15 +20,16 @@ from textual.binding import Binding
 from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
-from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
+from patch_tui.ui.widgets.dialog import Dialog
+
 BLANK_LABEL = "(none)"
 
 
-class EnumPicker(ModalScreen[int | None]):
+class EnumPicker(Dialog[int | None]):
     """The open list of an EnumField: dismissed with the chosen index, or None."""
 
     DEFAULT_CSS = """

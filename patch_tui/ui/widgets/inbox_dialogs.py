@@ -6,7 +6,10 @@ stays open when the decision did not go through, saying why: "already approved b
 already approved. Dismisses with the store's `Decision` when this dialog made the change, or
 None when cancelled.
 
-For a destructive tool the first focus is Cancel, so a stray Enter decides nothing.
+Approve is the irreversible one: its dialog has no text field, starts on Cancel (a stray Enter
+decides nothing), and approves with `y` or Enter on its Approve button, nothing else. Reject
+focuses its reason field, so a reason typed there is text (Enter rejects with it). The shared
+`Dialog` keeps every other key in the dialog, and drops the rest of a burst that closed it.
 """
 
 from __future__ import annotations
@@ -18,32 +21,25 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static, TextArea
 
 from patch_tui.core.store import Decision, StoreError
 from patch_tui.core.text_safety import visible
 from patch_tui.ui.safe_text import safe, safe_line
+from patch_tui.ui.widgets.dialog import Dialog
 
 PAST = {"approve": "approved", "reject": "rejected"}
 
 
-class DecideModal(ModalScreen[Decision | None]):
+class DecideModal(Dialog[Decision | None]):
     DEFAULT_CSS = """
-    DecideModal { align: center middle; }
-    DecideModal > Vertical {
-        width: 76; max-width: 100%; height: auto; max-height: 100%;
-        border: thick $primary; background: $surface; padding: 1 2;
-    }
+    DecideModal > Vertical { width: 76; }
     DecideModal.-reject > Vertical { border: thick $error; }
-    DecideModal .dialog-title { text-style: bold; margin-bottom: 1; }
-    DecideModal #decide-error { color: $text-error; display: none; margin-top: 1; }
+    DecideModal #decide-error { display: none; margin-top: 1; }
     DecideModal #decide-error.-shown { display: block; }
     DecideModal #decide-note { margin-top: 1; }
-    DecideModal .dialog-buttons { height: auto; align: right middle; margin-top: 1; }
-    DecideModal Button { margin-left: 1; }
     """
-    # y / n as in every confirm dialog of the app; typed into the note field they are just text.
+    # y / n as in every confirm dialog of the app; typed into the reason field they are text.
     BINDINGS = [
         Binding("y", "go", "Yes", id="decide.yes"),
         Binding("n", "cancel", "No", id="decide.no"),
@@ -57,10 +53,11 @@ class DecideModal(ModalScreen[Decision | None]):
         decide: Callable[[str | None], Decision],
         *,
         destructive: bool,
-        note_label: str,
+        note_label: str | None,
     ) -> None:
         """`verb`: "approve" or "reject". `decide(note)` runs in a thread and returns the
-        store's Decision (it may raise StoreError: shown, the dialog stays open)."""
+        store's Decision (it may raise StoreError: shown, the dialog stays open). `note_label`:
+        the placeholder of a text field for a note, or None for no field (approve)."""
         super().__init__(classes=f"-{verb}")
         self.verb = verb
         self.question = question
@@ -74,8 +71,9 @@ class DecideModal(ModalScreen[Decision | None]):
         with Vertical():
             yield Label(f"{self.verb.capitalize()} this action?", classes="dialog-title")
             yield Static(self.question, id="decide-question")
-            yield Input(placeholder=self.note_label, id="decide-note")
-            yield Static("", id="decide-error")
+            if self.note_label is not None:
+                yield Input(placeholder=self.note_label, id="decide-note")
+            yield Static("", id="decide-error", classes="dialog-error")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(
                     f"{self.verb.capitalize()} (y)",
@@ -85,19 +83,15 @@ class DecideModal(ModalScreen[Decision | None]):
                 yield Button("Cancel (n)", id="decide-no")
 
     def on_mount(self) -> None:
-        if self.destructive:
-            self.query_one("#decide-no", Button).focus()
-        else:
-            self.query_one("#decide-note", Input).focus()
+        # The note field, when there is one, takes the focus (Dialog); else Cancel, whatever
+        # the tool: approving is never one stray Enter away.
+        self.query_one("#decide-no", Button).focus()
 
     @on(Input.Submitted, "#decide-note")
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        if not self.destructive:
-            self._go()
-        else:
-            # Enter in the note of a destructive action moves to the buttons, it decides nothing.
-            self.query_one("#decide-no", Button).focus()
+        if self.verb == "reject":
+            self._go()  # rejecting is the safe way out: Enter after the reason does it
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
@@ -119,7 +113,8 @@ class DecideModal(ModalScreen[Decision | None]):
             return
         self.deciding = True
         self.query_one("#decide-yes", Button).disabled = True
-        note = self.query_one("#decide-note", Input).value.strip() or None
+        fields = self.query("#decide-note").results(Input)
+        note = next((f.value.strip() for f in fields), "") or None
         self._run(note)
 
     @work(thread=True, exclusive=True, group="decide", exit_on_error=False)
@@ -157,13 +152,12 @@ class DecideModal(ModalScreen[Decision | None]):
         error.add_class("-shown")
 
 
-class SourceModal(ModalScreen[None]):
+class SourceModal(Dialog[None]):
     """A tool's source, read-only (the standalone inbox has no editor behind it). Hidden
     characters are shown as tokens: a Trojan Source body must not look innocent here either."""
 
     DEFAULT_CSS = """
-    SourceModal { align: center middle; }
-    SourceModal > Vertical { width: 95%; height: 90%; border: thick $primary; background: $surface; }
+    SourceModal > Vertical { width: 95%; max-width: 100%; height: 90%; padding: 0; }
     SourceModal TextArea { height: 1fr; }
     """
     BINDINGS = [Binding("escape,q", "dismiss", "Close", id="source.close")]
