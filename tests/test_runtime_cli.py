@@ -104,6 +104,10 @@ def test_run_exit_codes(env: dict[str, Any], here: Any) -> None:
     held = here("run", "mark", "--args", json.dumps({"marker": str(env["marker"]), "text": "x"}))
     assert held.returncode == 3 and json.loads(held.stdout)["status"] == "confirmation_required"
     token = json.loads(held.stdout)["confirmation_token"]
+    # stderr is for the person at the shell: what they do (an agent reads the JSON's instruction).
+    assert f"`patch-tui inbox approve {token}`" in held.stderr
+    assert f"`patch-tui confirm {token}`" in held.stderr
+    assert "patch_confirm_action" not in held.stderr
     assert runs_in(env["marker"]) == []
     assert json.loads(here("inbox", "list", "--json").stdout)[0]["token"] == token
 
@@ -113,6 +117,7 @@ def test_confirm_exit_codes(env: dict[str, Any], here: Any) -> None:
     early = here("confirm", token)
     assert early.returncode == 1 and json.loads(early.stdout)["status"] == "awaiting_approval"
     assert "awaiting_approval" in early.stderr
+    assert "patch_confirm_action" not in early.stderr and f"`patch-tui confirm {token}` again" in early.stderr
     text = here("inbox", "list")
     assert text.returncode == 0 and token in text.stdout and "mark" in text.stdout
     assert here("inbox", "approve", token).returncode == 0

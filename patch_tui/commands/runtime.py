@@ -88,9 +88,12 @@ def _report_outcome(outcome: Any, *, confirming: bool) -> int:
         return EXIT_OK
     if status == "confirmation_required":
         _out(outcome.payload)
+        # The JSON is the agent's (it says patch_confirm_action); this line is the CLI user's.
+        token = outcome.payload["confirmation_token"]
         _err(
-            f"{outcome.payload['tool']}: held for a person's approval "
-            f"({outcome.payload['kind']}); see `patch-tui inbox`"
+            f"{visible(str(outcome.payload['tool']))}: held for a person's approval "
+            f"({outcome.payload['kind']}). Approve it in `patch-tui inbox` (or "
+            f"`patch-tui inbox approve {token}`), then run it with `patch-tui confirm {token}`."
         )
         return EXIT_HELD
     if status == "invalid":
@@ -105,6 +108,12 @@ def _report_outcome(outcome: Any, *, confirming: bool) -> int:
     # already_used
     _out(outcome.payload)
     message = outcome.payload.get("message", status)
+    if status == "awaiting_approval":  # the payload's message is for an agent
+        token = outcome.payload.get("confirmation_token")
+        message = (
+            f"Not approved yet: approve it in `patch-tui inbox` (or `patch-tui inbox approve "
+            f"{token}`), then run `patch-tui confirm {token}` again. Nothing was run."
+        )
     if status == "rejected" and outcome.payload.get("reason"):
         message += f" Reason: {outcome.payload['reason']}"
     _err(f"{status}: {visible(message)}")
