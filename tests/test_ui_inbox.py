@@ -613,3 +613,41 @@ async def test_a_damaged_row_is_reported_and_the_inbox_keeps_polling(env) -> Non
         await wait_for(pilot, lambda: len(screen.list.actions) == 2, what="recovery")
         assert {a.token for a in screen.list.actions} == {good.token, bad.token}
         assert app.is_running
+
+
+async def test_escape_in_the_standalone_history_goes_back_to_pending(env) -> None:
+    folder, store = env
+    hold(store, folder / "delete_file.py", {"path": "/tmp/a"})
+    app = inbox_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_inbox(pilot, app)
+        await pilot.press("h")
+        await wait_for(pilot, lambda: screen.mode == "history", what="history")
+        await pilot.press("escape")  # the footer says "esc Back": back to pending, not quit
+        await pilot.pause(0.2)
+        assert app.is_running and screen.mode == "pending"
+        await pilot.press("escape")  # from pending, the standalone inbox closes
+        await wait_for(pilot, lambda: not app.is_running, what="exit")
+
+
+async def test_a_call_whose_tool_file_changed_cannot_be_approved(env) -> None:
+    folder, store = env
+    path = folder / "delete_file.py"
+    action = hold(store, path, {"path": "/tmp/a"})
+    path.write_text(path.read_text() + "\n# changed after the call was held\n")
+    app = inbox_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_inbox(pilot, app)
+        await wait_for(pilot, lambda: screen.current is not None, what="the detail")
+        await pilot.pause(0.2)
+        screen.detail.scroll_end(animate=False, immediate=True)  # everything shown, even so
+        await pilot.pause(0.2)
+        assert not screen.can_approve
+        gate = str(screen.query_one("#detail-gate").render())
+        assert "Approve is disabled: the tool file changed since this call was held" in gate
+        await pilot.press("a")
+        await pilot.pause(0.2)
+        assert not isinstance(app.screen, DecideModal)
+        assert _status(store, action.token).status == "pending"
+        await pilot.press("r")  # rejecting it still works
+        await wait_for(pilot, lambda: isinstance(app.screen, DecideModal), what="reject")

@@ -652,6 +652,16 @@ class InboxScreen(Screen[None]):
             gate.update("")
             self.detail.border_subtitle = ""
             return
+        blocked = _blocked(action)
+        if blocked is not None:
+            # Approving it could never run it: refused here, with the reason, not after.
+            if self.can_approve:
+                self.can_approve = False
+                self.refresh_bindings()
+            gate.set_class(False, "-ready")
+            gate.update(Content(f"Approve is disabled: {blocked}. r rejects it."))
+            self.detail.border_subtitle = "tool file changed: approve disabled · r reject"
+            return
         missing: list[str] = []
         if self.view is not None and self.view.collapsed:
             n = len(self.view.collapsed)
@@ -766,7 +776,11 @@ class InboxScreen(Screen[None]):
         if action is None or action.status != "pending" or self.mode != "pending":
             return
         if verb == "approve" and not self.can_approve:
-            self.notify("Approve is disabled until everything was shown (see the details)", markup=False)
+            blocked = _blocked(action)
+            self.notify(
+                f"Approve is disabled: {blocked}" if blocked else "Approve is disabled until everything was shown (see the details)",
+                markup=False,
+            )
             return
         info = tool_info(action)
         summary = json.dumps(action.args, ensure_ascii=False, sort_keys=True)
@@ -912,10 +926,25 @@ class InboxScreen(Screen[None]):
             pass
 
     def action_close(self) -> None:
+        if self.mode == "history":
+            self.mode = "pending"  # as the footer says: back, to the pending list
+            return
         if len(self.app.screen_stack) > 2 or getattr(self.app, "editor", None) is not None:
             self.dismiss()
         else:
             self.app.exit()
+
+
+def _blocked(action: Action) -> str | None:
+    """Why approving `action` could never run it, or None. The approval binds the source the
+    call was held with; confirming runs only that (core/gate.py refuses a changed file)."""
+    info = tool_info(action)
+    if info.sha256 is not None and info.sha256 != action.source_sha256:
+        return (
+            "the tool file changed since this call was held, so confirming it would refuse to "
+            "run it (make the call again to approve the new source)"
+        )
+    return None
 
 
 def _ts(iso: str | None) -> float:
