@@ -33,7 +33,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from rich.cells import cell_len, get_character_cell_size
+from rich.text import Text
 from textual.content import Content, Span
+from textual.expand_tabs import expand_tabs_inline
+from textual.widgets import Input
 
 from patch_tui.core.text_safety import hidden_kind, mixed_script_words
 
@@ -165,6 +169,82 @@ def safe(
 
 def safe_line(text: str, style: str = "", *, report: SafeReport | None = None) -> Content:
     return safe(text, style, report=report, single_line=True)
+
+
+# -- editable text: one visible character for each hidden one ---------------------------------
+#
+# A field or an editor keeps the text as it is (nothing a person typed or a file holds is lost)
+# and must keep its cursor offsets, so it cannot show a ten-character token. It shows one
+# visible character in place of each hidden one, at the same index: a C0 control as its control
+# picture (ESC as ␛), DEL as ␡, every other hidden or format character as ⍰. Styled like a token.
+
+REPLACEMENT = "\u2370"  # ⍰
+
+
+def one_for_one(text: str, *, keep: str = "\n\t") -> str:
+    """`text` with each hidden or control character (but those in `keep`) replaced by one
+    visible character, so every index still points at the same character."""
+    if not _needs_scan(text):
+        return text
+    out: list[str] = []
+    for ch in text:
+        if ch in keep or kind_of(ch) is None:
+            out.append(ch)
+            continue
+        cp = ord(ch)
+        if cp < 0x20:
+            out.append(chr(0x2400 + cp))
+        elif cp == 0x7F:
+            out.append("\u2421")
+        else:
+            out.append(REPLACEMENT)
+    return "".join(out)
+
+
+def safe_text(text: str, *, keep: str = "\n\t") -> Text:
+    """A rich Text for a widget that indexes its text (an Input, a TextArea line): the
+    characters of `one_for_one`, each replaced one styled as a token would be."""
+    shown = one_for_one(text, keep=keep)
+    rich = Text(shown, end="", no_wrap=True)
+    if shown is not text:
+        for i, (a, b) in enumerate(zip(text, shown, strict=True)):
+            if a != b:
+                rich.stylize(RICH_TOKEN_STYLE, i, i + 1)
+    return rich
+
+
+# Rich styles cannot use theme variables: a fixed reverse, seen on every theme.
+RICH_TOKEN_STYLE = "bold reverse"
+
+
+class SafeInput(Input):
+    """An Input that never sends the control characters of its value to the terminal: each
+    hidden character shows as one visible character (see `one_for_one`), the value itself is
+    untouched. Every Input that shows text from a file, args or a model is one of these."""
+
+    @property
+    def _value(self) -> Text:  # type: ignore[override]
+        if self.password:
+            return super()._value
+        text = safe_text(self.value, keep="")
+        if self.highlighter is not None:
+            text = self.highlighter(text)
+        return text
+
+    def _position_to_cell(self, position: int) -> int:
+        return cell_len(expand_tabs_inline(one_for_one(self.value[:position], keep=""), 4))
+
+    def _cell_offset_to_index(self, offset: int) -> int:
+        # The cell widths of what is shown, not of the raw value (a raw ESC is zero cells wide).
+        shown = one_for_one(self.value, keep="")
+        offset += self.scroll_offset.x
+        cells = 0
+        for index, ch in enumerate(shown):
+            width = get_character_cell_size(ch)
+            if cells <= offset < cells + width:
+                return index
+            cells += width
+        return max(0, min(offset, len(shown)))
 
 
 def scan(text: str) -> SafeReport:

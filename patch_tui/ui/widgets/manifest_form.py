@@ -35,7 +35,7 @@ from patch_tui.core.fields import (
     field_doc,
 )
 from patch_tui.core.toolfile import DELETE
-from patch_tui.ui.safe_text import safe, safe_line
+from patch_tui.ui.safe_text import SafeInput, safe, safe_line
 from patch_tui.ui.widgets.enum_field import EnumField
 
 FieldPath = tuple[str | int, ...]
@@ -125,7 +125,7 @@ class FieldRow(Widget):
         return Content(self._label[:13])  # coloured by the row's own `color`
 
 
-class FieldInput(Input):
+class FieldInput(SafeInput):
     """A text field of the form. Whenever nobody is typing in it, it shows the start of its text:
     Input keeps its cursor after the end of a value it was given, or where typing left it, and
     scrolls there whenever it is laid out again.
@@ -517,9 +517,7 @@ class ManifestForm(VerticalScroll):
             elif match.group(1) not in AUTH_PROVIDERS:
                 problems.append(f"{match.group(1)}: unknown provider")
         if problems:
-            note.update(
-                Text("; ".join(problems) + " (known: " + ", ".join(AUTH_PROVIDERS) + ")", style="bold")
-            )
+            note.update(safe("; ".join(problems) + " (known: " + ", ".join(AUTH_PROVIDERS) + ")", "bold"))
             note.add_class("-problem")
         else:
             note.update(Text("providers: " + ", ".join(AUTH_PROVIDERS)))

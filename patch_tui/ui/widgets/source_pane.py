@@ -21,6 +21,7 @@ from collections import defaultdict
 from typing import Any
 
 from rich.style import Style
+from rich.text import Text
 from textual import work
 from textual._text_area_theme import TextAreaTheme
 from textual.binding import Binding
@@ -28,6 +29,8 @@ from textual.color import Color
 from textual.message import Message
 from textual.widgets import TextArea
 from textual.widgets.text_area import Edit, EditResult, Selection
+
+from patch_tui.ui.safe_text import safe_text
 
 SYNC_LINES = 1500
 MAX_LINES = 20_000
@@ -227,6 +230,12 @@ class SourceArea(TextArea):
         Binding("ctrl+shift+home", "document_start(True)", "Select to start", id="source.select_start", show=False),
         Binding("ctrl+shift+end", "document_end(True)", "Select to end", id="source.select_end", show=False),
     ]
+
+    def get_line(self, line_index: int) -> Text:
+        # A file's control characters (an ESC ] 52 in a comment) are never sent to the terminal:
+        # each shows as one visible character at its own offset (safe_text.one_for_one), so
+        # highlighting and the cursor keep their places; the document keeps the real text.
+        return safe_text(self.document.get_line(line_index), keep="\t")
 
     class HighlightingOff(Message):
         """Posted once when a file is too big to highlight."""
