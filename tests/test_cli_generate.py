@@ -175,3 +175,15 @@ def test_connection_refused_exits_2(call) -> None:
 def test_bad_max_repairs_is_a_usage_error(call) -> None:
     proc = call("x", "--max-repairs", "-1", base_url=None)
     assert proc.returncode == 2 and "--max-repairs" in proc.stderr
+
+
+def test_a_model_id_with_escapes_never_reaches_stderr_raw(fake: FakeAnthropic, tmp_path: Path) -> None:
+    # The model id comes from a flag, an env var or the config file, and is echoed in every
+    # progress line: its OSC 2 (window title), BEL and C1 CSI are shown as tokens.
+    fake.add(Reply("```python\n" + TOOL + "```\n"))
+    model = "claude\x1b]2;PWNED\x07\x9b6n"
+    proc = run(tmp_path, "Count the words in a text", "--out", str(tmp_path / "o"), "--model", model, base_url=fake.base_url)
+    assert "writing the tool with claude" in proc.stderr, proc.stderr
+    for raw in ("\x1b", "\x07", "\x9b"):
+        assert raw not in proc.stderr, repr(raw)
+    assert "⟦U+001B⟧]2;PWNED⟦U+0007⟧⟦U+009B⟧6n" in proc.stderr

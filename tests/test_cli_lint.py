@@ -309,3 +309,22 @@ def test_lint_reads_standard_input() -> None:
         timeout=60,
     )
     assert refused.returncode == 2 and "--fix cannot rewrite standard input" in refused.stderr
+
+
+def test_json_output_escapes_c1_and_bidi_characters(tmp_path) -> None:
+    # A file named with a right-to-left override (every diagnostic carries its path), whose
+    # version holds a C1 CSI, a zero-width space and a bidi override: none reaches the output
+    # raw, and the JSON still holds the exact path (as \uXXXX escapes).
+    path = tmp_path / "invoice\u202etxt.py"
+    text = CLEAN.replace("# version: 1.0.0", '# version: "1.0.0\\x9b31m\\u200b\\u202e"', 1)
+    assert text != CLEAN
+    path.write_text(text, encoding="utf-8")
+    r = subprocess.run(
+        [sys.executable, "-m", "patch_tui", "lint", "--format", "json", str(path)], capture_output=True, timeout=60
+    )
+    assert r.returncode == 1, r.stderr
+    out = r.stdout.decode("utf-8")
+    for raw in ("\u202e", "\u200b", "\x9b", "\x1b"):
+        assert raw not in out, repr(raw)
+    data = json.loads(out)
+    assert data and all(d["path"] == str(path) for d in data)  # the same values, escaped

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from patch_tui.core.text_safety import visible
+
 
 class _Progress:
     """Prints the engine's events on stderr: one line per round, a live counter on a TTY."""
@@ -25,7 +27,8 @@ class _Progress:
     def line(self, text: str) -> None:
         if self.live and self.received:
             self.stream.write("\r\x1b[K")
-        self.stream.write(f"patch-tui: {text}\n")
+        # The model id, its answers and the API's messages are untrusted: never raw to the terminal.
+        self.stream.write(f"patch-tui: {visible(text)}\n")
         self.stream.flush()
 
     def __call__(self, event: object) -> None:
@@ -52,11 +55,15 @@ class _Progress:
                 self.line(f"lint found {errors} error{'s' if errors != 1 else ''}:")
                 for d in event.diagnostics:
                     if d.severity == "error":
-                        self.stream.write(f"  {g.format_diagnostic(d)}\n")
+                        self.stream.write(f"  {visible(g.format_diagnostic(d))}\n")
             else:
                 warnings = len(event.diagnostics)
                 extra = f" ({warnings} warning{'s' if warnings != 1 else ''})" if warnings else ""
                 self.line(f"lint: no errors{extra}")
+
+
+def _err(message: str) -> None:
+    print(f"patch-tui: {visible(message)}", file=sys.stderr)
 
 
 def run_generate(args: argparse.Namespace) -> int:
@@ -66,30 +73,29 @@ def run_generate(args: argparse.Namespace) -> int:
     from patch_tui.core import paths
     from patch_tui.core.config import ConfigError, load_settings
 
-    err = sys.stderr
     if args.max_repairs is not None and args.max_repairs < 0:
-        print("patch-tui: --max-repairs must be 0 or more", file=err)
+        _err("--max-repairs must be 0 or more")
         return 2
     if not args.prompt.strip():
-        print("patch-tui: the prompt is empty: describe the tool in a sentence", file=err)
+        _err("the prompt is empty: describe the tool in a sentence")
         return 2
     try:
         settings = load_settings()
     except ConfigError as exc:
-        print(f"patch-tui: {exc}", file=err)
+        _err(f"{exc}")
         return 2
     opts = g.resolve_options(settings, model=args.model, max_repairs=args.max_repairs)
     if not opts.api_key:
-        print(f"patch-tui: {g.no_key_error()}", file=err)
+        _err(f"{g.no_key_error()}")
         return 2
     out = Path(args.out).expanduser() if args.out else Path.cwd()
     if out.exists() and not out.is_dir():
-        print(f"patch-tui: --out {out} is a file, not a folder", file=err)
+        _err(f"--out {out} is a file, not a folder")
         return 2
     toolbox = paths.default_toolbox(getattr(args, "toolbox", None))
     taken = g.taken_names([out, toolbox])
 
-    progress = _Progress(err, opts.model)
+    progress = _Progress(sys.stderr, opts.model)
     try:
         result = asyncio.run(
             g.generate(
@@ -108,17 +114,16 @@ def run_generate(args: argparse.Namespace) -> int:
         return 2
 
     if result.errors and not args.keep_invalid:
-        print(
-            f"patch-tui: the tool still has {len(result.errors)} error(s) after "
-            f"{result.rounds} answer(s): nothing was written (--keep-invalid writes it anyway)",
-            file=err,
+        _err(
+            f"the tool still has {len(result.errors)} error(s) after "
+            f"{result.rounds} answer(s): nothing was written (--keep-invalid writes it anyway)"
         )
         return 1
     try:
         path = g.save_new(result, out, keep_invalid=args.keep_invalid)
     except g.GenerateError as exc:
-        print(f"patch-tui: {exc}", file=err)
+        _err(f"{exc}")
         return 2
-    print(f"patch-tui: wrote {result.name} {result.version} by {result.model}", file=err)
+    _err(f"wrote {result.name} {result.version} by {result.model}")
     print(path)
     return 1 if result.errors else 0

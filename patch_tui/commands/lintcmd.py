@@ -12,14 +12,16 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from patch_tui.core.text_safety import visible
+from patch_tui.core.text_safety import hidden_kind, visible
 
 if TYPE_CHECKING:
     from patch_tui.core.lint.engine import Diagnostic, Rule
@@ -198,6 +200,26 @@ def _lint_files(files: list[str], rules: list[Rule], fix: bool, run: LintRun) ->
         run.diagnostics.extend(lint_toolfile(tf, rules))
 
 
+_NON_ASCII = re.compile(r"[^\x00-\x7e]")
+
+
+def _hidden_escape(match: re.Match[str]) -> str:
+    ch = match.group()
+    if hidden_kind(ch) is None and unicodedata.category(ch) not in ("Cf", "Zl", "Zp", "Cs"):
+        return ch
+    # \uXXXX, as a surrogate pair above the BMP: the same JSON value, no raw character.
+    return json.dumps(ch, ensure_ascii=True)[1:-1]
+
+
+def json_escape_hidden(text: str) -> str:
+    """JSON text with every C1, bidi, zero-width, tag or other hidden character escaped as
+    \\uXXXX: the same value for a JSON reader, nothing a terminal (or a person reading a log)
+    could misread when the output is printed. Readable non-ASCII (é, 名) stays as it is."""
+    if text.isascii() and "\x7f" not in text:
+        return text  # json.dumps escaped every C0 control already (DEL it leaves raw)
+    return _NON_ASCII.sub(_hidden_escape, text)
+
+
 def _github_escape(text: str, *, prop: bool = False) -> str:
     # GitHub workflow commands: % \r \n always; `:` and `,` too inside properties.
     text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
@@ -288,7 +310,7 @@ def run_lint(args: argparse.Namespace) -> int:
     out = sys.stdout
     if fmt == "json":
         # json.dumps without indent uses the C encoder (json.dump never does): several times faster.
-        out.write(json.dumps([d.to_json() for d in diags], ensure_ascii=False) + "\n")
+        out.write(json_escape_hidden(json.dumps([d.to_json() for d in diags], ensure_ascii=False)) + "\n")
     elif fmt == "github":
         for d in diags:
             print(format_github_line(d), file=out)
