@@ -63,6 +63,15 @@ async def _steady(pilot) -> None:
     app = pilot.app
     screen = app.screen
     await wait_for(pilot, lambda: getattr(screen, "load_count", 0) > 0, what="the inbox")
+    # The header's "⚑ N pending" comes from its own poll (widgets/inbox_badge.py), not the
+    # inbox's: under load it could still be on its way when the picture was taken.
+    await wait_for(
+        pilot,
+        lambda: getattr(app, "_pending_watch", None) is not None
+        and app._pending_watch._last_read > 0
+        and not app._pending_watch._running,
+        what="the pending badge's first read",
+    )
     await pilot.pause(0.2)
     for widget in screen.query("Input"):
         widget.cursor_blink = False

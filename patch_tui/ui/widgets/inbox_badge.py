@@ -77,6 +77,11 @@ class PendingBadge(Static):
         self.update(Content(label + (" · store busy" if busy else "")))
         self.call_after_refresh(self.place)
 
+    def on_resize(self) -> None:
+        # Placed from its own width: after a refresh that came before its first layout that
+        # width was still 0 and the badge sat off the right edge (seen under load).
+        self.place()
+
     def place(self) -> None:
         if self.is_attached:
             width = self.screen.size.width
