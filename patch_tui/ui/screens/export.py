@@ -105,15 +105,12 @@ class InteropScreen(Dialog[None]):
     def on_mount(self) -> None:
         self.refresh_export()
 
-    @on(TabbedContent.TabActivated)
-    def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
-        # The dialog's rule (a text field has the focus) for each tab: the shown tab's field
-        # takes it, and the focus never stays in a hidden tab (which would switch back to it).
-        pane = event.tabbed_content.active_pane
-        if pane is not None and self.focused is not None and self.focused not in event.tab.ancestors_with_self:
-            fields = pane.query(Input)
-            if fields:
-                fields.first().focus()
+    def first_text_field(self) -> None:  # type: ignore[override]
+        # Two tabs, each with its own field: the focus starts on the tab bar (arrows switch
+        # tabs). A field focused in one tab would pull the view back to it whenever the other
+        # tab is shown (TabbedContent follows the focus). Typed text still decides nothing:
+        # the Dialog ignores it.
+        return None
 
     # -- export -----------------------------------------------------------------------------
 
