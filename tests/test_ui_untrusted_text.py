@@ -103,6 +103,8 @@ def hostile_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (folder / "a_clean.py").write_text(tool_text(None))
     for field in FIELDS:
         (folder / f"h_{field}.py").write_text(tool_text(field))
+    # A file name is untrusted too: the header's title and the tool list show it.
+    (folder / f"h_file_name{RAW_PAYLOAD}.py").write_text(tool_text(None))
     return folder
 
 
@@ -135,7 +137,7 @@ async def test_no_escape_sequence_of_a_tool_file_reaches_the_terminal(hostile_fo
         screen = await ready(pilot, app)
         assert leaks(terminal_output(app)) == []  # the check itself sees nothing in a clean tool
         found: dict[str, list[str]] = {}
-        for field in FIELDS:
+        for field in [*FIELDS, f"file_name{RAW_PAYLOAD}"]:
             count = screen.lint_count
             screen.open_tool(folder / f"h_{field}.py")
             await wait_for(pilot, lambda count=count: screen.lint_count > count, what=f"{field} linted")
@@ -143,7 +145,7 @@ async def test_no_escape_sequence_of_a_tool_file_reaches_the_terminal(hostile_fo
             # At this size the form (every field) and the source pane are both on screen.
             bad = leaks(terminal_output(app))
             if bad:
-                found[field] = bad
+                found[field[:9]] = bad
         assert found == {}
 
 
@@ -159,3 +161,17 @@ async def test_no_escape_sequence_of_a_held_call_reaches_the_terminal(hostile_fo
         await pilot.press("o")  # the read-only source
         await pilot.pause(0.3)
         assert leaks(terminal_output(app)) == []
+
+
+@pytest.mark.parametrize("which", ["desk", "inbox"])
+async def test_a_title_with_escapes_reaches_the_terminal_as_tokens(hostile_folder: Path, tmp_path: Path, which: str) -> None:
+    # Titles are built from file names and read-only reasons (an OS error's text): whatever a
+    # screen puts there, the header shows its control characters as tokens (SafeTitles).
+    app = make_app(hostile_folder, hostile_folder / "a_clean.py") if which == "desk" else inbox_app(tmp_path / "s.db")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.5)
+        app.screen.title = "title " + RAW_PAYLOAD
+        app.screen.sub_title = "sub " + RAW_PAYLOAD
+        await pilot.pause(0.3)
+        assert leaks(terminal_output(app)) == []
+        assert "⟦U+001B⟧]2;PWNED-TITLE" in str(app.format_title(app.screen.title, app.screen.sub_title))

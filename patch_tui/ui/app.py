@@ -28,6 +28,7 @@ from textual.worker import Worker, WorkerState
 from patch_tui.core.config import ConfigError, StartSettings, load_settings, start_settings
 from patch_tui.core.toolbox import Toolbox
 from patch_tui.ui.commands import Command, CommandList
+from patch_tui.ui.safe_text import SafeTitles
 from patch_tui.ui.screens.editor import EditorCommands, EditorScreen
 from patch_tui.ui.widgets.dialog import DialogKeyGuard
 
@@ -73,7 +74,7 @@ def _theme_commands() -> set[Any]:
     return {ThemeCommands}
 
 
-class PatchApp(DialogKeyGuard, App[None]):
+class PatchApp(SafeTitles, DialogKeyGuard, App[None]):
     """patch-tui: the authoring desk and, through SCREENS_LAZY, everything else."""
 
     CSS_PATH = "app.tcss"

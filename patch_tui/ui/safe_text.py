@@ -247,6 +247,17 @@ class SafeInput(Input):
         return max(0, min(offset, len(shown)))
 
 
+class SafeTitles:
+    """Mixed into every App of patch-tui (before `App`): the header's title and subtitle (a tool
+    file's name, say) through `safe_line`. Textual's own `format_title` sends their control
+    characters to the terminal as they are."""
+
+    def format_title(self, title: str, sub_title: str) -> Content:
+        if not sub_title:
+            return safe_line(title)
+        return Content.assemble(safe_line(title), (" — ", "dim"), safe_line(sub_title, "dim"))
+
+
 def scan(text: str) -> SafeReport:
     """Only the counts (for a banner computed before rendering)."""
     report = SafeReport()

@@ -43,7 +43,7 @@ from textual.widgets import Header, Input, Select, Static
 from patch_tui.core import toolfile
 from patch_tui.core.store import STATUSES, Action, Decision, Event, StoreBusy, StoreError, parse_iso
 from patch_tui.ui.commands import CommandList
-from patch_tui.ui.safe_text import JsonView, SafeReport, json_view, safe, safe_line
+from patch_tui.ui.safe_text import JsonView, SafeReport, SafeTitles, json_view, safe, safe_line
 from patch_tui.ui.widgets import inbox_list
 from patch_tui.ui.widgets.dialog import DialogKeyGuard
 from patch_tui.ui.widgets.inbox_badge import POLL_INTERVAL, app_store, store_path
@@ -957,7 +957,7 @@ def _ts(iso: str | None) -> float:
 # -- `patch-tui inbox` ------------------------------------------------------------------------
 
 
-class InboxApp(DialogKeyGuard, App[None]):
+class InboxApp(SafeTitles, DialogKeyGuard, App[None]):
     """`patch-tui inbox`: the inbox on its own, so it opens fast (no desk to build behind it).
     The desk's app reaches the same screen with ctrl+r."""
 
