@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from inboxkit import hold, inbox_app, isolate, open_inbox, tools, wait_for
+from textual.widgets import Input
 
 from patch_tui.core.store import Store
 from patch_tui.ui.widgets.inbox_dialogs import DecideModal
@@ -219,10 +220,13 @@ def _open_inbox_dialog(which: str):
     async def source(pilot, screen):
         await pilot.press("o")
 
-    return {"approve": approve, "reject": reject, "source": source}[which]
+    async def edit(pilot, screen):
+        await pilot.press("e")  # edit the args, then approve them (a button only)
+
+    return {"approve": approve, "reject": reject, "source": source, "edit": edit}[which]
 
 
-@pytest.mark.parametrize("which", ["approve", "reject", "source"])
+@pytest.mark.parametrize("which", ["approve", "reject", "source", "edit"])
 async def test_a_sentence_typed_into_an_inbox_dialog_decides_nothing(env, long_bursts, which: str) -> None:
     from patch_tui.ui.widgets.dialog import Dialog
 
@@ -246,6 +250,10 @@ async def test_a_sentence_typed_into_an_inbox_dialog_decides_nothing(env, long_b
         elif which == "reject":
             # The reason field has the focus: the sentence is the reason, nothing more.
             assert app.screen is dialog and dialog.query_one("#decide-note").value == SENTENCE
+        elif which == "edit":
+            # The first field has the focus: the sentence is an edited value, nothing approved.
+            assert app.screen is dialog
+            assert isinstance(app.focused, Input) and SENTENCE in app.focused.value
         else:
             assert app.screen is dialog  # read-only source: typed text, its "q" too, is ignored
 

@@ -37,6 +37,7 @@ from patch_tui.core.interop import (
 )
 from patch_tui.core.text_safety import visible
 from patch_tui.core.toolbox import ToolboxError, atomic_write
+from patch_tui.ui.safe_text import SafeInput
 from patch_tui.ui.widgets.dialog import Dialog
 
 FORMAT_OPTIONS = [(f"{fmt.title} ({key})", key) for key, fmt in FORMATS.items()]
@@ -83,7 +84,7 @@ class InteropScreen(Dialog[None]):
                 with TabPane("Export", id="tab-export"):
                     with Horizontal(classes="interop-row"):
                         yield Select(FORMAT_OPTIONS, value="arcade", allow_blank=False, id="export-format")
-                        yield Input(
+                        yield SafeInput(
                             value=default_toolkit(self.tool_path) if self.tool_path else "Tools",
                             placeholder="toolkit (Arcade, spec 1.0)",
                             id="export-toolkit",

@@ -29,7 +29,7 @@ from textual.reactive import reactive
 from textual.widgets import Button, Input, Label, RichLog, Static
 
 from patch_tui.core.text_safety import visible
-from patch_tui.ui.safe_text import safe
+from patch_tui.ui.safe_text import SafeInput, safe
 from patch_tui.ui.widgets.dialog import Dialog
 from patch_tui.ui.widgets.diff_view import diff_text
 from patch_tui.ui.widgets.key_bar import KeyBar
@@ -160,8 +160,8 @@ class GenerateScreen(Dialog["Accepted | None"]):
             yield Label(title, classes="gen-title")
             with Horizontal(id="gen-inputs"):
                 placeholder = "What should change?" if self.refining else "Describe the tool in a sentence"
-                yield Input(self.initial_prompt, placeholder=placeholder, id="gen-prompt")
-                yield Input(self._default_model(), placeholder="model", id="gen-model")
+                yield SafeInput(self.initial_prompt, placeholder=placeholder, id="gen-prompt")
+                yield SafeInput(self._default_model(), placeholder="model", id="gen-model")
             with Horizontal(id="gen-main"):
                 with VerticalScroll(id="gen-preview-scroll"):
                     yield Static(Content(""), id="gen-preview")

@@ -35,7 +35,7 @@ from patch_tui.core import toolfile
 from patch_tui.core.manifest import Input as ManifestInput
 from patch_tui.core.manifest import Manifest
 from patch_tui.core.runner import CANCELLED, DEFAULT_TIMEOUT
-from patch_tui.ui.safe_text import SafeReport, json_view, safe, safe_line
+from patch_tui.ui.safe_text import SafeInput, SafeReport, json_view, safe, safe_line
 from patch_tui.ui.widgets.inbox_badge import app_store
 from patch_tui.ui.widgets.key_bar import KeyBar
 
@@ -154,7 +154,7 @@ class InputField(Vertical):
             return TextArea("", id=wid, soft_wrap=True, tab_behavior="focus")
         kind = {"integer": "integer", "number": "number"}.get(spec.type, "text")
         placeholder = "(not given)" if not spec.required or spec.has_default else ""
-        return Input("", id=wid, type=kind, placeholder=placeholder)  # type: ignore[arg-type]
+        return SafeInput("", id=wid, type=kind, placeholder=placeholder)  # type: ignore[arg-type]
 
     @property
     def widget(self) -> Widget:

@@ -17,6 +17,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.widgets import Button, Input, Label, Static
 
+from patch_tui.ui.safe_text import SafeInput
 from patch_tui.ui.safe_text import safe as _plain
 from patch_tui.ui.widgets.dialog import Dialog
 
@@ -146,7 +147,7 @@ class PromptModal(Dialog[str | None]):
         with Vertical():
             yield Label(_plain(self.dialog_title), classes="dialog-title")
             yield Static(_plain(self.question))
-            yield Input(value=self.initial, placeholder=self.placeholder, id="prompt-input")
+            yield SafeInput(value=self.initial, placeholder=self.placeholder, id="prompt-input")
             yield Static("", classes="dialog-error", id="prompt-error")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("OK", id="ok", variant="primary")

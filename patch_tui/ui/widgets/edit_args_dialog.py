@@ -22,7 +22,6 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Select, Static, TextArea
 
 from patch_tui.core import edits
@@ -30,6 +29,7 @@ from patch_tui.core.manifest import Manifest
 from patch_tui.core.store import Action, Decision, StoreError
 from patch_tui.ui.safe_text import safe_line
 from patch_tui.ui.screens.try_it import InputField
+from patch_tui.ui.widgets.dialog import Dialog
 
 
 class EditField(InputField):
@@ -54,7 +54,7 @@ class EditField(InputField):
         self.post_message(self.Edited())
 
 
-class EditArgsDialog(ModalScreen[Decision | None]):
+class EditArgsDialog(Dialog[Decision | None]):
     """Modal: keys stay here. No letter decides anything (approve is the button only), so text
     typed into the form can never approve; the first field has the focus."""
 
