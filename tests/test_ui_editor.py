@@ -14,6 +14,7 @@ from patch_tui.core import toolfile
 from patch_tui.core.toolbox import file_sha256
 from patch_tui.ui.screens.conflict import ConflictModal
 from patch_tui.ui.widgets.confirm import ChoiceModal
+from patch_tui.ui.widgets.dialog import TYPING_PAUSE
 from patch_tui.ui.widgets.enum_field import EnumField, EnumPicker
 from patch_tui.ui.widgets.lint_panel import LintPanel
 
@@ -474,7 +475,8 @@ async def test_switching_tools_with_unsaved_edits_asks(folder):
         await pilot.pause()
         assert isinstance(app.screen, ChoiceModal)
         await pilot.press("c")  # cancel: stay
-        await pilot.pause()
+        # A pause, as a person makes: keys right after a letter closed a dialog are dropped.
+        await pilot.pause(TYPING_PAUSE)
         assert screen.current_path.name == "echo_text.py"
         assert screen.source.text.endswith("# unsaved\n")
         browser_list.focus()

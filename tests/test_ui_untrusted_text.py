@@ -140,7 +140,7 @@ async def test_no_escape_sequence_of_a_tool_file_reaches_the_terminal(hostile_fo
         for field in [*FIELDS, f"file_name{RAW_PAYLOAD}"]:
             count = screen.lint_count
             screen.open_tool(folder / f"h_{field}.py")
-            await wait_for(pilot, lambda count=count: screen.lint_count > count, what=f"{field} linted")
+            await wait_for(pilot, lambda count=count: screen.lint_count > count, timeout=20, what=f"{field[:9]} linted")
             await pilot.pause(0.2)
             # At this size the form (every field) and the source pane are both on screen.
             bad = leaks(terminal_output(app))
