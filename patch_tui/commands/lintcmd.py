@@ -78,13 +78,15 @@ _stdin_bytes: bytes | None = None
 
 def _read(path: str) -> tuple[bytes | None, str | None]:
     global _stdin_bytes
+    from patch_tui.core.toolfile import read_bytes
+
     if path == STDIN:
         if _stdin_bytes is None:
             _stdin_bytes = sys.stdin.buffer.read()
         return _stdin_bytes, None
     try:
-        with open(path, "rb") as fh:
-            return fh.read(), None
+        # Refuses FIFOs, devices and huge files by type and size before reading.
+        return read_bytes(path), None
     except OSError as exc:
         return None, f"{path}: cannot read the file ({exc.strerror or exc})"
 
@@ -348,7 +350,15 @@ def run_fmt(args: argparse.Namespace) -> int:
             bad.append(path)
             continue
         tf = toolfile.parse_bytes(raw, path=path)
-        new = toolfile.format_text(tf)
+        try:
+            new = toolfile.format_text(tf)
+        except toolfile.NotExact as exc:
+            # Refused rather than written: fmt never changes what a manifest means.
+            _err(f"{path if path != STDIN else (getattr(args, 'stdin_filename', None) or STDIN)}: {exc} (not formatted)")
+            if path == STDIN and not check and not diff:
+                sys.stdout.buffer.write((("\ufeff" if tf.bom else "") + tf.text).encode("utf-8"))
+            failed += 1
+            continue
         if path == STDIN:
             name = getattr(args, "stdin_filename", None) or STDIN
             if new is not None and toolfile.yaml_comment_lines(tf) and new != tf.text:
@@ -370,10 +380,7 @@ def run_fmt(args: argparse.Namespace) -> int:
                     print(f"Would reformat: {visible(name)}")
             continue
         if new is None:
-            problem = next(
-                (p for p in tf.problems if p.code in ("PT001", "PT002", "PT003")),
-                None,
-            )
+            problem = next(iter(tf.problems), None)
             where = (
                 f"{problem.span.line}:{problem.span.column}: {problem.code} {problem.message}"
                 if problem

@@ -180,13 +180,19 @@ def run_confirm(args: argparse.Namespace) -> int:
 
 
 def _format_row(action: Any) -> str:
-    args_text = json.dumps(action.args, ensure_ascii=False)
+    if action.damaged:
+        # Shown, never hidden: the person can reject it (`inbox reject TOKEN`).
+        args_text = f"DAMAGED: {action.damaged}"
+    else:
+        args_text = json.dumps(action.args, ensure_ascii=False)
     if len(args_text) > 120:
         args_text = args_text[:119] + "\u2026"
     # A tampered approval shows as such in the status column: it will never run.
     status = "TAMPERED" if action.tampered else action.status
     lines = [
-        f"{action.token}  {status:<11} {action.kind:<13} {action.tool} {action.version}",
+        f"{visible(action.token)}  {visible(status):<11} {visible(action.kind):<13} "
+        f"{visible(action.tool)} {visible(action.version)}"
+        + ("  [damaged: can only be rejected]" if action.damaged else ""),
         f"    args:    {visible(args_text)}",
         f"    reason:  {visible(action.reason)}",
         f"    created: {action.created_at}   expires: {action.expires_at}",

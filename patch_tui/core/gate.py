@@ -90,6 +90,8 @@ def find_tool(ref: str, toolbox: Toolbox | None) -> Path:
         raise GateError(f"no tool named {ref!r} in the toolbox {toolbox.root}")
     if p.is_dir():
         raise GateError(f"{ref}: is a folder; give a tool file or a tool name")
+    if p.exists():  # a FIFO, a device, a socket: never opened
+        raise GateError(f"{ref}: not a regular file; give a tool file or a tool name")
     raise GateError(
         f"{ref}: no such tool file" + ("" if toolbox else " (and no toolbox to look in)")
     )
@@ -213,7 +215,7 @@ class Gate:
 
     def _load(self, path: Path) -> tuple[bytes, toolfile.ToolFile]:
         try:
-            raw = path.read_bytes()
+            raw = toolfile.read_bytes(path)  # refuses FIFOs, devices, huge files by type
         except OSError as exc:
             raise GateError(f"{path}: cannot read the tool: {exc.strerror or exc}") from None
         return raw, toolfile.parse_bytes(raw, path=str(path))

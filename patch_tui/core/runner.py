@@ -504,7 +504,7 @@ def run_file(
     holding the file."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        raw = toolfile.read_bytes(p)  # refuses FIFOs, devices, huge files by type
     except OSError as exc:
         raise RunnerError(f"{p}: cannot read the tool: {exc.strerror or exc}") from None
     tf = toolfile.parse_bytes(raw, path=str(p))

@@ -120,7 +120,7 @@ class ToolCatalog:
 
     def _load(self, path: Path, key: tuple[int, int]) -> ToolEntry | None:
         try:
-            tf = toolfile.parse_bytes(path.read_bytes(), path=str(path))
+            tf = toolfile.parse_bytes(toolfile.read_bytes(path), path=str(path))
         except OSError as exc:
             self._report(path, key, f"cannot read: {exc.strerror or exc}; tool left out")
             return None

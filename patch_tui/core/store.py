@@ -249,9 +249,18 @@ class Action:
     # Why the action's approval is not genuine (set by get / list_actions), else None: approved
     # without a sealed decision event, or its args, source or seal changed since. Never run.
     tampered: str | None = None
+    # Why the stored row cannot be read (its args are not a JSON object, ...), or None. A
+    # damaged action is listed, shown and can be rejected; it can never be approved or run,
+    # because no one can see what it would do.
+    damaged: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        """The `inbox list --json` shape (issue 3): these keys, nothing else."""
+        """The `inbox list --json` shape (issue 3): these keys, plus `damaged` on a damaged row."""
+        if self.damaged is not None:
+            return {**self._json(), "args": None, "damaged": self.damaged}
+        return self._json()
+
+    def _json(self) -> dict[str, Any]:
         return {
             "token": self.token,
             "kind": self.kind,
@@ -395,7 +404,56 @@ def _loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+class _Damaged(Exception):
+    """A stored column that cannot be read; the message says which and why."""
+
+
+def _column_json(name: str, text: Any, *, want_object: bool = False) -> Any:
+    """A JSON column's value; _Damaged when another program (or a disk fault) left text that is
+    not JSON (or not an object where one is required)."""
+    if text is None and not want_object:
+        return None
+    try:
+        if not isinstance(text, str | bytes):
+            raise ValueError(f"a {type(text).__name__}, not JSON text")
+        value = json.loads(text)
+    except (ValueError, RecursionError) as exc:  # json errors, too-long ints, deep nesting
+        reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+        raise _Damaged(f"stored {name} are not valid JSON ({reason})") from None
+    if want_object and not isinstance(value, dict):
+        raise _Damaged(f"stored {name} are not a JSON object")
+    return value
+
+
+def _text_column(value: Any) -> str:
+    return value if isinstance(value, str) else "" if value is None else str(value)
+
+
 def _row_to_action(row: sqlite3.Row | tuple[Any, ...]) -> Action:
+    """An Action from a row. A row whose JSON cannot be read becomes a damaged Action (empty
+    args, `damaged` saying why) rather than an exception: one bad row must not hide the rest."""
+    try:
+        return _row_to_action_strict(row)
+    except _Damaged as exc:
+        why = str(exc)
+    values = list(tuple(row))
+    values[_ARGS_COLUMN] = "{}"
+    # Keep whatever else of the row is readable; each JSON column on its own.
+    for index, name in _JSON_COLUMNS.items():
+        if index != _ARGS_COLUMN:
+            try:
+                _column_json(name, values[index])
+            except _Damaged:
+                values[index] = None
+    return replace(_row_to_action_strict(tuple(values)), damaged=why)
+
+
+# Positions in _ACTION_COLUMNS of the columns holding JSON.
+_ARGS_COLUMN = 6
+_JSON_COLUMNS = {_ARGS_COLUMN: "args", 9: "details", 19: "result", 21: "proposed args"}
+
+
+def _row_to_action_strict(row: sqlite3.Row | tuple[Any, ...]) -> Action:
     (
         token,
         kind,
@@ -427,7 +485,7 @@ def _row_to_action(row: sqlite3.Row | tuple[Any, ...]) -> Action:
         tool=tool,
         version=version,
         source_sha256=source_sha256,
-        args=json.loads(args_json),
+        args=_column_json("args", args_json, want_object=True),
         args_sha256=args_hash,
         reason=reason,
         status=status,
@@ -436,14 +494,14 @@ def _row_to_action(row: sqlite3.Row | tuple[Any, ...]) -> Action:
         decided_at=decided_at,
         decided_by=decided_by,
         note=note,
-        result=_loads(result_json),
-        details=_loads(details_json),
+        result=_column_json("result", result_json),
+        details=_column_json("details", details_json),
         tool_path=tool_path,
         claimed_at=claimed_at,
         claimed_by=claimed_by,
         finished_at=finished_at,
         upstream_token=upstream_token,
-        proposed_args=_loads(proposed_args_json),
+        proposed_args=_column_json("proposed args", proposed_args_json),
         grant_id=grant_id,
     )
 
@@ -1027,7 +1085,7 @@ class Store:
             sql = f"SELECT * FROM ({sql.replace(' ORDER BY e.id', ' ORDER BY e.id DESC')} LIMIT ?) ORDER BY 1"
             params.append(int(limit))
         return [
-            Event(id=r[0], token=r[1], at=r[2], actor=r[3], event=r[4], detail=json.loads(r[5]))
+            Event(id=r[0], token=r[1], at=r[2], actor=r[3], event=r[4], detail=_event_detail(r[5]))
             for r in self._read(sql, params)
         ]
 
@@ -1060,6 +1118,8 @@ class Store:
             if found is None:
                 return Decision(False, None, "unknown token", "unknown_token")
             proposed = found[1]
+            if proposed.damaged and proposed.status == "pending":  # under the write lock
+                return _refuse_damaged(proposed, "approved")
             edited: tuple[str, str] | None = None
             if args is not None and canonical_json(args) != canonical_json(proposed.args):
                 if proposed.upstream_token is not None:
@@ -1164,6 +1224,9 @@ class Store:
         now = self._now()
         at = now_iso(now)
         with self._write() as conn:
+            damaged = self._select_action(conn, token)  # under the write lock: no race
+            if damaged is not None and damaged[1].damaged and damaged[1].status == "approved":
+                return _refuse_damaged(damaged[1], "run")
             found = conn.execute(
                 f"SELECT id, {_ACTION_COLUMNS} FROM actions WHERE token = ?", (token,)
             ).fetchone()
@@ -1328,6 +1391,23 @@ class Store:
             (cutoff, RECENT_OUTPUTS),
         )
         return [(r[0], r[1]) for r in rows]
+
+
+def _event_detail(text: Any) -> dict[str, Any]:
+    try:
+        value = _column_json("event details", text)
+    except _Damaged as exc:
+        return {"damaged": str(exc)}
+    return value if isinstance(value, dict) else {"value": value}
+
+
+def _refuse_damaged(action: Action, verb: str) -> Decision:
+    return Decision(
+        False,
+        action,
+        f"{action.damaged}: it cannot be {verb}; reject it, then ask for the call again",
+        "damaged",
+    )
 
 
 def _not_pending_why(action: Action) -> str:

@@ -10,8 +10,11 @@ endings survive byte for byte: `ToolFile.text` is always exactly what was read.
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +31,9 @@ MARKER = "# ---"
 BOM = "\ufeff"
 # Bigger frontmatter than this is refused before YAML sees it: no real manifest comes close.
 MAX_FRONTMATTER_BYTES = 1 << 20
+# Bigger files than this are refused before they are read: a FIFO or /dev/zero never ends, and
+# a tool file is a few kilobytes (the runtime's own files stay far below).
+MAX_TOOL_FILE_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -252,10 +258,64 @@ def parse_bytes(raw: bytes, path: str | None = None) -> ToolFile:
     return parse(text, path=path, bom=bom)
 
 
+class NotAToolFile(OSError):
+    """A path that is not a regular file (a FIFO, a device, a folder) or is far too big: refused
+    by its type and size before any byte is read. An OSError, so every caller that already
+    reports unreadable files (`exc.strerror`) reports these in the same one line."""
+
+
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _kind(mode: int) -> str:
+    for test, name in _FILE_KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_bytes(path: str | os.PathLike[str], *, limit: int = MAX_TOOL_FILE_BYTES) -> bytes:
+    """A tool file's bytes, refusing anything that is not a regular file of sane size.
+
+    The file is opened non-blocking (opening a FIFO with no writer would wait forever) and its
+    type is taken from the open descriptor (fstat), so a symlink swapped for a device between a
+    check and the read cannot slip through. Raises OSError (NotAToolFile for type and size).
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotAToolFile(errno.EINVAL, f"{_kind(st.st_mode)}, not a tool file", str(path))
+        if st.st_size > limit:
+            raise NotAToolFile(
+                errno.EFBIG, f"{st.st_size >> 20} MiB is too big for a tool file", str(path)
+            )
+        chunks: list[bytes] = []
+        size = 0
+        while True:  # a file that grows while read (or lies about its size) still stops
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > limit:
+                raise NotAToolFile(
+                    errno.EFBIG, f"more than {limit >> 20} MiB is too big for a tool file", str(path)
+                )
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def read(path: str) -> ToolFile:
     """Read and parse a file (OSError propagates: callers report unreadable paths)."""
-    with open(path, "rb") as fh:
-        return parse_bytes(fh.read(), path=path)
+    return parse_bytes(read_bytes(path), path=path)
 
 
 def parse(text: str, path: str | None = None, *, bom: bool = False) -> ToolFile:
@@ -339,6 +399,8 @@ def parse(text: str, path: str | None = None, *, bom: bool = False) -> ToolFile:
         tf.problems.append(ParseProblem("PT002", f"invalid YAML in the frontmatter: {exc.message}", span))
         return tf
     tf.data, tf.nodes, tf.anchors = loaded.data, loaded.nodes, loaded.anchors
+    for start, end, raw in loaded.out_of_range:
+        tf.problems.append(_out_of_range_problem(tf, start, end, raw))
     if tf.data is None:
         tf.data = {}
     if not isinstance(tf.data, dict):
@@ -352,6 +414,27 @@ def parse(text: str, path: str | None = None, *, bom: bool = False) -> ToolFile:
         tf.data = None
         return tf
     return tf
+
+
+def _out_of_range_problem(tf: ToolFile, start: Pos, end: Pos, raw: str) -> ParseProblem:
+    line, col = tf.yaml_pos_to_file(start)
+    end_line, end_col = tf.yaml_pos_to_file(end)
+    if end_line != line:
+        end_line, end_col = line, col + 1
+    digits = sum(c.isdigit() for c in raw)
+    shown = raw if len(raw) <= 24 else f"{raw[:12]}\u2026{raw[-6:]}"
+    if any(c in raw for c in ".eE"):
+        why = "is beyond the largest number a reader can hold (about 1.8e308): readers make it infinity"
+    else:
+        why = (
+            f"has {digits} digits: no reader holds it exactly (Python stops at "
+            f"{yamlio.MAX_INT_DIGITS} digits, JSON readers round it)"
+        )
+    return ParseProblem(
+        "PT022",
+        f"the number {shown} {why}: quote it as a string or write a smaller number",
+        Span(line, col, end_line, max(end_col, col + 1)),
+    )
 
 
 # --- writing -------------------------------------------------------------------------------
@@ -451,14 +534,24 @@ def yaml_comment_lines(tf: ToolFile) -> list[int]:
     return found
 
 
+class NotExact(ValueError):
+    """Rewriting the frontmatter would change a value (the message says which and how)."""
+
+
 def format_text(tf: ToolFile) -> str | None:
-    """The file with canonical frontmatter, or None when its frontmatter cannot be read."""
-    if tf.data is None or any(p.code in ("PT001", "PT002", "PT003") for p in tf.problems):
+    """The file with canonical frontmatter, or None when its frontmatter cannot be read (or
+    holds a value no reader reads exactly: the problems say where).
+
+    Raises NotExact when the rewritten frontmatter would not read back as the same data: fmt
+    must never change what a manifest means, whatever the writer does with odd values."""
+    if tf.data is None or tf.problems:
         return None
     # Numbers are written as the runtime's writer writes them (`1.50` as `1.5`), except where
     # the field must be a string: there a number is an error whose fix quotes the digits as
     # written, so `python_version: 3.10` must not turn into `3.1` first.
-    return with_frontmatter(tf, _raw_only_in_strings(yamlio.keep_number_text(tf.data, tf.nodes)))
+    new = with_frontmatter(tf, _raw_only_in_strings(yamlio.keep_number_text(tf.data, tf.nodes)))
+    check_exact(tf, new)
+    return new
 
 
 # Fields whose value must be a string (by path, `[]` for any list index).
@@ -481,6 +574,44 @@ def _raw_only_in_strings(data: Any, path: tuple[str, ...] = ()) -> Any:
     if isinstance(data, yamlio.RawFloat | yamlio.RawInt) and path not in _STRING_FIELDS:
         return float(data) if isinstance(data, float) else int(data)
     return data
+
+
+def check_exact(tf: ToolFile, new_text: str) -> None:
+    """Raise NotExact unless `new_text`'s manifest reads back as exactly `tf`'s data (the same
+    values of the same types: `1` and `1.0` and `true` differ)."""
+    again = parse(new_text)
+    if again.problems or again.data is None:
+        first = again.problems[0].message if again.problems else "the frontmatter cannot be read"
+        raise NotExact(f"the rewritten frontmatter would not read back ({first})")
+    where = _first_difference(tf.data, again.data)
+    if where is not None:
+        label = ".".join(str(p) for p in where) or "the manifest"
+        raise NotExact(f"`{label}` cannot be written back exactly")
+
+
+def _first_difference(a: Any, b: Any, path: Path = ()) -> Path | None:
+    if type(a) is not type(b) and not (isinstance(a, str) and isinstance(b, str)):
+        return path
+    if isinstance(a, dict):
+        if a.keys() != b.keys():  # the order may change (canonical order), the keys may not
+            return path
+        for key in a:
+            found = _first_difference(a[key], b[key], (*path, key))
+            if found is not None:
+                return found
+        return None
+    if isinstance(a, list):
+        if len(a) != len(b):
+            return path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            found = _first_difference(x, y, (*path, i))
+            if found is not None:
+                return found
+        return None
+    if isinstance(a, float) and a != a and b != b:  # NaN is not equal to itself
+        return None
+    return None if a == b else path
+
 
 
 def set_field(data: dict[str, Any], path: Path, value: Any) -> dict[str, Any]:

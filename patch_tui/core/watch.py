@@ -59,9 +59,11 @@ def _key(path: str | os.PathLike[str]) -> Path:
 
 def file_sha256(path: str | os.PathLike[str]) -> str | None:
     """The sha256 of a file's bytes, or None when it is missing or cannot be read right now."""
+    from patch_tui.core.toolfile import read_bytes
+
     try:
-        with open(path, "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()
+        # A tool swapped for a FIFO or /dev/zero must not hang or fill memory.
+        return hashlib.sha256(read_bytes(path)).hexdigest()
     except OSError:
         return None
 

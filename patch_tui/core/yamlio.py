@@ -88,10 +88,29 @@ class Loaded:
     # Where anchors (`&name`) and aliases (`*name`) sit: the runtime's js-yaml reads them, so we
     # do too; lint warns because other readers may not.
     anchors: list[Pos] = field(default_factory=list)
+    # Where a plain number out of every reader's range was written (see OutOfRange).
+    out_of_range: list[tuple[Pos, Pos, str]] = field(default_factory=list)
 
 
 def _pos(mark: Any) -> Pos:
     return Pos(mark.line, mark.column)
+
+
+# Python refuses to convert decimal integers longer than this from text
+# (sys.get_int_max_str_digits, CVE-2020-10735), and to write longer ones back.
+MAX_INT_DIGITS = 4300
+_MAX_INT_BITS = int(MAX_INT_DIGITS * 3.3219)  # the same bound for 0x / 0o / 0b spellings
+_INFINITIES = (float("inf"), float("-inf"))
+
+
+class OutOfRange(str):
+    """A plain number no reader can hold exactly: an integer of more than MAX_INT_DIGITS digits
+    (Python refuses to read or write it, JavaScript rounds it), or a finite spelling beyond a
+    double's range (`1e400`, which readers turn into infinity). It is kept as the text written,
+    so nothing fails on it and writing it back is exact; `load` reports where each one is
+    (`Loaded.out_of_range`) and lint makes that a PT022 error."""
+
+    __slots__ = ()
 
 
 _WORDS: dict[str, Any] = {
@@ -112,10 +131,22 @@ def resolve_plain(text: str) -> Any:
         return None
     first = text[0]
     if first in _NUMBER_START:
-        return construct_plain(text)
+        try:
+            value = construct_plain(text)
+        except ValueError:  # more digits than Python converts
+            return OutOfRange(text)
+        kind = type(value)
+        if kind is int and value.bit_length() > _MAX_INT_BITS:
+            return OutOfRange(text)
+        if kind is float and value in _INFINITIES and "inf" not in text.lower():
+            return OutOfRange(text)  # `1e400`: only `.inf` means infinity
+        return value
     if len(text) <= 5:
         return _WORDS.get(text, text)
     return text
+
+
+_INFINITIES = (float("inf"), float("-inf"))
 
 
 _ScalarEvent = yaml.ScalarEvent
@@ -147,6 +178,7 @@ def load(text: str) -> Loaded:
     too deep nesting, or more than one document.
     """
     nodes: dict[Path, Node] = {}
+    out_of_range: list[tuple[Pos, Pos, str]] = []
     # Each frame: [container, path, pending_key(str|None), key_start, key_end, start_mark,
     #              anchor, expanded size]
     stack: list[list[Any]] = []
@@ -178,6 +210,8 @@ def load(text: str) -> Loaded:
                 if not event.style:
                     value: Any = resolve_plain(raw)
                     plain = True
+                    if type(value) is OutOfRange:
+                        out_of_range.append((start, end, raw))
                 else:
                     value = raw
                     plain = False
@@ -276,8 +310,8 @@ def load(text: str) -> Loaded:
     except RecursionError:
         raise YamlError(f"nesting deeper than {MAX_DEPTH} levels") from None
     if not have_result:
-        return Loaded(None, nodes, anchor_marks)
-    return Loaded(result, nodes, anchor_marks)
+        return Loaded(None, nodes, anchor_marks, out_of_range)
+    return Loaded(result, nodes, anchor_marks, out_of_range)
 
 
 def _child_path(stack: list[list[Any]]) -> Path:
@@ -349,6 +383,17 @@ def _raw_number_representer(dumper: yaml.SafeDumper, value: RawFloat | RawInt) -
 
 _Dumper.add_representer(RawFloat, _raw_number_representer)
 _Dumper.add_representer(RawInt, _raw_number_representer)
+
+
+def _out_of_range_representer(dumper: yaml.SafeDumper, value: OutOfRange) -> yaml.ScalarNode:
+    # Written back as it was read, so rewriting a frontmatter (a rename, a form edit) never
+    # turns `1e400` into `.inf` or a huge integer into a string.
+    number = any(c in value for c in ".eE")
+    tag = "tag:yaml.org,2002:float" if number else "tag:yaml.org,2002:int"
+    return dumper.represent_scalar(tag, str(value))
+
+
+_Dumper.add_representer(OutOfRange, _out_of_range_representer)
 
 
 def _yaml11_number(text: str) -> Any:

@@ -447,9 +447,20 @@ class InboxScreen(Screen[None]):
         statics["reason"].update(self._reason_content(action, report))
         self.view = json_view(action.args, expanded=self.expanded)
         report.add(self.view.report)
-        statics["args"].update(
-            Content.assemble(_label("args (canonical JSON, sorted keys)\n"), self.view.content)
-        )
+        if action.damaged:
+            # The stored row cannot be read: say so instead of showing `{}` as its args.
+            statics["args"].update(
+                Content.assemble(
+                    _label("args\n"),
+                    Content.styled("DAMAGED: ", "bold $text-error"),
+                    safe_line(action.damaged),
+                    "\nIt can only be rejected (r).",
+                )
+            )
+        else:
+            statics["args"].update(
+                Content.assemble(_label("args (canonical JSON, sorted keys)\n"), self.view.content)
+            )
         result = self._result_content(action, report)
         statics["result"].update(result)
         statics["result"].display = bool(result)
@@ -663,7 +674,9 @@ class InboxScreen(Screen[None]):
             self.detail.border_subtitle = "tool file changed: approve disabled · r reject"
             return
         missing: list[str] = []
-        if self.view is not None and self.view.collapsed:
+        if action.damaged:
+            missing.append("nothing: its stored args are damaged, so it can only be rejected (r)")
+        elif self.view is not None and self.view.collapsed:
             n = len(self.view.collapsed)
             missing.append(f"expand {n} collapsed value{'s' if n != 1 else ''} (e)")
         if not self.seen_end:

@@ -90,7 +90,7 @@ PENDING_COLUMNS: list[Column] = [
     ("kind", 13, lambda a, now: a.kind),
     ("age", 7, lambda a, now: human_duration(now - _ts(a.created_at))),
     ("expires", 8, lambda a, now: human_duration(_ts(a.expires_at) - now)),
-    ("args", 0, lambda a, now: args_summary(a.args)),
+    ("args", 0, lambda a, now: f"DAMAGED: {a.damaged}" if a.damaged else args_summary(a.args)),
 ]
 HISTORY_COLUMNS: list[Column] = [
     ("status", 11, lambda a, now: _status(a)),
