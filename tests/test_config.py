@@ -72,7 +72,9 @@ FILES = [
     ('watch_tools = "false"\n', False),
     ("watch_tools = 0\n", False),
     ("max_repairs = 5\nconfirm_ttl = 60\n", True),
-    ("confirm_ttl = -1\n", True),
+    ("confirm_ttl = -1\n", False),  # out of range: the validated reader words the error
+    ("confirm_ttl = 2592001\n", False),
+    ("serve_max_args_bytes = 4096\n", True),
     ('max_repairs = "5"\n', False),
     ("max_repairs = true\n", False),
     ("max_repairs = 2.0\n", False),

@@ -40,11 +40,12 @@ def _out(value: Any) -> None:
 
 def _settings_ttl() -> float | None:
     from patch_tui.core.config import ConfigError, load_settings
+    from patch_tui.core.store import DEFAULT_TTL
 
     try:
         return float(load_settings().confirm_ttl)
     except ConfigError as exc:
-        _err(str(exc))
+        _err(f"{exc} (using the default confirm_ttl, {DEFAULT_TTL} s)")
         return None
 
 

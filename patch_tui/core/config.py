@@ -31,6 +31,19 @@ if TYPE_CHECKING:
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 
+# Every numeric setting's allowed range, inclusive (one home: settings.py's fields take their
+# bounds from here, and start_settings() hands a value outside them to the validated reader).
+RANGES: dict[str, tuple[int, int]] = {
+    "max_repairs": (0, 10),
+    "confirm_ttl": (1, 30 * 24 * 3600),  # seconds: up to 30 days
+    "serve_max_args_bytes": (1024, 64 << 20),
+}
+
+# Config and theme files are tiny and flat; tomllib recurses once per nested array or inline
+# table, so deeper text is refused before it is parsed (a RecursionError otherwise).
+MAX_TOML_DEPTH = 32
+MAX_TOML_BYTES = 1 << 20
+
 
 def __getattr__(name: str) -> Any:
     # `from patch_tui.core.config import Settings` keeps working; pydantic loads only then.
@@ -46,15 +59,119 @@ class ConfigError(Exception):
 
 
 def load_settings(**overrides: Any) -> Settings:
-    """Settings from env and the config file. A broken file raises ConfigError, not a traceback."""
+    """Settings from env and the config file. A broken file or a bad value raises ConfigError
+    with one line naming the variable (or the file and key) and what is allowed."""
+    from pydantic import ValidationError
+
     from patch_tui.core.settings import Settings
 
     try:
         return Settings(**overrides)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{paths.config_file()}: not valid TOML: {exc}") from None
-    except ValueError as exc:  # pydantic's ValidationError is a ValueError
-        raise ConfigError(f"{paths.config_file()}: {exc}") from None
+    except ValidationError as exc:
+        raise ConfigError(describe_settings_error(exc)) from None
+    except OSError as exc:
+        raise ConfigError(f"{paths.config_file()}: cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ConfigError(f"{paths.config_file()}: {str(exc).splitlines()[0]}") from None
+
+
+def _env_name(field_name: str) -> str | None:
+    """The environment variable that set a field, as spelled in the environment, if any."""
+    wanted = _ENV_PREFIX + field_name
+    return next((key for key in os.environ if key.lower() == wanted), None)
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)[:60]
+    text = text if len(text) <= 40 else text[:37] + "..."
+    return json.dumps(text)[1:-1]  # control characters escaped: the line stays one line
+
+
+def describe_settings_error(exc: Any) -> str:
+    """A pydantic ValidationError of Settings in one line: where each bad value came from (the
+    env variable, or the config file and key) and what the setting allows."""
+    parts = []
+    for err in exc.errors():
+        name = str(err["loc"][0]) if err["loc"] else "?"
+        env = _env_name(name)
+        where = f"{env}={_short(os.environ[env])}" if env else f"{paths.config_file()}: {name} = {_short(err.get('input'))}"
+        if name in RANGES:
+            low, high = RANGES[name]
+            what = f"must be a whole number from {low} to {high}"
+        else:
+            what = str(err["msg"]).removeprefix("Value error, ")
+        parts.append(f"{where}: {what}")
+    return "; ".join(parts)
+
+
+def _too_deep(text: str, limit: int) -> bool:
+    """Whether arrays or inline tables nest deeper than `limit` (brackets inside strings and
+    comments do not count). A cheap scan: tomllib does the real parsing afterwards."""
+    depth = 0
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "#":
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        if c == '"' or c == "'":
+            quote = c * 3 if text.startswith(c * 3, i) else c
+            j = i + len(quote)
+            while j < n and not text.startswith(quote, j):
+                if c == '"' and text[j] == "\\":
+                    j += 1
+                elif len(quote) == 1 and text[j] == "\n":
+                    break
+                j += 1
+            i = j + len(quote)
+            continue
+        if c == "[" or c == "{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif (c == "]" or c == "}") and depth:
+            depth -= 1
+        i += 1
+    return False
+
+
+def _data_depth(value: Any) -> int:
+    """How deep tables and arrays nest in parsed data (dotted keys nest without brackets)."""
+    deepest = 0
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth + 1)
+            if deepest > MAX_TOML_DEPTH:
+                break
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def loads_toml(text: str) -> dict[str, Any]:
+    """tomllib.loads with a nesting limit. Too deep is a TOMLDecodeError, which every caller
+    already reports in one line (never a RecursionError)."""
+    if _too_deep(text, MAX_TOML_DEPTH):
+        raise tomllib.TOMLDecodeError(f"nested deeper than {MAX_TOML_DEPTH} levels")
+    try:
+        data = tomllib.loads(text)
+    except RecursionError:  # should the scan ever miss a way to nest
+        raise tomllib.TOMLDecodeError(f"nested deeper than {MAX_TOML_DEPTH} levels") from None
+    if _data_depth(data) > MAX_TOML_DEPTH:
+        raise tomllib.TOMLDecodeError(f"nested deeper than {MAX_TOML_DEPTH} levels")
+    return data
+
+
+def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A TOML file read by type and size first (a FIFO or /dev/zero is refused, see
+    core/files.py), then `loads_toml`. Raises OSError, UnicodeDecodeError, TOMLDecodeError."""
+    from patch_tui.core.files import read_bytes
+
+    return loads_toml(read_bytes(path, limit=MAX_TOML_BYTES).decode("utf-8"))
 
 
 # -- start-up settings, without pydantic ------------------------------------------------------
@@ -107,6 +224,7 @@ _KINDS: dict[str, str] = {
     "alert_bell": "bool",
     "alert_osc": "bool",
     "alert_notify_send": "bool",
+    "serve_max_args_bytes": "int",
 }
 _ENV_PREFIX = "patch_tui_"  # pydantic-settings matches env names without regard to case
 # pydantic's spellings of a boolean in text (any case; no spaces).
@@ -136,8 +254,7 @@ def _read_plainly() -> dict[str, Any]:
     from_file: dict[str, Any] = {}
     path = paths.config_file().expanduser()  # what pydantic-settings' TOML source opens
     if path.is_file():
-        with path.open("rb") as fh:
-            data = tomllib.load(fh)
+        data = read_toml(path)
         for key, value in data.items():
             name = key.lower()
             if name not in _KINDS:
@@ -145,6 +262,8 @@ def _read_plainly() -> dict[str, Any]:
             if key != name:
                 raise _Unsure(key)  # matched regardless of case; which wins is pydantic's call
             from_file[name] = _file_value(_KINDS[name], value)
+            if _KINDS[name] == "int":
+                _in_range(name, from_file[name])
     from_env: dict[str, Any] = {}
     for key, text in os.environ.items():
         lowered = key.lower()
@@ -154,6 +273,8 @@ def _read_plainly() -> dict[str, Any]:
         if name in from_env:
             raise _Unsure(key)  # two spellings of one name
         from_env[name] = _env_value(_KINDS[name], text)
+        if _KINDS[name] == "int":
+            _in_range(name, from_env[name])
     values = {**from_file, **from_env}
     if "keymap" in from_file and "keymap" in from_env:
         values["keymap"] = {**from_file["keymap"], **from_env["keymap"]}  # sources deep-merge
@@ -171,6 +292,13 @@ def _keymap(value: Any) -> dict[str, str]:
     if type(value) is not dict:
         raise _Unsure(value)
     return {_text(k): _text(v) for k, v in value.items()}
+
+
+def _in_range(name: str, value: int) -> int:
+    low, high = RANGES.get(name, (-(2**63), 2**63))
+    if not low <= value <= high:
+        raise _Unsure(value)  # the validated reader words the error
+    return value
 
 
 def _file_value(kind: str, value: Any) -> Any:
@@ -222,7 +350,7 @@ def save_setting(key: str, value: Any) -> Path:
     current: dict[str, Any] = {}
     if path.exists():
         try:
-            current = tomllib.loads(path.read_text(encoding="utf-8"))
+            current = read_toml(path)
         except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path}: cannot update the config file: {exc}") from None
     current[key] = value

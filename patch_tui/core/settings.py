@@ -7,6 +7,9 @@ only four settings (`config.start_settings()` reads those without them).
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 from pydantic import Field
 from pydantic_settings import (
     BaseSettings,
@@ -16,7 +19,19 @@ from pydantic_settings import (
 )
 
 from patch_tui.core import paths
-from patch_tui.core.config import DEFAULT_MODEL
+from patch_tui.core.config import DEFAULT_MODEL, RANGES, read_toml
+
+
+def _bounded(name: str, default: int) -> Any:
+    low, high = RANGES[name]
+    return Field(default=default, ge=low, le=high, strict=False)
+
+
+class _TomlSource(TomlConfigSettingsSource):
+    """The config file read by type, size and nesting depth first (config.read_toml)."""
+
+    def _read_file(self, file_path: Path) -> dict[str, Any]:  # type: ignore[override]
+        return read_toml(file_path)
 
 
 class Settings(BaseSettings):
@@ -37,10 +52,10 @@ class Settings(BaseSettings):
     anthropic_api_key: str | None = Field(default=None, repr=False)
     """An API key for Claude, used when ANTHROPIC_API_KEY is not set."""
 
-    max_repairs: int = 2
+    max_repairs: int = _bounded("max_repairs", 2)
     """How many times the generator sends lint errors back to the model for a fix."""
 
-    confirm_ttl: int = 300
+    confirm_ttl: int = _bounded("confirm_ttl", 300)
     """Seconds a pending confirmation stays approvable before it expires."""
 
     confirm_wait: int = 50
@@ -79,6 +94,9 @@ class Settings(BaseSettings):
     alert_notify_send: bool = True
     """Send a desktop notification with `notify-send` when an action arrives, if it is installed."""
 
+    serve_max_args_bytes: int = _bounded("serve_max_args_bytes", 1 << 20)
+    """The largest arguments (JSON, in bytes) `patch-tui serve` accepts for one tool call."""
+
     @classmethod
     def settings_customise_sources(
         cls,
@@ -91,5 +109,5 @@ class Settings(BaseSettings):
         return (
             init_settings,
             env_settings,
-            TomlConfigSettingsSource(settings_cls, toml_file=paths.config_file()),
+            _TomlSource(settings_cls, toml_file=paths.config_file()),
         )

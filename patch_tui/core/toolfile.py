@@ -10,15 +10,13 @@ endings survive byte for byte: `ToolFile.text` is always exactly what was read.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from patch_tui.core import yamlio
+from patch_tui.core import files, yamlio
 from patch_tui.core.fields import FIELD_ORDER
 from patch_tui.core.yamlio import Node, Path, Pos
 
@@ -31,9 +29,8 @@ MARKER = "# ---"
 BOM = "\ufeff"
 # Bigger frontmatter than this is refused before YAML sees it: no real manifest comes close.
 MAX_FRONTMATTER_BYTES = 1 << 20
-# Bigger files than this are refused before they are read: a FIFO or /dev/zero never ends, and
-# a tool file is a few kilobytes (the runtime's own files stay far below).
-MAX_TOOL_FILE_BYTES = 64 << 20
+# Bigger files than this are refused before they are read: a tool file is a few kilobytes.
+MAX_TOOL_FILE_BYTES = files.MAX_FILE_BYTES
 
 
 @dataclass(frozen=True)
@@ -258,59 +255,10 @@ def parse_bytes(raw: bytes, path: str | None = None) -> ToolFile:
     return parse(text, path=path, bom=bom)
 
 
-class NotAToolFile(OSError):
-    """A path that is not a regular file (a FIFO, a device, a folder) or is far too big: refused
-    by its type and size before any byte is read. An OSError, so every caller that already
-    reports unreadable files (`exc.strerror`) reports these in the same one line."""
-
-
-_FILE_KINDS = (
-    (stat.S_ISDIR, "a folder"),
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def _kind(mode: int) -> str:
-    for test, name in _FILE_KINDS:
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
-def read_bytes(path: str | os.PathLike[str], *, limit: int = MAX_TOOL_FILE_BYTES) -> bytes:
-    """A tool file's bytes, refusing anything that is not a regular file of sane size.
-
-    The file is opened non-blocking (opening a FIFO with no writer would wait forever) and its
-    type is taken from the open descriptor (fstat), so a symlink swapped for a device between a
-    check and the read cannot slip through. Raises OSError (NotAToolFile for type and size).
-    """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotAToolFile(errno.EINVAL, f"{_kind(st.st_mode)}, not a tool file", str(path))
-        if st.st_size > limit:
-            raise NotAToolFile(
-                errno.EFBIG, f"{st.st_size >> 20} MiB is too big for a tool file", str(path)
-            )
-        chunks: list[bytes] = []
-        size = 0
-        while True:  # a file that grows while read (or lies about its size) still stops
-            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-            if size > limit:
-                raise NotAToolFile(
-                    errno.EFBIG, f"more than {limit >> 20} MiB is too big for a tool file", str(path)
-                )
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    """A tool file's bytes; FIFOs, devices, folders and huge files are refused by type and size
+    before anything is read (OSError, see core/files.py)."""
+    return files.read_bytes(path, limit=MAX_TOOL_FILE_BYTES)
 
 
 def read(path: str) -> ToolFile:

@@ -104,8 +104,12 @@ class ThemeError(Exception):
 
 def load_theme_file(path: Path) -> Theme:
     """Read and validate one theme file. Raises ThemeError with a one-line reason."""
+    from patch_tui.core.config import read_toml
+
     try:
-        data: dict[str, Any] = tomllib.loads(path.read_text(encoding="utf-8"))
+        # By type, size and nesting depth first: a FIFO, /dev/zero or `[[[[…]]]]` saved as a
+        # theme is one line in the notification, never a hang or a RecursionError.
+        data: dict[str, Any] = read_toml(path)
     except OSError as exc:
         raise ThemeError(f"{path}: cannot read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
