@@ -312,11 +312,19 @@ def run_serve(args: argparse.Namespace) -> int:
     if not (args.timeout > 0):
         _err("--timeout must be a positive number of seconds")
         return EXIT_USAGE
+    from patch_tui.core.config import ConfigError, load_settings
+    from patch_tui.core.serve import DEFAULT_MAX_ARGS_BYTES
+
     ttl = _settings_ttl()
+    try:
+        max_args = load_settings().serve_max_args_bytes
+    except ConfigError:
+        max_args = DEFAULT_MAX_ARGS_BYTES  # _settings_ttl said what is wrong, once
     return serve(
         paths.default_toolbox(getattr(args, "toolbox", None)),
         paths.default_store(getattr(args, "store", None)),
         timeout=args.timeout,
         allow_install=not args.no_install,
         ttl=ttl,
+        max_args_bytes=max_args,
     )

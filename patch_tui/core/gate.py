@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from patch_tui.core import edits, grants, sandbox, toolfile
+from patch_tui.core.fields import JSON_PY_TYPES, fits_json_type, json_type
 from patch_tui.core.manifest import Manifest
 from patch_tui.core.runner import DEFAULT_TIMEOUT, Isolation, RunResult, run_bytes, run_source
 from patch_tui.core.store import Action, Store, args_sha256
@@ -145,7 +146,40 @@ def check_args(args: Any, manifest: Manifest) -> str | None:
     ]
     if missing:
         return f"{manifest.name} needs the input {missing[0]!r}"
+    for inp in manifest.inputs:
+        if inp.name in args:
+            items = (inp.items.type if inp.items else "string") if inp.type == "array" else None
+            wrong = _type_problem(args[inp.name], inp.type, items)
+            if wrong:
+                return f"{manifest.name}: the input {inp.name!r} {wrong}"
     return None
+
+
+def _fits(value: Any, type_: str) -> bool:
+    # As JSON Schema reads types: a bool is never a number, and 5.0 is an integer.
+    if type_ == "integer" and isinstance(value, float) and not isinstance(value, bool):
+        return value.is_integer()
+    return fits_json_type(value, type_)
+
+
+def _type_problem(value: Any, type_: str, items: str | None) -> str | None:
+    """What is wrong with an argument's type against the tool's input schema, or None: the
+    same check for every caller (serve, run, the TUI's try-it), before anything is held or run."""
+    if type_ not in JSON_PY_TYPES:
+        return None  # lint reports an unknown input type; the runtime passes such values on
+    if not _fits(value, type_):
+        return f"must be {_a(type_)}, not {_a(json_type(value))}"
+    if items is not None and items in JSON_PY_TYPES:
+        for index, item in enumerate(value):
+            if not _fits(item, items):
+                return f"must be an array of {items}s: item {index} is {_a(json_type(item))}"
+    return None
+
+
+def _a(type_: str) -> str:
+    return {"integer": "an integer", "array": "an array", "object": "an object", "null": "null"}.get(
+        type_, f"a {type_}"
+    )
 
 
 def confirmation_payload(

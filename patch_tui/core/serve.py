@@ -18,7 +18,13 @@ Patch toolbox (`tools/` + `index.json`), index.json is kept in sync with the fil
 truth.
 
 Everything that blocks (the store, running a tool) runs in a worker thread, so one slow tool
-never stalls the protocol loop. mcp and watchfiles are imported inside the functions that need
+never stalls the protocol loop. Tool calls have their own pool of threads and tools/list its own,
+so any number of long calls never delays tools/list or ping (the SDK answers ping itself).
+
+Hostile clients: a line that is not JSON gets the JSON-RPC parse error (-32700), JSON that is not
+a JSON-RPC message gets invalid request (-32600), and serving goes on. Arguments are checked
+against the tool's input schema before anything is held or run (gate.check_args) and bigger
+arguments than `serve_max_args_bytes` are refused, never stored. mcp and watchfiles are imported inside the functions that need
 them; Textual is never imported.
 """
 
@@ -27,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -56,6 +63,9 @@ META_NAMES = (
     "patch_replay",
     "patch_compose",
 )
+# Tool calls in flight at once (each waits on a process or a person); more wait their turn.
+CALL_THREADS = 64
+DEFAULT_MAX_ARGS_BYTES = 1 << 20
 
 
 def log(message: str) -> None:
@@ -266,11 +276,15 @@ class PatchServer:
         timeout: float,
         allow_install: bool,
         confirm_wait: float = 0.0,
+        max_args_bytes: int = DEFAULT_MAX_ARGS_BYTES,
     ) -> None:
         self.toolbox = toolbox
         self.store = store
         # How long patch_confirm_action waits for a person's decision (core.confirm_wait).
         self.confirm_wait = confirm_wait
+        self.max_args_bytes = max_args_bytes
+        # Calls rescan from their threads while tools/list rescans from its own.
+        self._scan_lock = threading.Lock()
         from patch_tui.core.sandbox import serve_workspace
 
         self.gate = Gate(
@@ -288,12 +302,13 @@ class PatchServer:
 
     def rescan(self) -> bool:
         """Re-read the folder; True when what tools/list shows changed."""
-        self.entries = self.catalog.scan()
-        sync_index(self.toolbox, self.entries)
-        listing = _listing_key(self.entries)
-        changed = listing != self.listing
-        self.listing = listing
-        return changed
+        with self._scan_lock:
+            self.entries = self.catalog.scan()
+            sync_index(self.toolbox, self.entries)
+            listing = _listing_key(self.entries)
+            changed = listing != self.listing
+            self.listing = listing
+            return changed
 
     def remember(self, session: Any) -> None:
         # Each request gets its own ServerSession over the one stdio connection; notifications
@@ -304,6 +319,16 @@ class PatchServer:
 
     def call(self, name: str, args: dict[str, Any]) -> tuple[Any, bool]:
         """(payload, is_error) for tools/call."""
+        if not isinstance(args, dict):
+            return {"error": "the arguments must be a JSON object"}, True
+        size = _json_size(args, self.max_args_bytes)
+        if size > self.max_args_bytes:
+            return {
+                "error": (
+                    f"the arguments are more than {self.max_args_bytes} bytes of JSON: refused "
+                    "(the limit is the setting serve_max_args_bytes, env PATCH_TUI_SERVE_MAX_ARGS_BYTES)"
+                )
+            }, True
         if name == META_CONFIRM:
             token = args.get("confirmation_token")
             if not isinstance(token, str) or not token:
@@ -346,6 +371,16 @@ class PatchServer:
         return _answer(self.gate.call(entry.path, args))
 
 
+def _json_size(value: Any, limit: int) -> int:
+    """The size of `value` as compact JSON in bytes, counting no further than past `limit`."""
+    size = 0
+    for chunk in json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).iterencode(value):
+        size += len(chunk.encode("utf-8"))
+        if size > limit:
+            break
+    return size
+
+
 def _answer(outcome: Outcome) -> tuple[Any, bool]:
     payload = outcome.payload
     if outcome.is_error:
@@ -382,6 +417,10 @@ def build_server(state: PatchServer, watch: bool = True) -> Any:
     from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 
     bus = InMemorySubscriptionBus()
+    # Separate pools: 60 slow calls must never make tools/list wait for a thread (anyio's
+    # default pool is shared and holds 40).
+    call_threads = anyio.CapacityLimiter(CALL_THREADS)
+    list_threads = anyio.CapacityLimiter(4)
 
     async def notify_changed() -> None:
         await bus.publish(ToolsListChanged())
@@ -402,7 +441,7 @@ def build_server(state: PatchServer, watch: bool = True) -> Any:
             async for _changes in awatch(
                 folder, debounce=200, step=50, rust_timeout=250, recursive=False
             ):
-                changed = await anyio.to_thread.run_sync(state.rescan)
+                changed = await anyio.to_thread.run_sync(state.rescan, limiter=list_threads)
                 if changed:
                     await notify_changed()
         except (OSError, RuntimeError) as exc:
@@ -420,7 +459,7 @@ def build_server(state: PatchServer, watch: bool = True) -> Any:
 
     async def on_list_tools(ctx: Any, params: Any) -> Any:
         state.remember(ctx.session)
-        await anyio.to_thread.run_sync(state.rescan)
+        await anyio.to_thread.run_sync(state.rescan, limiter=list_threads)
         tools = [describe(e) for _, e in sorted(state.entries.items())]
         return types.ListToolsResult(
             tools=[
@@ -446,7 +485,9 @@ def build_server(state: PatchServer, watch: bool = True) -> Any:
                 state.store, token, wait=state.confirm_wait, report=ctx.session.report_progress
             )
         try:
-            payload, is_error = await anyio.to_thread.run_sync(state.call, params.name, args)
+            payload, is_error = await anyio.to_thread.run_sync(
+                state.call, params.name, args, limiter=call_threads
+            )
         except Exception as exc:  # a clear isError answer, never a dropped connection
             log(f"{params.name}: {type(exc).__name__}: {exc}")
             payload, is_error = {"error": type(exc).__name__, "message": str(exc)}, True
@@ -467,6 +508,49 @@ def build_server(state: PatchServer, watch: bool = True) -> Any:
     )
 
 
+def malformed_error(exc: Exception) -> tuple[Any, int, str]:
+    """(id, code, message) of the JSON-RPC error for a line the transport could not read:
+    -32700 when it is not JSON, -32600 when it is JSON but not a JSON-RPC message (with the
+    request's id when one can be read from it, else null)."""
+    errors: list[Any] = []
+    errors_of = getattr(exc, "errors", None)
+    if callable(errors_of):
+        try:
+            errors = list(errors_of())
+        except Exception:  # not a pydantic error after all
+            errors = []
+    if not errors or any(e.get("type") == "json_invalid" for e in errors):
+        return None, -32700, "Parse error: the message is not valid JSON"
+    request_id: Any = None
+    for err in errors:
+        whole = err.get("input")
+        if isinstance(whole, dict) and "id" in whole:
+            candidate = whole["id"]
+            if isinstance(candidate, str) or (
+                isinstance(candidate, int) and not isinstance(candidate, bool)
+            ):
+                request_id = candidate
+            break
+    first = errors[0]
+    where = ".".join(str(p) for p in first.get("loc", ())[1:]) or "the message"
+    return request_id, -32600, f"Invalid Request: {where}: {first.get('msg', 'not a JSON-RPC message')}"
+
+
+async def _answer_malformed(exc: Exception, write_stream: Any) -> None:
+    import anyio
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    request_id, code, message = malformed_error(exc)
+    reply = types.JSONRPCError(
+        jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message[:500])
+    )
+    try:
+        await write_stream.send(SessionMessage(reply))
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+        pass  # the connection is closing
+
+
 def serve(
     toolbox_dir: str | os.PathLike[str],
     store_path: str | os.PathLike[str],
@@ -474,6 +558,7 @@ def serve(
     timeout: float = DEFAULT_TIMEOUT,
     allow_install: bool = True,
     ttl: float | None = None,
+    max_args_bytes: int = DEFAULT_MAX_ARGS_BYTES,
 ) -> int:
     """Serve until stdin closes. Returns the exit code; problems are one line on stderr."""
     import anyio
@@ -501,17 +586,33 @@ def serve(
         timeout=timeout,
         allow_install=allow_install,
         confirm_wait=confirm_wait_setting(),
+        max_args_bytes=max_args_bytes,
     )
     log(f"serving {len(state.entries)} tools from {toolbox.root} (store: {store.path})")
     server = build_server(state)
 
     async def main() -> None:
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(
-                read_stream,
-                write_stream,
-                server.create_initialization_options(NotificationOptions(tools_changed=True)),
-            )
+            screened_send, screened = anyio.create_memory_object_stream[Any](0)
+
+            async def screen() -> None:
+                # The SDK's stdio reader hands a line it cannot read on as an exception, which
+                # its dispatcher only logs: the client would wait forever. Answer it here.
+                async with screened_send:
+                    async for item in read_stream:
+                        if isinstance(item, Exception):
+                            await _answer_malformed(item, write_stream)
+                        else:
+                            await screened_send.send(item)
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(screen)
+                await server.run(
+                    screened,
+                    write_stream,
+                    server.create_initialization_options(NotificationOptions(tools_changed=True)),
+                )
+                tg.cancel_scope.cancel()
 
     try:
         anyio.run(main)
