@@ -49,9 +49,14 @@ def expand_paths(paths: Iterable[str]) -> tuple[list[str], list[str]]:
     seen: set[str] = set()
     for raw in paths:
         p = Path(raw)
+        try:
+            is_dir, exists = p.is_dir(), p.exists()
+        except OSError as exc:  # a folder on the way cannot be searched (stat refused)
+            bad.append(f"{raw}: cannot read ({exc.strerror or exc})")
+            continue
         if raw == STDIN:
             found = [STDIN]
-        elif p.is_dir():
+        elif is_dir:
             try:
                 found = sorted(str(c) for c in p.iterdir() if c.suffix == ".py" and c.is_file())
             except OSError as exc:
@@ -59,7 +64,7 @@ def expand_paths(paths: Iterable[str]) -> tuple[list[str], list[str]]:
                 continue
             if not found:
                 _err(f"warning: no *.py files in {raw}")
-        elif p.exists():
+        elif exists:
             found = [raw]
         else:
             bad.append(f"{raw}: no such file or folder")

@@ -66,14 +66,18 @@ def _open_store(args: argparse.Namespace, label: str) -> Any:
         return None
 
 
-def _open_toolbox(args: argparse.Namespace) -> Any:
+def _open_toolbox(args: argparse.Namespace) -> tuple[Any, str | None]:
+    """(the toolbox or None, why it cannot be read or None). No toolbox at all is fine (tools
+    can be given as files); one that exists but cannot be read is said, by the caller, once."""
     from patch_tui.core import paths
-    from patch_tui.core.toolbox import Toolbox, ToolboxError
+    from patch_tui.core.toolbox import Toolbox, ToolboxError, ToolboxUnreadable
 
     try:
-        return Toolbox.open(paths.default_toolbox(getattr(args, "toolbox", None)))
+        return Toolbox.open(paths.default_toolbox(getattr(args, "toolbox", None))), None
+    except ToolboxUnreadable as exc:
+        return None, str(exc)
     except ToolboxError:
-        return None  # no toolbox: tools can still be given as files
+        return None, None
 
 
 def _report_outcome(outcome: Any, *, confirming: bool) -> int:
@@ -139,12 +143,12 @@ def run_run(args: argparse.Namespace) -> int:
     if not (args.timeout > 0):
         _err("--timeout must be a positive number of seconds")
         return EXIT_USAGE
-    toolbox = _open_toolbox(args)
+    toolbox, unreadable = _open_toolbox(args)
     try:
         path = find_tool(args.tool, toolbox)
     except GateError as exc:
-        _err(str(exc))
-        return EXIT_USAGE
+        _err(unreadable or str(exc))  # an unreadable toolbox is the reason the name is unknown
+        return EXIT_FAILED if unreadable else EXIT_USAGE
     store = _open_store(args, "cli")
     if store is None:
         return EXIT_FAILED
@@ -163,10 +167,14 @@ def run_confirm(args: argparse.Namespace) -> int:
     from patch_tui.core.gate import Gate, GateError
     from patch_tui.core.store import StoreError
 
+    toolbox, unreadable = _open_toolbox(args)
+    if unreadable:
+        _err(unreadable)  # before anything is claimed: the approval stays usable
+        return EXIT_FAILED
     store = _open_store(args, "cli")
     if store is None:
         return EXIT_FAILED
-    gate = Gate(store, toolbox=_open_toolbox(args))
+    gate = Gate(store, toolbox=toolbox)
     try:
         outcome = gate.confirm_action(args.token)
     except (GateError, StoreError) as exc:

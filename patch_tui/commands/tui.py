@@ -114,5 +114,9 @@ def run_tui(args: argparse.Namespace) -> int:
     except (FileNotFoundError, ToolboxError, ConfigError, FirstRunError) as exc:
         print(f"patch-tui: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:  # a folder on the way that cannot be read (stat refused)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"patch-tui: {where}cannot read ({exc.strerror or exc})", file=sys.stderr)
+        return 2
     app.run()
     return 0

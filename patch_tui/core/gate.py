@@ -82,10 +82,16 @@ def summarize_args(args: dict[str, Any], max_len: int = 200) -> str:
 def find_tool(ref: str, toolbox: Toolbox | None) -> Path:
     """`ref` is a tool file path, or a tool's name in the toolbox."""
     p = Path(ref).expanduser()
-    if p.is_file():
-        return p.resolve()
+    try:
+        if p.is_file():
+            return p.resolve()
+    except OSError as exc:  # a folder on the way that cannot be read
+        raise GateError(f"{ref}: cannot read ({exc.strerror or exc})") from None
     if toolbox is not None and "/" not in ref and not ref.endswith(".py"):
-        found = toolbox.find(ref)
+        try:
+            found = toolbox.find(ref)
+        except ToolboxError as exc:
+            raise GateError(str(exc)) from None
         if found is not None:
             return found.resolve()
         raise GateError(f"no tool named {ref!r} in the toolbox {toolbox.root}")
@@ -148,7 +154,8 @@ def check_args(args: Any, manifest: Manifest) -> str | None:
         return f"{manifest.name} needs the input {missing[0]!r}"
     for inp in manifest.inputs:
         if inp.name in args:
-            items = (inp.items.type if inp.items else "string") if inp.type == "array" else None
+            # Items are checked only when declared: an undeclared item type constrains nothing.
+            items = inp.items.type if inp.type == "array" and inp.items else None
             wrong = _type_problem(args[inp.name], inp.type, items)
             if wrong:
                 return f"{manifest.name}: the input {inp.name!r} {wrong}"

@@ -94,7 +94,12 @@ class ToolCatalog:
     def scan(self) -> dict[str, ToolEntry]:
         entries: dict[str, ToolEntry] = {}
         seen: set[Path] = set()
-        for path in self.toolbox.tool_paths():
+        try:
+            paths = self.toolbox.tool_paths()
+        except ToolboxError as exc:  # unreadable since start-up: say so, serve the meta tools
+            self._report(self.toolbox.tools_dir, (0, 0), str(exc))
+            return entries
+        for path in paths:
             seen.add(path)
             try:
                 st = path.stat()

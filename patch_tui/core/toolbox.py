@@ -55,6 +55,10 @@ class ToolboxError(Exception):
     """A toolbox operation cannot be done; the message says why, for a person."""
 
 
+class ToolboxUnreadable(ToolboxError):
+    """The toolbox folder exists but cannot be listed or read (permissions, not a folder)."""
+
+
 class FileChangedOnDisk(ToolboxError):
     """The file's bytes on disk are not the ones the editor loaded: saving would lose them."""
 
@@ -219,11 +223,23 @@ class Toolbox:
 
         A folder with `tools/` (and usually `index.json`) is a Patch toolbox; so is its `tools/`
         folder when the parent has `index.json`. Any other folder is a plain folder of tools.
-        Raises ToolboxError when the path does not exist.
+        Raises ToolboxError when the path does not exist, ToolboxUnreadable when it cannot be
+        read (every command that opens a toolbox then says so in one line).
         """
         p = Path(path).expanduser()
-        if not p.exists():
-            raise ToolboxError(f"{p}: no such file or folder")
+        try:
+            if not p.exists():
+                raise ToolboxError(f"{p}: no such file or folder")
+            box = cls._at(p)
+            box.tool_paths()  # a folder that cannot be listed is reported here, once
+        except OSError as exc:
+            raise ToolboxUnreadable(
+                f"{p}: cannot read the toolbox folder ({exc.strerror or exc})"
+            ) from None
+        return box
+
+    @classmethod
+    def _at(cls, p: Path) -> Toolbox:
         folder = (p if p.is_dir() else p.parent).resolve()
         if (folder / TOOLS_DIR_NAME).is_dir() and (
             (folder / INDEX_NAME).exists() or not any(folder.glob("*.py"))
@@ -254,14 +270,35 @@ class Toolbox:
     # -- reading ----------------------------------------------------------------------------
 
     def tool_paths(self) -> list[Path]:
-        """The tool files, sorted by name (hidden and temporary files left out)."""
-        if not self.tools_dir.is_dir():
-            return []
-        return sorted(
-            p
-            for p in self.tools_dir.glob("*.py")
-            if not p.name.startswith(".") and p.name not in _NOT_TOOLS and p.is_file()
-        )
+        """The tool files, sorted by name (hidden and temporary files left out, and anything
+        that is not a regular file: a FIFO or a link to a device is never opened).
+
+        Raises ToolboxUnreadable when the folder cannot be listed (Path.glob would silently
+        give nothing, and the person would see an empty toolbox instead of the reason)."""
+        try:
+            if not self.tools_dir.is_dir():
+                return []
+            with os.scandir(self.tools_dir) as listing:
+                names = [
+                    entry.name
+                    for entry in listing
+                    if entry.name.endswith(".py")
+                    and not entry.name.startswith(".")
+                    and entry.name not in _NOT_TOOLS
+                ]
+        except OSError as exc:
+            raise ToolboxUnreadable(
+                f"{self.tools_dir}: cannot read the toolbox folder ({exc.strerror or exc})"
+            ) from None
+        found = []
+        for name in names:
+            path = self.tools_dir / name
+            try:
+                if path.is_file():
+                    found.append(path)
+            except OSError:
+                found.append(path)  # listed, but not readable: its own row says why
+        return sorted(found)
 
     def path_for(self, name: str) -> Path:
         """Where a tool of this name lives by convention."""

@@ -108,6 +108,16 @@ PATH_DERIVED: frozenset[str] = frozenset(
 )
 PATH_ITERATORS: frozenset[str] = frozenset({"iterdir", "glob", "rglob"})
 
+# Calls that import a module by a name given as a value (PT048): the body rules only see
+# `import` statements.
+DYNAMIC_IMPORTS: frozenset[str] = frozenset(
+    {"__import__", "builtins.__import__", "importlib.import_module", "importlib.__import__"}
+)
+# Module attributes whose assignment changes what the body rules assume (PT049): the entry
+# point test, how names and imports resolve.
+MODULE_DUNDERS: frozenset[str] = frozenset(
+    {"__name__", "__builtins__", "__import__", "__spec__", "__loader__", "__package__"}
+)
 EXEC_CALLS: frozenset[str] = frozenset(
     {
         "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output",
@@ -265,6 +275,10 @@ class BodyFacts:
     token_uses: list[ast.AST] = field(default_factory=list)
     irreversible: list[Use] = field(default_factory=list)
     strings: set[str] = field(default_factory=set)  # short identifier-like string constants
+    # The rules' blind spots (PT048, PT049): imports by a name only known at run time, and
+    # module dunders (`__name__`, `__builtins__`, ...) assigned at import time.
+    dynamic_imports: list[Use] = field(default_factory=list)
+    dunder_assignments: list[Use] = field(default_factory=list)
 
     @property
     def token_read(self) -> bool:
@@ -589,6 +603,9 @@ class _Analyser:
             return True
         if kind in (ast.Assign, ast.AnnAssign, ast.AugAssign) or kind.__name__ == "TypeAlias":
             for target in getattr(node, "targets", None) or [getattr(node, "target", None)]:
+                for name in ast.walk(target) if isinstance(target, ast.Tuple | ast.List) else [target]:
+                    if isinstance(name, ast.Name) and name.id in MODULE_DUNDERS:
+                        self.facts.dunder_assignments.append(Use(node, name.id))
                 if is_top and isinstance(target, ast.Name) and target.id == "main":
                     self.facts.main_candidates.append(node)
             return True
@@ -827,6 +844,8 @@ class _Analyser:
         # processes and dynamic code
         if q is not None and (q in EXEC_CALLS or q.startswith(EXEC_PREFIXES)):
             facts.exec_calls.append(Use(node, q))
+        if q in DYNAMIC_IMPORTS:
+            facts.dynamic_imports.append(Use(node, q))
 
         # environment
         if q in ENV_GETTERS and node.args and isinstance(node.args[0], ast.Constant):

@@ -1,4 +1,4 @@
-"""Rules on the Python body (PT030-PT047), all fed by one AST pass (lint/body.py).
+"""Rules on the Python body (PT030-PT049), all fed by one AST pass (lint/body.py).
 
 Each rule's docstring is its docs entry: the first line says what it catches, then a "Why:"
 paragraph and a "Fix:" paragraph (docs/rules.md is generated from them).
@@ -26,6 +26,7 @@ from patch_tui.core.lint.body import (
     words,
 )
 from patch_tui.core.lint.engine import Diagnostic, Edit, Fix, LintContext, rule
+from patch_tui.core.text_safety import visible
 from patch_tui.core.toolfile import Span, ToolFile
 
 # Words in an input's name that say it carries content from outside (PT046).
@@ -1028,5 +1029,74 @@ def stub_main(ctx: LintContext) -> Iterator[Diagnostic]:
             "main() is a stub: write its body (it returns the declared output as JSON)",
             main.node,
             severity="info",
+            first_line=True,
+        )
+
+
+@rule(
+    "PT048",
+    "dynamic-import",
+    family="body",
+    summary="a module imported by a name the rules cannot read",
+    needs_manifest=False,
+    needs_body=True,
+)
+def dynamic_import(ctx: LintContext) -> Iterator[Diagnostic]:
+    """A module imported through `__import__(...)` or `importlib.import_module(...)` (warning).
+
+    Why: the body rules (network, files, processes, packages: PT040-PT045) read `import`
+    statements. A module imported by a call is invisible to them, and one whose name is built at
+    run time (`__import__("sq" + "lite3")`) cannot be known at all: the manifest's capabilities
+    can no longer be checked against what the code does.
+
+    Fix: write a plain `import sqlite3` (or `from x import y`) at the top of the file. If the
+    module really is chosen at run time, review by hand that the capabilities cover every
+    module it can be.
+    """
+    for use in _facts(ctx).dynamic_imports:
+        node = use.node
+        assert isinstance(node, ast.Call)
+        first = node.args[0] if node.args else None
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            shown = visible(first.value[:60])
+            message = (
+                f"`{use.what}(\"{shown}\")` imports {shown} out of the rules' sight: write "
+                f"`import {shown}` so network, file and package checks see it"
+            )
+        else:
+            message = (
+                f"`{use.what}()` imports a module whose name is computed at run time: no check "
+                "can tell which module it is (network, files, processes); import it by name"
+            )
+        yield _body_diag(ctx, "PT048", message, node, severity="warning")
+
+
+@rule(
+    "PT049",
+    "module-dunder-assignment",
+    family="body",
+    summary="a module dunder like `__name__` assigned at import time",
+    needs_manifest=False,
+    needs_body=True,
+)
+def module_dunder_assignment(ctx: LintContext) -> Iterator[Diagnostic]:
+    """`__name__`, `__builtins__`, `__import__` (or another module dunder) assigned at import
+    time (warning).
+
+    Why: the body rules assume Python's own meaning of these names: `__name__ = "__main__"`
+    makes the `if __name__ == "__main__":` entry point run on import, and replacing
+    `__builtins__` or `__import__` changes what every name and import means. Nothing the rules
+    say about the entry point, imports or calls can be trusted after that.
+
+    Fix: remove the assignment. A tool never needs to set these names.
+    """
+    for use in _facts(ctx).dunder_assignments:
+        yield _body_diag(
+            ctx,
+            "PT049",
+            f"`{use.what}` is assigned at import time: the entry point and import checks assume "
+            "Python's own meaning of it and cannot be trusted; remove the assignment",
+            use.node,
+            severity="warning",
             first_line=True,
         )

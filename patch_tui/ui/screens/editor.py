@@ -200,7 +200,11 @@ class EditorScreen(Screen[None]):
         self._layout_for(self.size.width, self.size.height)
         path = self._initial_path
         if path is None:
-            tools = self.toolbox.tool_paths()
+            try:
+                tools = self.toolbox.tool_paths()
+            except ToolboxError as exc:  # the folder became unreadable since start-up
+                self._say(str(exc), severity="error")
+                tools = []
             path = tools[0] if tools else None
         if path is not None:
             self.open_tool(path)
@@ -292,7 +296,7 @@ class EditorScreen(Screen[None]):
         """Show a tool (no questions asked: callers check for unsaved edits first)."""
         path = Path(path)
         try:
-            raw = path.read_bytes()
+            raw = toolfile.read_bytes(path)  # a FIFO or a device is refused, never waited on
         except OSError as exc:
             self._say(f"Cannot open {path}: {exc.strerror or exc}", severity="error")
             return
@@ -309,6 +313,11 @@ class EditorScreen(Screen[None]):
             self.read_only_reason = "not a UTF-8 text file"
         else:
             text = tf.text
+            hostile = next((p for p in tf.problems if p.code not in STRUCTURE_CODES), None)
+            if hostile is not None:
+                # A value no writer can put back exactly (a number beyond every reader's
+                # range): a form edit would rewrite it, so the file is shown, not edited here.
+                self.read_only_reason = f"line {hostile.span.line} holds a value that cannot be written back exactly"
         self.bom = tf.bom
         self.saved_text = text
         self.tf = tf
@@ -924,7 +933,11 @@ class EditorScreen(Screen[None]):
             self._say(f"Moved to {where}", title="Deleted")
             self.browser.refresh_tools()
             if path == self.current_path:
-                rest = self.toolbox.tool_paths()
+                try:
+                    rest = self.toolbox.tool_paths()
+                except ToolboxError as exc:
+                    self._say(str(exc), severity="error")
+                    rest = []
                 if rest:
                     self.open_tool(rest[0])
                 else:

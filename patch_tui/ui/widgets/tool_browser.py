@@ -51,7 +51,7 @@ def scan_tool(path: Path) -> ToolEntry:
     from patch_tui.core.lint.engine import lint_toolfile
 
     try:
-        tf = toolfile.read(str(path))
+        tf = toolfile.read(str(path))  # FIFOs, devices, huge files refused by type and size
     except OSError as exc:
         return ToolEntry(path, path.stem, "?", f"unreadable: {exc.strerror}", 1, 0)
     data = tf.data if isinstance(tf.data, dict) else {}
@@ -143,7 +143,16 @@ class ToolBrowser(Vertical):
 
     @work(thread=True, exclusive=True, group="browser", exit_on_error=False)
     def _scan(self) -> None:
-        entries = [scan_tool(p) for p in self.toolbox.tool_paths()]
+        from patch_tui.core.toolbox import ToolboxError
+
+        try:
+            paths = self.toolbox.tool_paths()
+        except ToolboxError as exc:  # the folder became unreadable: say so, keep the list
+            self.app.call_from_thread(
+                self.notify, str(exc), severity="error", title="Toolbox", markup=False
+            )
+            return
+        entries = [scan_tool(p) for p in paths]
         self.post_message(self.Scanned(entries))
 
     @on(Scanned)
