@@ -235,6 +235,10 @@ def test_numeric_settings_in_the_config_file_name_the_file_and_key(env) -> None:
 
 def test_the_validated_settings_check_every_numeric_setting(monkeypatch, tmp_path: Path) -> None:
     from patch_tui.core import config
+    from patch_tui.core.settings import Settings
+
+    numeric = {n for n, f in Settings.model_fields.items() if f.annotation in (int, float)}
+    assert numeric == set(config.RANGES)  # a new numeric setting needs its range
 
     monkeypatch.setenv("PATCH_TUI_CONFIG", str(tmp_path / "none.toml"))
     for name, (low, high) in config.RANGES.items():

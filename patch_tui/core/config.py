@@ -36,6 +36,7 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 RANGES: dict[str, tuple[int, int]] = {
     "max_repairs": (0, 10),
     "confirm_ttl": (1, 30 * 24 * 3600),  # seconds: up to 30 days
+    "confirm_wait": (0, 3600),  # seconds patch_confirm_action waits for a decision
     "serve_max_args_bytes": (1024, 64 << 20),
 }
 

@@ -58,7 +58,7 @@ class Settings(BaseSettings):
     confirm_ttl: int = _bounded("confirm_ttl", 300)
     """Seconds a pending confirmation stays approvable before it expires."""
 
-    confirm_wait: int = 50
+    confirm_wait: int = _bounded("confirm_wait", 50)
     """Seconds patch_confirm_action waits for a person's decision before answering
     awaiting_approval (serve and guard; 0: at once). Kept below common MCP host request
     timeouts (60 s)."""
