@@ -66,7 +66,12 @@ def _open_store(args: argparse.Namespace, label: str) -> Any:
         return None
 
 
-def _open_toolbox(args: argparse.Namespace) -> tuple[Any, str | None]:
+def _open_toolbox(args: argparse.Namespace) -> Any:
+    """The toolbox, or None (no toolbox, or one that cannot be read: see _toolbox_or_why)."""
+    return _toolbox_or_why(args)[0]
+
+
+def _toolbox_or_why(args: argparse.Namespace) -> tuple[Any, str | None]:
     """(the toolbox or None, why it cannot be read or None). No toolbox at all is fine (tools
     can be given as files); one that exists but cannot be read is said, by the caller, once."""
     from patch_tui.core import paths
@@ -143,7 +148,7 @@ def run_run(args: argparse.Namespace) -> int:
     if not (args.timeout > 0):
         _err("--timeout must be a positive number of seconds")
         return EXIT_USAGE
-    toolbox, unreadable = _open_toolbox(args)
+    toolbox, unreadable = _toolbox_or_why(args)
     try:
         path = find_tool(args.tool, toolbox)
     except GateError as exc:
@@ -167,7 +172,7 @@ def run_confirm(args: argparse.Namespace) -> int:
     from patch_tui.core.gate import Gate, GateError
     from patch_tui.core.store import StoreError
 
-    toolbox, unreadable = _open_toolbox(args)
+    toolbox, unreadable = _toolbox_or_why(args)
     if unreadable:
         _err(unreadable)  # before anything is claimed: the approval stays usable
         return EXIT_FAILED
