@@ -111,6 +111,18 @@ def test_fmt_refuses_numbers_it_cannot_write_back(env, tmp_path: Path, value: st
         assert tool.read_bytes() == before  # untouched, so never `.inf`
 
 
+@pytest.mark.parametrize("spelled", ["0x" + "f" * 5000, "-" + BIG, "1" + "0" * 400 + ".5e9"])
+def test_every_spelling_of_an_out_of_range_number_is_pt022(spelled: str) -> None:
+    from patch_tui.core import toolfile
+    from patch_tui.core.lint.engine import lint_toolfile
+
+    text = (SAMPLES / "slugify.py").read_text().replace("# version: 1.0.0", f"# version: 1.0.0\n# x_n: {spelled}")
+    tf = toolfile.parse(text)
+    found = [d for d in lint_toolfile(tf) if d.code == "PT022"]
+    assert len(found) == 1 and found[0].line == 4 and found[0].severity == "error"
+    assert toolfile.format_text(tf) is None  # fmt refuses; nothing raised anywhere
+
+
 def test_fmt_refuses_any_rewrite_that_reads_back_differently(tmp_path: Path, monkeypatch) -> None:
     """Whatever the writer does, fmt checks what it wrote reads back as the same data."""
     from patch_tui.core import toolfile, yamlio

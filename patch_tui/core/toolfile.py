@@ -370,8 +370,11 @@ def _out_of_range_problem(tf: ToolFile, start: Pos, end: Pos, raw: str) -> Parse
     if end_line != line:
         end_line, end_col = line, col + 1
     digits = sum(c.isdigit() for c in raw)
+    decimal = not raw.lstrip("+-").lower().startswith(("0x", "0o", "0b"))
     shown = raw if len(raw) <= 24 else f"{raw[:12]}\u2026{raw[-6:]}"
-    if any(c in raw for c in ".eE"):
+    if not decimal:
+        why = f"is bigger than {yamlio.MAX_INT_DIGITS} decimal digits: no reader holds it exactly"
+    elif any(c in raw for c in ".eE"):
         why = "is beyond the largest number a reader can hold (about 1.8e308): readers make it infinity"
     else:
         why = (
