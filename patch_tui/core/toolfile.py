@@ -540,7 +540,19 @@ def check_exact(tf: ToolFile, new_text: str) -> None:
         raise NotExact(f"`{label}` cannot be written back exactly")
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def _first_difference(a: Any, b: Any, path: Path = ()) -> Path | None:
+    if _is_number(a) and _is_number(b):
+        # The runtime has one number type: its writer spells 0.0 as 0, which reads back equal.
+        # Compared as the runtime's doubles (JavaScript reads every number as one).
+        try:
+            same = a == b or float(a) == float(b) or (a != a and b != b)
+        except OverflowError:
+            same = False
+        return None if same else path
     if type(a) is not type(b) and not (isinstance(a, str) and isinstance(b, str)):
         return path
     if isinstance(a, dict):
