@@ -5,6 +5,8 @@ works in every pane."""
 from __future__ import annotations
 
 import contextlib
+import json
+from pathlib import Path
 
 import pytest
 from desk_helpers import make_app, ready, tool_folder, wait_lint
@@ -306,6 +308,12 @@ async def test_first_run_copies_the_samples_into_the_users_toolbox_and_says_wher
     app.settings.watch_themes = False
     assert app.toolbox.tools_dir == home / "tools"
     assert {p.name for p in (home / "tools").glob("*.py")} == set(shipped)
+    # A real Patch toolbox: the runtime lists only what index.json names, by absolute path.
+
+    index = json.loads((home / "index.json").read_text())
+    assert {Path(e["filePath"]).name for e in index.values()} == set(shipped)
+    assert all(Path(e["filePath"]).is_absolute() and e["name"] in index for e in index.values())
+    assert (home / "runs").is_dir() and (home / "config.json").exists()
     async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         assert screen.current_path.parent == home / "tools"

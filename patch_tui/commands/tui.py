@@ -21,18 +21,25 @@ def first_run_toolbox(toolbox: Path) -> str:
     import shutil
 
     from patch_tui.core import paths
+    from patch_tui.core.toolbox import Toolbox, ToolboxError
 
     tools = toolbox / "tools"
     samples = sorted(paths.sample_tools_dir().glob("*.py"))
     try:
-        tools.mkdir(parents=True, exist_ok=True)
+        # The runtime's whole layout (tools/, runs/, index.json, config.json), and every copied
+        # sample registered in index.json: the Patch runtime lists only indexed tools, and this
+        # folder is its default toolbox too.
+        box = Toolbox.init_patch(toolbox)
+        copied = []
         for src in samples:
             dest = tools / src.name
             if not dest.exists():  # never overwrite a file of the user's
                 shutil.copyfile(src, dest)
-    except OSError as exc:
+                copied.append(dest)
+        box.sync_index(copied)
+    except (OSError, ToolboxError) as exc:
         raise FirstRunError(
-            f"cannot create the toolbox {tools}: {exc.strerror or exc} (open a folder instead: patch-tui PATH)"
+            f"cannot create the toolbox {tools}: {getattr(exc, 'strerror', None) or exc} (open a folder instead: patch-tui PATH)"
         ) from exc
     return f"First run: {len(samples)} sample tools copied into {_home_short(tools)}, your toolbox. Edits are saved there."
 
