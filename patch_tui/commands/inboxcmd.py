@@ -8,7 +8,6 @@ duration or pattern, an unknown tool). Nothing is decided when the exit code is 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from patch_tui.commands.runtime import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
+    _args_object,
     _err,
     _open_store,
     _open_toolbox,
@@ -40,13 +40,8 @@ def approve_edited(args: argparse.Namespace) -> int:
     from patch_tui.core import edits, toolfile
     from patch_tui.core.store import StoreError
 
-    try:
-        edited = json.loads(args.args)
-    except ValueError as exc:
-        _err(f"--args is not valid JSON: {exc}; nothing was approved")
-        return EXIT_USAGE
-    if not isinstance(edited, dict):
-        _err("--args must be a JSON object, like '{\"text\": \"hi\"}'; nothing was approved")
+    edited = _args_object(args.args, "; nothing was approved")
+    if edited is None:
         return EXIT_USAGE
     store = _open_store(args, "cli")
     if store is None:

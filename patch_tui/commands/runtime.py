@@ -32,6 +32,20 @@ def _err(message: str) -> None:
     print(f"patch-tui: {message}", file=sys.stderr)
 
 
+def _args_object(text: str, consequence: str = "") -> dict[str, Any] | None:
+    """`--args` as the JSON object a tool takes, or None after one line on stderr saying why
+    (with `consequence`, e.g. "; nothing was approved", appended)."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        _err(f"--args is not valid JSON: {exc}{consequence}")
+        return None
+    if not isinstance(value, dict):
+        _err(f'--args must be a JSON object, like \'{{"text": "hi"}}\'{consequence}')
+        return None
+    return value
+
+
 def _out(value: Any) -> None:
     # ASCII-only JSON: the same data once parsed, and a terminal showing it cannot be tricked by
     # bidi controls or escape sequences inside tool args or results.
@@ -137,13 +151,8 @@ def run_run(args: argparse.Namespace) -> int:
     from patch_tui.core.gate import Gate, GateError, find_tool
     from patch_tui.core.store import StoreError
 
-    try:
-        call_args = json.loads(args.args)
-    except ValueError as exc:
-        _err(f"--args is not valid JSON: {exc}")
-        return EXIT_USAGE
-    if not isinstance(call_args, dict):
-        _err('--args must be a JSON object, like \'{"text": "hi"}\'')
+    call_args = _args_object(args.args)
+    if call_args is None:
         return EXIT_USAGE
     if not (args.timeout > 0):
         _err("--timeout must be a positive number of seconds")

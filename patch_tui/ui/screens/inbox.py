@@ -732,11 +732,8 @@ class InboxScreen(Screen[None]):
         """Edit, then approve (issue 17): the args in a form from the tool's inputs."""
         from patch_tui.ui.widgets.edit_args_dialog import open_edit_dialog
 
-        if self._detail_timer is not None:
-            self._detail_timer.stop()
-            self._sync_detail()
-        action = self.current
-        if action is None or action.status != "pending" or self.mode != "pending":
+        action = self._pending_shown()
+        if action is None:
             return
         if not self.can_approve:
             self.notify("Editing is disabled until everything was shown (see the details)", markup=False)
@@ -758,11 +755,8 @@ class InboxScreen(Screen[None]):
         """Allow calls like this for… (issue 17): a standing grant from the selected action."""
         from patch_tui.ui.widgets.allow_dialog import describe, open_allow_dialog
 
-        if self._detail_timer is not None:
-            self._detail_timer.stop()
-            self._sync_detail()
-        action = self.current
-        if action is None or action.status != "pending" or self.mode != "pending":
+        action = self._pending_shown()
+        if action is None:
             return
         if not self.can_approve:
             self.notify("Allowing is disabled until everything was shown (see the details)", markup=False)
@@ -779,14 +773,22 @@ class InboxScreen(Screen[None]):
     def action_reject(self) -> None:
         self._decide("reject")
 
-    def _decide(self, verb: str) -> None:
+    def _pending_shown(self) -> Action | None:
+        """The pending action under the cursor, its detail brought up to date first, or None
+        when there is nothing to decide (history view, a decided action)."""
         if self._detail_timer is not None:
             # The cursor moved and the detail has not caught up: show it first. A new action
-            # was not shown yet, so approving it is refused below.
+            # was not shown yet, so deciding on it is refused by the can_approve check after.
             self._detail_timer.stop()
             self._sync_detail()
         action = self.current
         if action is None or action.status != "pending" or self.mode != "pending":
+            return None
+        return action
+
+    def _decide(self, verb: str) -> None:
+        action = self._pending_shown()
+        if action is None:
             return
         if verb == "approve" and not self.can_approve:
             blocked = _blocked(action)
