@@ -31,8 +31,8 @@ sys.path.insert(0, str(REPO))
 def fill(store_path: Path, n: int) -> None:
     import sqlite3
 
-    from patch_tui.core import toolfile
-    from patch_tui.core.store import Store, args_sha256, canonical_json, new_token, now_iso
+    from patch_tui.approvals.store import Store, args_sha256, canonical_json, new_token, now_iso
+    from patch_tui.format import toolfile
 
     tool = REPO / "sample_tools" / "delete_file.py"
     tf = toolfile.read(tool)
@@ -64,9 +64,9 @@ def pct(values: list[float], q: float) -> float:
 async def measure(store_path: Path, moves: int) -> dict[str, float]:
     from textual.app import App
 
-    from patch_tui.core.config import Settings
-    from patch_tui.core.store import Store
-    from patch_tui.ui.screens.inbox import InboxScreen
+    from patch_tui.approvals.store import Store
+    from patch_tui.settings.config import Settings
+    from patch_tui.ui.inbox.inbox import InboxScreen
 
     class Host(App[None]):
         """The inbox screen pushed into a running app: its own cost, not the app's start-up."""
@@ -162,7 +162,7 @@ async def measure(store_path: Path, moves: int) -> dict[str, float]:
         out["detail_median_ms"] = statistics.median(details) * 1000
         # Live arrival with 10,000 rows listed.
         before = len(screen.list.actions)
-        from patch_tui.core import toolfile
+        from patch_tui.format import toolfile
 
         tf = toolfile.read(REPO / "sample_tools" / "delete_file.py")
         with Store(store_path, actor="agent") as other:

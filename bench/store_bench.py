@@ -29,8 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from patch_tui.core.gate import Gate  # noqa: E402
-from patch_tui.core.store import Store  # noqa: E402
+from patch_tui.approvals.gate import Gate  # noqa: E402
+from patch_tui.approvals.store import Store  # noqa: E402
 
 TOOL = """# ---
 # name: bench_noop

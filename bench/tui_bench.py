@@ -111,8 +111,8 @@ _found: dict[str, Any] = {}
 def desk_is_ready(app: Any) -> bool:
     """The desk shows a tool: its source in the source pane and its manifest in the form.
     Widgets are looked up once and then kept, so checking does not slow the start it measures."""
-    from patch_tui.ui.widgets.manifest_form import ManifestForm
-    from patch_tui.ui.widgets.source_pane import SourceArea
+    from patch_tui.ui.desk.manifest_form import ManifestForm
+    from patch_tui.ui.desk.source_pane import SourceArea
 
     if "form" not in _found:
         screen = app.screen
@@ -204,7 +204,7 @@ def bench_startup(runs: int, tool: Path, env: dict[str, str]) -> dict[str, Any]:
 
 def tool_of(lines: int) -> str:
     """A lint-clean tool of about `lines` lines: the `patch-tui new` template with a longer body."""
-    from patch_tui.core.toolbox import new_tool_text
+    from patch_tui.runtime.toolbox import new_tool_text
 
     head, _, tail = new_tool_text("bench_tool", "A tool used to measure the desk.").partition(
         "def main(text: str) -> dict:\n    return {\"text\": text}\n"
@@ -315,8 +315,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _desk_app(tool: Path, *, watch_tools: bool = False) -> Any:
-    from patch_tui.core.config import Settings
-    from patch_tui.core.toolbox import Toolbox
+    from patch_tui.runtime.toolbox import Toolbox
+    from patch_tui.settings.config import Settings
     from patch_tui.ui.app import PatchApp
 
     _found.clear()  # a new app: look its widgets up again
@@ -337,7 +337,7 @@ async def bench_keystroke(tool: Path, keys: int) -> dict[str, Any]:
     """Type in the body of a 300-line tool; per keystroke: the echo (key event -> the text
     changed), the debounce (key -> re-parse starts), and the re-parse + lint + lint panel and
     form update (start -> applied; the next screen refresh paints it)."""
-    from patch_tui.ui.screens.editor import LINT_DEBOUNCE
+    from patch_tui.ui.desk.editor import LINT_DEBOUNCE
 
     app = _desk_app(tool)
     echo: list[float] = []

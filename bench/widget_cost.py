@@ -50,8 +50,8 @@ def factory(kind: str) -> Any:
         TextArea,
     )
 
+    from patch_tui.ui.desk.manifest_form import FieldInput, FieldRow
     from patch_tui.ui.widgets.enum_field import EnumField
-    from patch_tui.ui.widgets.manifest_form import FieldInput, FieldRow
 
     sys.path.insert(0, str(REPO / "bench"))
     from tui_bench import tool_of

@@ -16,8 +16,8 @@ REPO = DOCS.parent
 
 
 async def desk(tmp: Path) -> None:
-    from patch_tui.core.config import Settings
-    from patch_tui.core.toolbox import Toolbox
+    from patch_tui.runtime.toolbox import Toolbox
+    from patch_tui.settings.config import Settings
     from patch_tui.ui.app import PatchApp
 
     tools = tmp / "sample_tools"

@@ -22,8 +22,8 @@ async def shots(tmp: Path) -> None:
     from inboxkit import hold, inbox_app, open_inbox, wait_for
     from textual.widgets import Input
 
-    from patch_tui.ui.widgets.allow_dialog import AllowDialog
-    from patch_tui.ui.widgets.edit_args_dialog import EditArgsDialog
+    from patch_tui.ui.inbox.allow_dialog import AllowDialog
+    from patch_tui.ui.inbox.edit_args_dialog import EditArgsDialog
 
     tools = tmp / "tools"
     tools.mkdir()

@@ -19,8 +19,8 @@ def tool_folder(tmp_path: Path) -> Path:
 
 
 def make_app(folder: Path, path: Path | None = None, theme: str = "patch-dark"):
-    from patch_tui.core.config import Settings
-    from patch_tui.core.toolbox import Toolbox
+    from patch_tui.runtime.toolbox import Toolbox
+    from patch_tui.settings.config import Settings
     from patch_tui.ui.app import PatchApp
 
     settings = Settings(watch_tools=False, watch_themes=False)

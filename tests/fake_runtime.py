@@ -40,8 +40,8 @@ import mcp_types as types
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
 
-from patch_tui.core import toolfile
-from patch_tui.core.manifest import input_json_schema
+from patch_tui.format import toolfile
+from patch_tui.format.manifest import input_json_schema
 
 TOOLBOX = Path(os.environ.get("PATCH_CAT_TOOLBOX_DIR", "."))
 TTL = float(os.environ.get("FAKE_CONFIRM_TTL", "60"))

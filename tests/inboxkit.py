@@ -49,8 +49,8 @@ def tools(tmp_path: Path, *names: str) -> Path:
 
 
 def make_app(folder: Path, store: Path, path: Path | None = None):
-    from patch_tui.core.config import Settings
-    from patch_tui.core.toolbox import Toolbox
+    from patch_tui.runtime.toolbox import Toolbox
+    from patch_tui.settings.config import Settings
     from patch_tui.ui.app import PatchApp
 
     settings = Settings(watch_tools=False, watch_themes=False)
@@ -59,16 +59,16 @@ def make_app(folder: Path, store: Path, path: Path | None = None):
 
 def inbox_app(store: Path):
     """`patch-tui inbox --store STORE`: the inbox on its own."""
-    from patch_tui.core.config import Settings
-    from patch_tui.ui.screens.inbox import InboxApp
+    from patch_tui.settings.config import Settings
+    from patch_tui.ui.inbox.inbox import InboxApp
 
     return InboxApp(store, settings=Settings(watch_tools=False, watch_themes=False))
 
 
 def hold(store_path: Path, tool_file: Path, args: dict[str, Any], *, actor: str = "agent", ttl: float | None = None, kind: str = "human_confirm", details: dict[str, Any] | None = None):
     """A pending action, created by another process's Store as an agent's call would be."""
-    from patch_tui.core import toolfile
-    from patch_tui.core.store import Store
+    from patch_tui.approvals.store import Store
+    from patch_tui.format import toolfile
 
     tf = toolfile.read(tool_file)
     assert tf.manifest is not None
@@ -98,7 +98,7 @@ async def wait_for(pilot: Any, cond: Any, timeout: float = 5.0, what: str = "con
 
 
 async def open_inbox(pilot: Any, app: Any) -> Any:
-    from patch_tui.ui.screens.inbox import InboxScreen
+    from patch_tui.ui.inbox.inbox import InboxScreen
 
     if not isinstance(app.screen, InboxScreen):
         await pilot.press("ctrl+r")

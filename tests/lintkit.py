@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from patch_tui.core.lint.engine import Diagnostic, fix_text, lint_text, selected_rules
+from patch_tui.lint.engine import Diagnostic, fix_text, lint_text, selected_rules
 
 CLEAN = """\
 # ---
@@ -80,7 +80,7 @@ def fixed(text: str, *codes: str) -> str:
 
 from hypothesis import strategies as st  # noqa: E402
 
-from patch_tui.core.manifest import INPUT_TYPES, Manifest  # noqa: E402
+from patch_tui.format.manifest import INPUT_TYPES, Manifest  # noqa: E402
 
 names = st.from_regex(r"\A[a-z][a-z0-9_]{0,20}\Z")
 # Any text a person might type, including quotes, colons, `#`, newlines and hidden characters;

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from inboxkit import HOSTILE, hold, isolate, make_app, tools, wait_for
 
-from patch_tui.core import alerts
+from patch_tui.approvals import alerts
 
 SIZE = (100, 32)
 CONTROL = {chr(c) for c in [*range(0x20), *range(0x7F, 0xA0)]}
@@ -126,8 +126,8 @@ async def test_an_arrival_rings_and_notifies_with_safe_text(env: dict[str, Any])
 
 
 async def test_each_alert_can_be_turned_off(env: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    from patch_tui.core.config import Settings
-    from patch_tui.core.toolbox import Toolbox
+    from patch_tui.runtime.toolbox import Toolbox
+    from patch_tui.settings.config import Settings
     from patch_tui.ui.app import PatchApp
 
     folder, store = env["folder"], env["store"]

@@ -25,9 +25,9 @@ from typing import Any
 
 import pytest
 
-from patch_tui.core.runner import run_bytes
-from patch_tui.core.sandbox import runs_root
-from patch_tui.core.store import Store, args_sha256
+from patch_tui.approvals.store import Store, args_sha256
+from patch_tui.runtime.runner import run_bytes
+from patch_tui.runtime.sandbox import runs_root
 from tests.runtimekit import (
     MARK_BODY,
     MARK_INPUTS,

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from fake_anthropic import DEFAULT_MODEL_ID, Fail, FakeAnthropic, Reply, closed_port_url
 
-from patch_tui.core import generate as g
-from patch_tui.core import toolfile
-from patch_tui.core.lint import lint_text
+from patch_tui.format import toolfile
+from patch_tui.generate import engine as g
+from patch_tui.lint import lint_text
 
 TOOL = (Path(g.PROMPTS_DIR) / "example_tool.txt").read_text(encoding="utf-8")
 BROKEN = TOOL.replace("    words = WORD.findall(text)\n", "    words = WORD.findall(text\n")

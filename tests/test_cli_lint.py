@@ -13,7 +13,7 @@ import pytest
 from lintkit import CLEAN, edit
 
 from patch_tui.cli import main as cli
-from patch_tui.core.lint import docs
+from patch_tui.lint import docs
 
 BROKEN = edit("#   network: false", "#   network: no")  # PT022 error with a safe fix
 BROKEN = edit(
@@ -217,7 +217,7 @@ def test_rules_lists_and_explains(capsys) -> None:
 
 def test_rules_page_is_up_to_date() -> None:
     assert docs.DOCS_PATH.read_text(encoding="utf-8") == docs.render(), (
-        "docs/rules.md is stale: run `python -m patch_tui.core.lint.docs`"
+        "docs/rules.md is stale: run `python -m patch_tui.lint.docs`"
     )
 
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from patch_tui.core import config
-from patch_tui.core.config import (
+from patch_tui.settings import config
+from patch_tui.settings.config import (
     START_FIELDS,
     ConfigError,
     Settings,
@@ -219,8 +219,8 @@ def test_start_settings_give_the_other_settings_from_the_validated_ones(cfg: Pat
 
 
 def test_settings_is_still_importable_from_config() -> None:
-    from patch_tui.core.config import DEFAULT_MODEL
-    from patch_tui.core.settings import Settings as Direct
+    from patch_tui.settings.config import DEFAULT_MODEL
+    from patch_tui.settings.model import Settings as Direct
 
     assert Settings is Direct
     assert Settings.model_construct().model == DEFAULT_MODEL
@@ -233,7 +233,7 @@ async def test_a_config_broken_after_start_is_one_notification(cfg: Path, tmp_pa
     and says once, in plain text, what is wrong."""
     from desk_helpers import ready, tool_folder
 
-    from patch_tui.core.toolbox import Toolbox
+    from patch_tui.runtime.toolbox import Toolbox
     from patch_tui.ui.app import CONFIG_CHECK_DELAY, PatchApp
 
     cfg.write_text("watch_tools = false\nwatch_themes = false\n", encoding="utf-8")

@@ -11,8 +11,8 @@ from typing import Any
 import anyio
 import pytest
 
-from patch_tui.core.settings import Settings
-from patch_tui.core.store import Store
+from patch_tui.approvals.store import Store
+from patch_tui.settings.model import Settings
 from tests import test_guard, test_serve_e2e
 from tests.runtimekit import runs_in
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from patch_tui.core.gate import Gate
-from patch_tui.core.store import Store, args_sha256
+from patch_tui.approvals.gate import Gate
+from patch_tui.approvals.store import Store, args_sha256
 from tests.runtimekit import MARK_BODY, MARK_INPUTS, cli, cli_env, runs_in, write_tool
 
 

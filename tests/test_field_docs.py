@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from patch_tui.core import fields, manifest
+from patch_tui.format import fields, manifest
 
 MODELS = {
     "": manifest.Manifest,

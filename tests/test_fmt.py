@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from lintkit import CLEAN, any_text, bodies, names
 
 from patch_tui.cli import main as cli
-from patch_tui.core import toolfile
+from patch_tui.format import toolfile
 
 MESSY = """\
 #!/usr/bin/env python3

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from fake_anthropic import DEFAULT_MODEL_ID, Fail, FakeAnthropic, Reply, closed_port_url
 
-from patch_tui.core import generate as g
-from patch_tui.core import toolfile
-from patch_tui.core.lint import lint_text
+from patch_tui.format import toolfile
+from patch_tui.generate import engine as g
+from patch_tui.lint import lint_text
 
 TOOL = (Path(g.PROMPTS_DIR) / "example_tool.txt").read_text(encoding="utf-8")
 ALIAS = "claude-sonnet-5-5"
@@ -391,7 +391,7 @@ def test_default_model_is_a_current_sdk_model(tmp_path: Path) -> None:
 
     from anthropic.types import Model
 
-    from patch_tui.core.config import DEFAULT_MODEL
+    from patch_tui.settings.config import DEFAULT_MODEL
 
     literal = get_args(Model)[0]
     assert DEFAULT_MODEL in get_args(literal)
@@ -412,9 +412,9 @@ def test_anthropic_not_imported_before_generation_starts(tmp_path: Path) -> None
     tool.write_text(TOOL, encoding="utf-8")
     path = str(tool)
     loaded = _modules_after(
-        "import patch_tui.cli, patch_tui.commands.generate, patch_tui.core.generate\n"
-        "import patch_tui.ui.screens.generate\n"
-        "from patch_tui.core import generate as g\n"
+        "import patch_tui.cli, patch_tui.commands.generate, patch_tui.generate.engine\n"
+        "import patch_tui.ui.desk.generate\n"
+        "from patch_tui.generate import engine as g\n"
         f"g.system_prompt(); g.check(open({path!r}).read())\n"
         "from patch_tui.cli import main\n"
         f"main(['lint', {path!r}])\n"

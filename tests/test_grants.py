@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from patch_tui.core import grants
-from patch_tui.core.grants import Pattern
-from patch_tui.core.store import Store, canonical_json
+from patch_tui.approvals import grants
+from patch_tui.approvals.grants import Pattern
+from patch_tui.approvals.store import Store, canonical_json
 from tests.runtimekit import MARK_BODY, MARK_INPUTS, cli, cli_env, runs_in, write_tool
 
 ECHO_BODY = 'def main(text: str) -> dict:\n    return {"echo": text}'

@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 import pytest
 
-from patch_tui.core.store import Store
+from patch_tui.approvals.store import Store
 from tests.runtimekit import MARK_BODY, MARK_INPUTS, cli_env, runs_in, write_tool
 
 pytestmark = pytest.mark.slow
@@ -334,10 +334,10 @@ async def test_edited_approvals(box: dict[str, Any]) -> None:
 
 
 async def test_a_standing_grant_confirms_at_once(box: dict[str, Any]) -> None:
-    from patch_tui.core import grants
+    from patch_tui.approvals import grants
 
     marker = box["marker"]
-    from patch_tui.core import toolfile
+    from patch_tui.format import toolfile
 
     sha = toolfile.parse_bytes((box["tools"] / "mark.py").read_bytes()).sha256
     with Store(box["store"], actor="person@test") as store:

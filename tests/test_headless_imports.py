@@ -1,4 +1,4 @@
-"""core/ and the headless commands must never import Textual, and nothing imports anthropic or mcp
+"""Everything outside ui/ (and the headless commands) must never import Textual, and nothing imports anthropic or mcp
 at start-up (STYLE.md 1). Each import runs in a fresh interpreter so earlier tests cannot mask it."""
 
 from __future__ import annotations
@@ -7,12 +7,14 @@ import pkgutil
 import subprocess
 import sys
 
+import patch_tui
 import pytest
 
-import patch_tui.core
-
+# Every module outside ui/ (format, lint, runtime, approvals, mcp_server, generate, interop, ...).
 CORE_MODULES = sorted(
-    m.name for m in pkgutil.walk_packages(patch_tui.core.__path__, prefix="patch_tui.core.")
+    m.name
+    for m in pkgutil.walk_packages(patch_tui.__path__, prefix="patch_tui.")
+    if not m.name.startswith("patch_tui.ui") and m.name != "patch_tui.__main__"
 )
 
 
@@ -53,8 +55,8 @@ START_FREE = ("pydantic", "pydantic_settings", "pygments", "anthropic", "mcp")
 _DESK_PROBE = """
 import asyncio, json, sys
 from patch_tui.commands.tui import build_app, parse_for_bench
-from patch_tui.ui.widgets.manifest_form import ManifestForm
-from patch_tui.ui.widgets.source_pane import SourceArea
+from patch_tui.ui.desk.manifest_form import ManifestForm
+from patch_tui.ui.desk.source_pane import SourceArea
 
 app = build_app(parse_for_bench(sys.argv[1]))
 seen = {"built": sorted(sys.modules)}
@@ -79,7 +81,7 @@ def test_desk_start_imports_no_pydantic_store_or_sdk(tmp_path) -> None:
     import json
     import os
 
-    from patch_tui.core import paths
+    from patch_tui.settings import paths
 
     env = dict(os.environ)
     env.update(
@@ -103,5 +105,5 @@ def test_desk_start_imports_no_pydantic_store_or_sdk(tmp_path) -> None:
     assert not set(START_FREE) & built
     assert "sqlite3" not in built  # the pending-count watch opens the store after the first frame
     assert not set(START_FREE) & shown
-    assert "patch_tui.core.manifest" not in seen["shown"]
-    assert "patch_tui.core.settings" not in seen["shown"]
+    assert "patch_tui.format.manifest" not in seen["shown"]
+    assert "patch_tui.settings.model" not in seen["shown"]

@@ -10,7 +10,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Static, TextArea
 
-from patch_tui.ui.screens.help import (
+from patch_tui.ui.help import (
     HelpScreen,
     audit_bindings,
     collect_bindings,
@@ -110,7 +110,7 @@ async def test_real_desk_f1_help_and_binding_audit(tmp_path, monkeypatch) -> Non
     config = tmp_path / "config.toml"
     config.write_text('[keymap]\n"desk.save" = "ctrl+s,f2,f11"\n', encoding="utf-8")
     monkeypatch.setenv("PATCH_TUI_CONFIG", str(config))
-    from patch_tui.core.config import load_settings
+    from patch_tui.settings.config import load_settings
 
     app = make_app(tool_folder(tmp_path))
     app.settings = load_settings(watch_tools=False, watch_themes=False)

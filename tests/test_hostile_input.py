@@ -113,8 +113,8 @@ def test_fmt_refuses_numbers_it_cannot_write_back(env, tmp_path: Path, value: st
 
 @pytest.mark.parametrize("spelled", ["0x" + "f" * 5000, "-" + BIG, "1" + "0" * 400 + ".5e9"])
 def test_every_spelling_of_an_out_of_range_number_is_pt022(spelled: str) -> None:
-    from patch_tui.core import toolfile
-    from patch_tui.core.lint.engine import lint_toolfile
+    from patch_tui.format import toolfile
+    from patch_tui.lint.engine import lint_toolfile
 
     text = (SAMPLES / "slugify.py").read_text().replace("# version: 1.0.0", f"# version: 1.0.0\n# x_n: {spelled}")
     tf = toolfile.parse(text)
@@ -125,7 +125,7 @@ def test_every_spelling_of_an_out_of_range_number_is_pt022(spelled: str) -> None
 
 def test_fmt_refuses_any_rewrite_that_reads_back_differently(tmp_path: Path, monkeypatch) -> None:
     """Whatever the writer does, fmt checks what it wrote reads back as the same data."""
-    from patch_tui.core import toolfile, yamlio
+    from patch_tui.format import toolfile, yamlio
 
     tf = toolfile.read(str(SAMPLES / "slugify.py"))
     lossy = yamlio.dump
@@ -246,8 +246,8 @@ def test_numeric_settings_in_the_config_file_name_the_file_and_key(env) -> None:
 
 
 def test_the_validated_settings_check_every_numeric_setting(monkeypatch, tmp_path: Path) -> None:
-    from patch_tui.core import config
-    from patch_tui.core.settings import Settings
+    from patch_tui.settings import config
+    from patch_tui.settings.model import Settings
 
     numeric = {n for n, f in Settings.model_fields.items() if f.annotation in (int, float)}
     assert numeric == set(config.RANGES)  # a new numeric setting needs its range
@@ -282,7 +282,7 @@ def test_a_config_file_nested_5000_deep_is_one_line(env, text: str) -> None:
 
 
 def test_a_theme_file_nested_5000_deep_is_a_theme_error(tmp_path: Path) -> None:
-    from patch_tui.ui.themes import ThemeError, load_theme_file
+    from patch_tui.ui.theming.themes import ThemeError, load_theme_file
 
     theme = tmp_path / "deep.toml"
     theme.write_text('name = "deep"\nprimary = "#ffffff"\n' + "x = " + "[" * 5000 + "]" * 5000 + "\n")
@@ -293,7 +293,7 @@ def test_a_theme_file_nested_5000_deep_is_a_theme_error(tmp_path: Path) -> None:
 async def test_a_deep_theme_saved_while_the_tui_runs_is_a_notification(tmp_path: Path, monkeypatch) -> None:
     from desk_helpers import make_app, ready, tool_folder
 
-    from patch_tui.ui import themes
+    from patch_tui.ui.theming import themes
 
     user_themes = tmp_path / "themes"
     user_themes.mkdir()
@@ -565,8 +565,8 @@ _yaml_noise = st.lists(
 
 
 def _check_file(raw: bytes) -> None:
-    from patch_tui.core import toolfile
-    from patch_tui.core.lint.engine import lint_toolfile
+    from patch_tui.format import toolfile
+    from patch_tui.lint.engine import lint_toolfile
 
     tf = toolfile.parse_bytes(raw)
     diags = lint_toolfile(tf)
@@ -606,7 +606,7 @@ def test_random_yaml_never_breaks_the_parser_lint_or_fmt(value: Any, noise: list
 async def test_the_desk_lists_every_tool_and_opens_a_hostile_one_read_only(tmp_path: Path) -> None:
     from desk_helpers import make_app, ready, tool_folder
 
-    from patch_tui.ui.widgets.tool_browser import ToolBrowser
+    from patch_tui.ui.desk.tool_browser import ToolBrowser
 
     folder = tool_folder(tmp_path)
     regular = sorted(p for p in folder.glob("*.py"))
@@ -640,8 +640,8 @@ async def test_the_desk_lists_every_tool_and_opens_a_hostile_one_read_only(tmp_p
 async def test_the_inbox_shows_a_damaged_row_and_every_other_one(tmp_path: Path, monkeypatch) -> None:
     from inboxkit import hold, isolate, make_app, open_inbox, tools, wait_for
 
-    from patch_tui.core.store import Store
-    from patch_tui.ui.widgets.inbox_dialogs import DecideModal
+    from patch_tui.approvals.store import Store
+    from patch_tui.ui.inbox.inbox_dialogs import DecideModal
 
     store = isolate(monkeypatch, tmp_path)
     folder = tools(tmp_path)

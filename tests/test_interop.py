@@ -19,8 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from patch_tui.cli import main as cli_main
-from patch_tui.core import toolfile
-from patch_tui.core.interop import (
+from patch_tui.format import toolfile
+from patch_tui.format.manifest import Manifest
+from patch_tui.interop import (
     FORMATS,
     DefinitionError,
     LossReport,
@@ -31,10 +32,9 @@ from patch_tui.core.interop import (
     shinkai,
     split_definitions,
 )
-from patch_tui.core.interop.common import to_pascal, to_snake
-from patch_tui.core.lint import lint_text
-from patch_tui.core.manifest import Manifest
-from patch_tui.core.paths import sample_tools_dir
+from patch_tui.interop.common import to_pascal, to_snake
+from patch_tui.lint import lint_text
+from patch_tui.settings.paths import sample_tools_dir
 
 DATA = Path(__file__).parent / "interop_data"
 OTC_EXAMPLES: list[dict[str, Any]] = json.loads((DATA / "otc_spec_examples.json").read_text())
@@ -791,7 +791,7 @@ def test_imported_stub_gets_the_stub_info_and_nothing_worse() -> None:
 
 
 def test_definition_json_escapes_hidden_characters_only() -> None:
-    from patch_tui.core.interop import definition_json
+    from patch_tui.interop import definition_json
 
     value = {"description": "Café \u202eevil\u200b \x1b[31m \x7f \u2028 ok"}
     text = definition_json(value)

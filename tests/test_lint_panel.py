@@ -5,9 +5,9 @@ from __future__ import annotations
 from textual.app import App, ComposeResult
 from textual.widgets.data_table import ColumnKey
 
-from patch_tui.core.lint.engine import Diagnostic
-from patch_tui.core.toolfile import Span
-from patch_tui.ui.widgets.lint_panel import LintPanel
+from patch_tui.format.toolfile import Span
+from patch_tui.lint.engine import Diagnostic
+from patch_tui.ui.desk.lint_panel import LintPanel
 
 LONG = "a long message " * 12
 

@@ -11,9 +11,9 @@ from importlib.metadata import version
 import pytest
 from lintkit import CLEAN, edit, line_of
 
-from patch_tui.core import toolfile
-from patch_tui.core.lint.body import analyse
-from patch_tui.core.lint.engine import Diagnostic, apply_edits, fix_text, lint_text, selected_rules
+from patch_tui.format import toolfile
+from patch_tui.lint.body import analyse
+from patch_tui.lint.engine import Diagnostic, apply_edits, fix_text, lint_text, selected_rules
 
 BODY_RULES = selected_rules(("PT03", "PT04"))
 GUARD = """
@@ -765,7 +765,7 @@ def test_body_diagnostics_name_the_manifest_field_they_concern() -> None:
 
 
 def test_import_names_map_to_distributions() -> None:
-    from patch_tui.core.lint import distributions as d
+    from patch_tui.lint import distributions as d
 
     assert d.distribution_for("bs4") == "beautifulsoup4"
     assert d.distribution_for("google.protobuf.json_format") == "protobuf"
@@ -779,7 +779,7 @@ def test_import_names_map_to_distributions() -> None:
 
 @pytest.mark.parametrize("raw", [b"", b"\n\n", bytes(range(256)), b"# name: \xff\n"], ids=["empty", "blank", "binary", "bad-utf8"])
 def test_files_that_are_not_tools_get_only_the_structure_error(raw: bytes) -> None:
-    from patch_tui.core.lint.engine import lint_toolfile
+    from patch_tui.lint.engine import lint_toolfile
 
     codes = {d.code for d in lint_toolfile(toolfile.parse_bytes(raw))}
     assert codes == {"PT001"}

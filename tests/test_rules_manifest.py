@@ -8,9 +8,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lintkit import CLEAN, diags, edit, fixed, line_of, only
 
-from patch_tui.core import toolfile
-from patch_tui.core.lint.engine import RULES, fix_text, iter_codes, lint_text
-from patch_tui.core.lint.rules_manifest import count_sentences
+from patch_tui.format import toolfile
+from patch_tui.lint.engine import RULES, fix_text, iter_codes, lint_text
+from patch_tui.lint.rules_manifest import count_sentences
 
 
 def test_clean_tool_has_no_manifest_diagnostics() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from patch_tui.core.runner import (
+from patch_tui.runtime.runner import (
     STDOUT_CAP,
     ensure_venv,
     namespace_support,

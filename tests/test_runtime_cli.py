@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from patch_tui.core.store import Store
+from patch_tui.approvals.store import Store
 from tests.runtimekit import (
     MARK_BODY,
     MARK_INPUTS,
@@ -256,9 +256,9 @@ def test_runtime_commands_never_import_textual(env: dict[str, Any]) -> None:
     code = (
         "import sys\n"
         "from patch_tui.cli import main\n"
-        "from patch_tui.core.serve import PatchServer, build_server\n"
-        "from patch_tui.core.store import Store\n"
-        "from patch_tui.core.toolbox import Toolbox\n"
+        "from patch_tui.mcp_server.serve import PatchServer, build_server\n"
+        "from patch_tui.approvals.store import Store\n"
+        "from patch_tui.runtime.toolbox import Toolbox\n"
         f"rc = main(['run', 'echo', '--args', '{{\"text\": \"x\"}}'])\n"
         f"state = PatchServer(Toolbox.open({str(env['tools'])!r}), Store({str(env['store'])!r}),"
         " timeout=5, allow_install=False)\n"

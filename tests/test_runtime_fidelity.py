@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from lintkit import CLEAN, edit
 
-from patch_tui.core import runtime_format, toolfile, yamlio
-from patch_tui.core.lint import lint_text
-from patch_tui.core.runner import run_source, runtime_source_sha256
+from patch_tui.format import runtime_format, toolfile, yamlio
+from patch_tui.lint import lint_text
+from patch_tui.runtime.runner import run_source, runtime_source_sha256
 
 RUNTIME_WRITTEN = """\
 # ---
@@ -250,13 +250,13 @@ def test_run_records_hash_the_source_as_the_runtime_does(tmp_path: Path) -> None
     ],
 )
 def test_the_default_toolbox_is_where_the_runtime_keeps_it(platform: str, env: dict, home: str, expected: str) -> None:
-    from patch_tui.core.paths import runtime_config_dir
+    from patch_tui.settings.paths import runtime_config_dir
 
     assert runtime_config_dir(platform, env, home) == expected
 
 
 def test_the_toolbox_env_overrides(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from patch_tui.core.paths import default_toolbox
+    from patch_tui.settings.paths import default_toolbox
 
     monkeypatch.delenv("PATCH_TUI_TOOLBOX", raising=False)
     monkeypatch.setenv("PATCH_CAT_TOOLBOX_DIR", str(tmp_path / "cat"))
@@ -272,7 +272,7 @@ def test_the_toolbox_env_overrides(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from patch_tui.core.lint.engine import fix_text  # noqa: E402
+from patch_tui.lint.engine import fix_text  # noqa: E402
 
 # Breakages whose safe fixes add, rename or rewrite manifest keys, several in one mapping.
 _BREAKS = [

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from patch_tui.core import toolfile
-from patch_tui.core.lint.body import analyse, literal_value
-from patch_tui.core.lint.engine import lint_toolfile
-from patch_tui.core.paths import sample_tools_dir
+from patch_tui.format import toolfile
+from patch_tui.lint.body import analyse, literal_value
+from patch_tui.lint.engine import lint_toolfile
+from patch_tui.settings.paths import sample_tools_dir
 
 TOOLS = sorted(sample_tools_dir().glob("*.py"))
 

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from patch_tui.core import sandbox
-from patch_tui.core.runner import Isolation, run_file, run_source
+from patch_tui.runtime import sandbox
+from patch_tui.runtime.runner import Isolation, run_file, run_source
 from tests.runtimekit import PATCH_TUI, tool_text, write_tool
 
 HOST = sandbox.probe()
@@ -152,7 +152,7 @@ def test_read_write_cannot_touch_store_or_toolbox_inside_its_workspace(
         PATCH_TUI_SANDBOX_ENGINE=engine,
     )
     store.parent.mkdir()
-    from patch_tui.core.store import Store
+    from patch_tui.approvals.store import Store
 
     with Store(store, actor="person@test") as s:  # a held call the tool would like approved
         s.create_pending("human_confirm", "x", "1.0.0", "0" * 64, {}, "why")
@@ -396,8 +396,8 @@ def _no_isolation(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_gated_calls_refuse_where_nothing_isolates(tmp_path: Path, monkeypatch) -> None:
-    from patch_tui.core.gate import Gate
-    from patch_tui.core.store import Store
+    from patch_tui.approvals.gate import Gate
+    from patch_tui.approvals.store import Store
 
     _no_isolation(monkeypatch)
     monkeypatch.setenv("PATCH_TUI_CONFIG", str(tmp_path / "config.toml"))

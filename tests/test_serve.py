@@ -11,10 +11,10 @@ from typing import Any
 import anyio
 import pytest
 
-from patch_tui.core.serve import PatchServer, build_server, tool_annotations
-from patch_tui.core.store import Store
-from patch_tui.core.toolbox import Toolbox
-from patch_tui.core.toolfile import parse
+from patch_tui.approvals.store import Store
+from patch_tui.format.toolfile import parse
+from patch_tui.mcp_server.serve import PatchServer, build_server, tool_annotations
+from patch_tui.runtime.toolbox import Toolbox
 from tests.runtimekit import MARK_BODY, MARK_INPUTS, tool_text, write_tool
 
 ECHO = 'def main(text: str) -> dict:\n    return {"echo": text}'

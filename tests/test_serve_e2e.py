@@ -123,7 +123,7 @@ def approve(box: dict[str, Any], token: str, *extra: str):
 def approve_here(box: dict[str, Any], token: str) -> bool:
     """The same decision through the store API from this (test) process, which is also not the
     server's: cheaper than a CLI start where the CLI itself is not what is being shown."""
-    from patch_tui.core.store import Store
+    from patch_tui.approvals.store import Store
 
     with Store(box["store"], actor="person@test") as store:
         return store.approve(token).ok
@@ -299,7 +299,7 @@ async def _tool_edited_after_approval_is_refused(client: Any, box: dict[str, Any
     refused = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
     assert refused.is_error and data(refused)["status"] == "tool_changed"
     assert runs_in(marker) == []
-    from patch_tui.core.store import Store
+    from patch_tui.approvals.store import Store
 
     with Store(box["store"]) as store:
         assert store.get(token).status == "failed"
@@ -343,7 +343,7 @@ async def test_confirm_action_refuses_forged_and_altered_approvals(box: dict[str
     # Issue 11: what a tool (or anything) writing SQL into the store can do must not run a call.
     import sqlite3
 
-    from patch_tui.core.store import args_sha256
+    from patch_tui.approvals.store import args_sha256
 
     marker = box["marker"]
     async with connect(box) as client:

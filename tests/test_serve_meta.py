@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from fake_anthropic import FakeAnthropic, Reply
 
-from patch_tui.core import generate as g
-from patch_tui.core.store import Store
+from patch_tui.approvals.store import Store
+from patch_tui.generate import engine as g
 from tests import test_serve_e2e
 from tests.runtimekit import runs_in, write_tool
 

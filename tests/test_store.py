@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from patch_tui.core.store import (
+from patch_tui.approvals.store import (
     SCHEMA_VERSION,
     Store,
     StoreBusy,
@@ -206,7 +206,7 @@ def test_newer_schema_is_refused(tmp_path: Path) -> None:
 
 
 _PROBE_RO = (
-    "import sys\nfrom patch_tui.core.store import Store, StoreReadOnly\n"
+    "import sys\nfrom patch_tui.approvals.store import Store, StoreReadOnly\n"
     "for p in sys.argv[1:]:\n"
     "    try:\n        Store(p)\n    except StoreReadOnly as e:\n        print('RO', e)\n"
 )
@@ -262,7 +262,7 @@ def test_locked_store_says_busy(tmp_path: Path) -> None:
 _RACER = textwrap.dedent(
     """
     import json, sys, time
-    from patch_tui.core.store import Store
+    from patch_tui.approvals.store import Store
     path, token, verb, go = sys.argv[1:5]
     s = Store(path, actor=f"racer{sys.argv[5]}")
     while time.time() < float(go):
@@ -304,7 +304,7 @@ def test_dead_claimer_is_marked_interrupted_never_rerun(tmp_path: Path) -> None:
     action = _pending(s)
     s.approve(action.token)
     code = (
-        "import sys\nfrom patch_tui.core.store import Store\n"
+        "import sys\nfrom patch_tui.approvals.store import Store\n"
         "assert Store(sys.argv[1]).claim(sys.argv[2]).ok\n"
     )
     subprocess.run([sys.executable, "-c", code, str(path), action.token], check=True, timeout=60)
@@ -332,7 +332,7 @@ def test_recent_outputs_keep_last_twenty(store: Store) -> None:
 def test_tokens_never_start_with_a_dash() -> None:
     # A leading "-" would make `patch-tui inbox approve TOKEN` read the token as an option;
     # with the plain encoding about 1 token in 64 did (2,000 draws: ~31 expected).
-    from patch_tui.core.store import new_token
+    from patch_tui.approvals.store import new_token
 
     tokens = [new_token() for _ in range(2000)]
     assert all(len(t) == 32 and not t.startswith("-") for t in tokens)
@@ -342,7 +342,7 @@ def test_tokens_never_start_with_a_dash() -> None:
 
 def test_a_store_from_before_guard_is_migrated_keeping_its_actions(tmp_path: Path) -> None:
     """Schema 1 (no upstream_token) opens as the current schema: rows and decisions kept."""
-    from patch_tui.core.store import MIGRATIONS, _split_sql
+    from patch_tui.approvals.store import MIGRATIONS, _split_sql
 
     path = tmp_path / "old.sqlite3"
     conn = sqlite3.connect(path)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from patch_tui.core.store import (
+from patch_tui.approvals.store import (
     Store,
     StoreUnsafe,
     args_sha256,
@@ -301,7 +301,7 @@ def test_planted_symlink_companion_is_refused(tmp_path: Path) -> None:
 
 
 def test_the_sandbox_hides_every_store_file(tmp_path: Path) -> None:
-    from patch_tui.core import sandbox
+    from patch_tui.runtime import sandbox
 
     path = tmp_path / "c.sqlite3"
     assert store_files(path) == [Path(f"{path}{s}") for s in sandbox.STORE_SUFFIXES]

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from patch_tui.core.text_safety import (
+from patch_tui.untrusted.text_safety import (
     find_hidden,
     hidden_kind,
     mixed_script_words,

@@ -10,8 +10,8 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Footer, Header, Static
 
-from patch_tui.core import paths
-from patch_tui.ui.themes import (
+from patch_tui.settings import paths
+from patch_tui.ui.theming.themes import (
     SHIPPED_THEMES,
     ThemeCommands,
     ThemeError,
@@ -88,7 +88,7 @@ def test_every_textual_builtin_theme_passes_our_validation() -> None:
 
     from textual.theme import BUILTIN_THEMES
 
-    from patch_tui.ui.themes import ThemeFile
+    from patch_tui.ui.theming.themes import ThemeFile
 
     for theme in BUILTIN_THEMES.values():
         data = {f.name: getattr(theme, f.name) for f in dataclasses.fields(theme)}
@@ -365,8 +365,8 @@ def test_plain_reader_agrees_with_the_model(data: dict) -> None:
     very same Theme; anything unusual is left to the model."""
     from pydantic import ValidationError
 
-    from patch_tui.ui.theme_file import ThemeFile
-    from patch_tui.ui.themes import _plain_theme
+    from patch_tui.ui.theming.theme_file import ThemeFile
+    from patch_tui.ui.theming.themes import _plain_theme
 
     plain = _plain_theme(dict(data))
     try:
@@ -384,8 +384,8 @@ def test_shipped_and_builtin_themes_are_read_plainly() -> None:
 
     from textual.theme import BUILTIN_THEMES
 
-    from patch_tui.ui.theme_file import ThemeFile
-    from patch_tui.ui.themes import _plain_theme
+    from patch_tui.ui.theming.theme_file import ThemeFile
+    from patch_tui.ui.theming.themes import _plain_theme
 
     for path in sorted(paths.themes_dir().glob("*.toml")):
         data = tomllib.loads(path.read_text(encoding="utf-8"))

@@ -8,9 +8,9 @@ import stat
 
 import pytest
 
-from patch_tui.core import toolfile
-from patch_tui.core.lint.engine import lint_text
-from patch_tui.core.toolbox import (
+from patch_tui.format import toolfile
+from patch_tui.lint.engine import lint_text
+from patch_tui.runtime.toolbox import (
     FileChangedOnDisk,
     Toolbox,
     ToolboxError,

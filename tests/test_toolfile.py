@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from lintkit import CLEAN, bodies, line_of, manifests
 
-from patch_tui.core import toolfile
-from patch_tui.core.lint.engine import lint_toolfile
-from patch_tui.core.manifest import Manifest
+from patch_tui.format import toolfile
+from patch_tui.format.manifest import Manifest
+from patch_tui.lint.engine import lint_toolfile
 
 
 def test_clean_file_parses_to_a_manifest() -> None:
@@ -186,7 +186,7 @@ def test_pure_python_yaml_reads_like_libyaml(monkeypatch, name: str) -> None:
     same problems."""
     import yaml
 
-    from patch_tui.core import yamlio
+    from patch_tui.format import yamlio
 
     raw = CLEAN.encode() if name == "clean" else HOSTILE[name]
     with_c = toolfile.parse_bytes(raw)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from inboxkit import isolate
 
-from patch_tui.ui.screens.try_it import MAX_CASES, TryState, state_path
+from patch_tui.ui.desk.try_it import MAX_CASES, TryState, state_path
 
 
 @pytest.fixture(autouse=True)

@@ -8,9 +8,9 @@ import pytest
 from inboxkit import hold, inbox_app, isolate, open_inbox, tools, wait_for
 from textual.widgets import Checkbox, Input
 
-from patch_tui.core import grants
-from patch_tui.core.store import Store
-from patch_tui.ui.widgets.allow_dialog import AllowDialog
+from patch_tui.approvals import grants
+from patch_tui.approvals.store import Store
+from patch_tui.ui.inbox.allow_dialog import AllowDialog
 
 SIZE = (110, 36)
 

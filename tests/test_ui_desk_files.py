@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from desk_helpers import make_app, ready, tool_folder, wait_lint
 
-from patch_tui.core import toolfile
-from patch_tui.core.lint.engine import lint_toolfile
+from patch_tui.format import toolfile
+from patch_tui.lint.engine import lint_toolfile
 
 
 @pytest.fixture(autouse=True)

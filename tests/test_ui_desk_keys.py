@@ -14,8 +14,8 @@ from rich.cells import cell_len
 from textual import events
 from textual.widgets import Input
 
-from patch_tui.core import toolfile
-from patch_tui.ui.widgets.tool_browser import ToolList
+from patch_tui.format import toolfile
+from patch_tui.ui.desk.tool_browser import ToolList
 
 
 @pytest.fixture(autouse=True)
@@ -114,7 +114,7 @@ async def test_the_list_commands_are_on_keys_nobody_types_by_accident(folder):
             key = keys[action]
             assert all(len(k) > 1 for k in key.split(",")), key  # no single printable key
         await pilot.press("ctrl+e")
-        from patch_tui.ui.widgets.confirm import PromptModal
+        from patch_tui.ui.dialogs.confirm import PromptModal
 
         assert isinstance(app.screen, PromptModal)
 
@@ -206,7 +206,7 @@ async def test_ctrl_z_undoes_typing_in_a_form_field(folder):
             await wait_lint(pilot, screen, count, timeout=20)
         assert field.value == "Return the text it is given, optionally shouted."
         # The form writes the frontmatter in the runtime writer's style ('3.12').
-        from patch_tui.core import toolfile
+        from patch_tui.format import toolfile
 
         assert screen.source.text == toolfile.format_text(toolfile.parse(original))
         for _ in range(2):
@@ -240,7 +240,7 @@ async def test_add_input_moves_the_focus_to_the_new_name(folder):
 
 DESK_KEYS = [
     (key, binding.action)
-    for binding in __import__("patch_tui.ui.screens.editor", fromlist=["EditorScreen"]).EditorScreen.BINDINGS
+    for binding in __import__("patch_tui.ui.desk.editor", fromlist=["EditorScreen"]).EditorScreen.BINDINGS
     if binding.id not in ("desk.next_field", "desk.previous_field")
     for key in binding.key.split(",")
 ]
@@ -278,7 +278,7 @@ async def test_f6_and_f7_from_the_source_pane(folder, monkeypatch):
         screen.source.focus()
         await pilot.pause()
         await pilot.press("f6")
-        from patch_tui.ui.widgets.confirm import ChoiceModal
+        from patch_tui.ui.dialogs.confirm import ChoiceModal
 
         assert isinstance(app.screen, ChoiceModal)
         await pilot.press("escape")
@@ -297,7 +297,7 @@ async def test_f6_and_f7_from_the_source_pane(folder, monkeypatch):
 
 async def test_first_run_copies_the_samples_into_the_users_toolbox_and_says_where(tmp_path, monkeypatch):
     from patch_tui.commands.tui import build_app, parse_for_bench
-    from patch_tui.core import paths
+    from patch_tui.settings import paths
 
     home = tmp_path / "toolbox"
     monkeypatch.delenv("PATCH_TUI_TOOLBOX", raising=False)
@@ -397,7 +397,7 @@ async def test_the_problem_detail_is_shown_whole(folder):
 
 
 async def test_renaming_to_the_same_name_is_a_no_op(folder):
-    from patch_tui.ui.widgets.confirm import PromptModal
+    from patch_tui.ui.dialogs.confirm import PromptModal
 
     app = make_app(folder)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -440,8 +440,8 @@ async def test_the_palette_has_one_theme_command(folder):
 
 
 async def test_history_restores_a_version_undoably_and_copies(folder):
-    from patch_tui.ui.screens.help import HelpScreen
-    from patch_tui.ui.screens.history import HistoryScreen
+    from patch_tui.ui.desk.history import HistoryScreen
+    from patch_tui.ui.help import HelpScreen
 
     app = make_app(folder)
     async with app.run_test(size=(120, 36)) as pilot:

@@ -26,7 +26,7 @@ def _with_body(path: Path, body: str) -> None:
 
 
 async def _try_it(pilot, app):
-    from patch_tui.ui.screens.try_it import TryItScreen
+    from patch_tui.ui.desk.try_it import TryItScreen
 
     await pilot.press("ctrl+j")
     await wait_for(pilot, lambda: isinstance(app.screen, TryItScreen), what="try it")

@@ -9,8 +9,8 @@ import pytest
 from inboxkit import hold, inbox_app, isolate, open_inbox, tools, wait_for
 from textual.widgets import Input
 
-from patch_tui.core.store import Store
-from patch_tui.ui.widgets.inbox_dialogs import DecideModal
+from patch_tui.approvals.store import Store
+from patch_tui.ui.inbox.inbox_dialogs import DecideModal
 
 SIZE = (120, 36)
 
@@ -25,7 +25,7 @@ def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[Path, Path]:
 def long_bursts(monkeypatch: pytest.MonkeyPatch) -> None:
     """A typed sentence stays one burst even when a loaded machine delays Pilot's keys (each
     key's timestamp is taken after the previous one was handled)."""
-    from patch_tui.ui.widgets import dialog
+    from patch_tui.ui.dialogs import dialog
 
     monkeypatch.setattr(dialog, "TYPING_PAUSE", 3.0)
 
@@ -180,7 +180,7 @@ async def test_a_sentence_typed_into_a_desk_dialog_decides_nothing(tmp_path: Pat
 
     from desk_helpers import make_app, ready, tool_folder
 
-    from patch_tui.ui.widgets.dialog import Dialog
+    from patch_tui.ui.dialogs.dialog import Dialog
 
     isolate(monkeypatch, tmp_path)
     folder = tool_folder(tmp_path)
@@ -228,7 +228,7 @@ def _open_inbox_dialog(which: str):
 
 @pytest.mark.parametrize("which", ["approve", "reject", "source", "edit"])
 async def test_a_sentence_typed_into_an_inbox_dialog_decides_nothing(env, long_bursts, which: str) -> None:
-    from patch_tui.ui.widgets.dialog import Dialog
+    from patch_tui.ui.dialogs.dialog import Dialog
 
     folder, store = env
     action = hold(store, folder / "delete_file.py", {"path": "/tmp/a.txt"})

@@ -10,8 +10,8 @@ from inboxkit import hold, inbox_app, isolate, open_inbox, tools, wait_for
 from runtimekit import write_tool
 from textual.widgets import Button, Input, Select, TextArea
 
-from patch_tui.core.store import Store
-from patch_tui.ui.widgets.edit_args_dialog import EditArgsDialog
+from patch_tui.approvals.store import Store
+from patch_tui.ui.inbox.edit_args_dialog import EditArgsDialog
 
 SIZE = (110, 36)
 

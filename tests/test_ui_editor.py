@@ -10,13 +10,13 @@ import pytest
 from desk_helpers import make_app, ready, tool_folder, wait_lint
 from textual.widgets import Input, OptionList, Switch
 
-from patch_tui.core import toolfile
-from patch_tui.core.toolbox import file_sha256
-from patch_tui.ui.screens.conflict import ConflictModal
-from patch_tui.ui.widgets.confirm import ChoiceModal
-from patch_tui.ui.widgets.dialog import TYPING_PAUSE
+from patch_tui.format import toolfile
+from patch_tui.runtime.toolbox import file_sha256
+from patch_tui.ui.desk.lint_panel import LintPanel
+from patch_tui.ui.dialogs.confirm import ChoiceModal
+from patch_tui.ui.dialogs.conflict import ConflictModal
+from patch_tui.ui.dialogs.dialog import TYPING_PAUSE
 from patch_tui.ui.widgets.enum_field import EnumField, EnumPicker
-from patch_tui.ui.widgets.lint_panel import LintPanel
 
 
 @pytest.fixture(autouse=True)
@@ -456,7 +456,7 @@ async def test_save_as_new_version_keeps_history(folder):
         # History browser lists it.
         await pilot.press("f10")
         await pilot.pause()
-        from patch_tui.ui.screens.history import HistoryScreen
+        from patch_tui.ui.desk.history import HistoryScreen
 
         assert isinstance(app.screen, HistoryScreen)
         await pilot.press("escape")
@@ -640,7 +640,7 @@ async def test_palette_commands_are_named_area_verb(folder):
     app = make_app(folder)
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await ready(pilot, app)
-        from patch_tui.ui.screens.editor import EditorCommands
+        from patch_tui.ui.desk.editor import EditorCommands
 
         provider = EditorCommands(screen)
         names = [name for name, _help, _cb in provider._commands()]

@@ -12,9 +12,9 @@ from fake_anthropic import DEFAULT_MODEL_ID, Fail, FakeAnthropic, Reply
 from textual.app import App
 from textual.widgets import RichLog, Static
 
-from patch_tui.core import generate as g
-from patch_tui.core import toolfile
-from patch_tui.ui.screens.generate import Accepted, GenerateScreen
+from patch_tui.format import toolfile
+from patch_tui.generate import engine as g
+from patch_tui.ui.desk.generate import Accepted, GenerateScreen
 
 TOOL = (Path(g.PROMPTS_DIR) / "example_tool.txt").read_text(encoding="utf-8")
 BROKEN = TOOL.replace("    words = WORD.findall(text)\n", "    words = WORD.findall(text\n")

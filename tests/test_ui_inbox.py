@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from inboxkit import HOSTILE, hold, inbox_app, isolate, make_app, open_inbox, tools, wait_for
 
-from patch_tui.core.store import Store
-from patch_tui.ui.screens.inbox import InboxScreen
-from patch_tui.ui.widgets.inbox_badge import PendingBadge
-from patch_tui.ui.widgets.inbox_dialogs import DecideModal
+from patch_tui.approvals.store import Store
+from patch_tui.ui.inbox.inbox import InboxScreen
+from patch_tui.ui.inbox.inbox_badge import PendingBadge
+from patch_tui.ui.inbox.inbox_dialogs import DecideModal
 
 SIZE = (100, 32)
 
@@ -81,7 +81,7 @@ async def test_expired_actions_leave_and_show_in_history(env) -> None:
         screen = await open_inbox(pilot, app)
         assert [a.token for a in screen.list.actions] == [action.token]
         # Its expiry comes near (set from outside, so the test does not depend on start-up time).
-        from patch_tui.core.store import now_iso
+        from patch_tui.approvals.store import now_iso
 
         with sqlite3.connect(store) as db:
             db.execute("UPDATE actions SET expires_at = ? WHERE token = ?", (now_iso(time.time() + 1.0), action.token))
@@ -186,7 +186,7 @@ async def test_store_busy_is_shown_and_retried(env) -> None:
     app = inbox_app(store)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_inbox(pilot, app)
-        from patch_tui.core.store import now_iso
+        from patch_tui.approvals.store import now_iso
 
         # Due in 4 s: time for the inbox to see the new expiry and for the lock below to be
         # taken before it falls due, even on a loaded machine (1.5 s was not, once in CI-like runs).
@@ -347,7 +347,7 @@ async def test_a_forged_approval_shows_as_tampered(env) -> None:
         await wait_for(pilot, lambda: screen.current is not None, what="the detail")
         head = str(screen.query_one("#detail-head").render())
         assert "TAMPERED (approved)" in head and "no one's approval was ever recorded" in head
-        from patch_tui.ui.widgets.inbox_list import HISTORY_COLUMNS
+        from patch_tui.ui.inbox.inbox_list import HISTORY_COLUMNS
 
         status_cell = HISTORY_COLUMNS[0][2]
         assert status_cell(screen.list.actions[0], 0.0) == "tampered"
@@ -357,7 +357,7 @@ async def test_a_forged_approval_shows_as_tampered(env) -> None:
 
 
 async def _try_it(pilot, app):
-    from patch_tui.ui.screens.try_it import TryItScreen
+    from patch_tui.ui.desk.try_it import TryItScreen
 
     await pilot.press("ctrl+j")
     await wait_for(pilot, lambda: isinstance(app.screen, TryItScreen), what="try it")
@@ -488,7 +488,7 @@ async def test_try_it_validates_json_fields_and_saves_cases(env, tmp_path: Path)
         await pilot.press("enter")
         await pilot.pause()
         screen.query_one("#in-count").value = "99"
-        from patch_tui.ui.screens.try_it import TryState
+        from patch_tui.ui.desk.try_it import TryState
 
         saved = TryState().cases("obj_tool")
         assert saved == {"two items": {"items": ["a", "b"], "flag": True, "count": 3, "opts": {}}}
@@ -567,7 +567,7 @@ async def test_standalone_inbox_shows_the_source_read_only(env) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await open_inbox(pilot, app)
         await pilot.press("o")
-        from patch_tui.ui.widgets.inbox_dialogs import SourceModal
+        from patch_tui.ui.inbox.inbox_dialogs import SourceModal
 
         await wait_for(pilot, lambda: isinstance(app.screen, SourceModal), what="the source")
         shown = app.screen.query_one("#source-text").text

@@ -9,9 +9,9 @@ from pathlib import Path
 from desk_helpers import make_app, ready, tool_folder
 from textual.widgets import Input, Select, TabbedContent
 
-from patch_tui.core import toolfile
-from patch_tui.core.interop import mcp
-from patch_tui.ui.screens.export import InteropScreen
+from patch_tui.format import toolfile
+from patch_tui.interop import mcp
+from patch_tui.ui.desk.export import InteropScreen
 
 
 async def _until(pilot, check, timeout: float = 5.0) -> None:

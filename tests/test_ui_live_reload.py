@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from desk_helpers import ready, tool_folder
 
-from patch_tui.core.config import Settings
-from patch_tui.core.toolbox import Toolbox
+from patch_tui.runtime.toolbox import Toolbox
+from patch_tui.settings.config import Settings
 from patch_tui.ui.app import PatchApp
 
 

@@ -10,7 +10,7 @@ import pytest
 from desk_helpers import make_app, ready, tool_folder, wait_lint
 from textual.widgets import Input, TextArea
 
-from patch_tui.ui.widgets.lint_panel import LintPanel
+from patch_tui.ui.desk.lint_panel import LintPanel
 
 
 @pytest.fixture(autouse=True)

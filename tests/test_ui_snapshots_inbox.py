@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from inboxkit import HOSTILE, hold, inbox_app, isolate, tools, wait_for
 
-from patch_tui.core.store import Store, parse_iso
-from patch_tui.ui.widgets import inbox_list
+from patch_tui.approvals.store import Store, parse_iso
+from patch_tui.ui.inbox import inbox_list
 
 NOW = "2099-01-01T00:01:00.000Z"
 SIZE = (100, 32)
@@ -63,7 +63,7 @@ async def _steady(pilot) -> None:
     app = pilot.app
     screen = app.screen
     await wait_for(pilot, lambda: getattr(screen, "load_count", 0) > 0, what="the inbox")
-    # The header's "⚑ N pending" comes from its own poll (widgets/inbox_badge.py), not the
+    # The header's "⚑ N pending" comes from its own poll (inbox/inbox_badge.py), not the
     # inbox's: under load it could still be on its way when the picture was taken.
     await wait_for(
         pilot,

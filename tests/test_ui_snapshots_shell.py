@@ -23,8 +23,8 @@ from textual.widgets import (
     TextArea,
 )
 
-from patch_tui.ui.themes import install_themes
-from patch_tui.ui.widgets.source_pane import SourceArea
+from patch_tui.ui.desk.source_pane import SourceArea
+from patch_tui.ui.theming.themes import install_themes
 
 SOURCE = '''# ---
 # name: echo_text
@@ -138,7 +138,7 @@ class KeysShell(App[None]):
         pass
 
     def action_help(self) -> None:
-        from patch_tui.ui.screens.help import HelpScreen
+        from patch_tui.ui.help import HelpScreen
 
         self.push_screen(HelpScreen())
 

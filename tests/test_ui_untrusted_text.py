@@ -120,7 +120,7 @@ def _strings(value: object) -> list[str]:
 
 def test_the_payload_is_what_the_fields_hold(hostile_folder: Path) -> None:
     # The test is about raw control characters reaching widgets: check they do get there.
-    from patch_tui.core import toolfile
+    from patch_tui.format import toolfile
 
     for field in FIELDS:
         tf = toolfile.read(hostile_folder / f"h_{field}.py")

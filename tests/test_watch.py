@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from patch_tui.core.watch import FileChange, FolderWatcher, OwnWrites, content_sha256
+from patch_tui.runtime.watch import FileChange, FolderWatcher, OwnWrites, content_sha256
 
 
 def rename_save(path: Path, text: str) -> None:
@@ -186,7 +186,7 @@ async def test_missing_folder_ends_quietly(tmp_path) -> None:
 
 async def test_live_toolbox_saves_renames_and_deletes_are_not_echoed(folder) -> None:
     """The toolbox records what it writes in the process-wide registry the watcher consults."""
-    from patch_tui.core.toolbox import Toolbox
+    from patch_tui.runtime.toolbox import Toolbox
 
     box = Toolbox.open(folder)
     async with Live(FolderWatcher([folder])) as live:

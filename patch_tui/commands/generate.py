@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from patch_tui.core.text_safety import visible
+from patch_tui.untrusted.text_safety import visible
 
 
 class _Progress:
@@ -32,7 +32,7 @@ class _Progress:
         self.stream.flush()
 
     def __call__(self, event: object) -> None:
-        from patch_tui.core import generate as g
+        from patch_tui.generate import engine as g
 
         if isinstance(event, g.RoundStarted):
             self.received = 0
@@ -69,9 +69,9 @@ def _err(message: str) -> None:
 def run_generate(args: argparse.Namespace) -> int:
     import asyncio
 
-    from patch_tui.core import generate as g
-    from patch_tui.core import paths
-    from patch_tui.core.config import ConfigError, load_settings
+    from patch_tui.generate import engine as g
+    from patch_tui.settings import paths
+    from patch_tui.settings.config import ConfigError, load_settings
 
     if args.max_repairs is not None and args.max_repairs < 0:
         _err("--max-repairs must be 0 or more")

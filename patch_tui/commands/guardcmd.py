@@ -12,9 +12,9 @@ import sys
 
 def run_guard(args: argparse.Namespace) -> int:
     from patch_tui.commands.runtime import _settings_ttl
-    from patch_tui.core import paths
-    from patch_tui.core.confirm_wait import confirm_wait_setting
-    from patch_tui.core.guard import guard
+    from patch_tui.mcp_server.confirm_wait import confirm_wait_setting
+    from patch_tui.mcp_server.guard import guard
+    from patch_tui.settings import paths
 
     command = list(args.upstream or [])
     if command and command[0] == "--":

@@ -22,7 +22,7 @@ from patch_tui.commands.runtime import (
     _open_toolbox,
     _out,
 )
-from patch_tui.core.text_safety import visible
+from patch_tui.untrusted.text_safety import visible
 
 
 def _tool_file(action: Any, toolbox: Any) -> Path | None:
@@ -37,8 +37,9 @@ def _tool_file(action: Any, toolbox: Any) -> Path | None:
 
 
 def approve_edited(args: argparse.Namespace) -> int:
-    from patch_tui.core import edits, toolfile
-    from patch_tui.core.store import StoreError
+    from patch_tui.approvals import edits
+    from patch_tui.approvals.store import StoreError
+    from patch_tui.format import toolfile
 
     edited = _args_object(args.args, "; nothing was approved")
     if edited is None:
@@ -101,9 +102,10 @@ def approve_edited(args: argparse.Namespace) -> int:
 
 
 def run_allow(args: argparse.Namespace) -> int:
-    from patch_tui.core import grants, toolfile
-    from patch_tui.core.gate import GateError, find_tool
-    from patch_tui.core.store import StoreError
+    from patch_tui.approvals import grants
+    from patch_tui.approvals.gate import GateError, find_tool
+    from patch_tui.approvals.store import StoreError
+    from patch_tui.format import toolfile
 
     try:
         seconds = grants.parse_duration(args.duration)
@@ -158,8 +160,8 @@ def run_allow(args: argparse.Namespace) -> int:
 
 
 def run_grants(args: argparse.Namespace) -> int:
-    from patch_tui.core import grants
-    from patch_tui.core.store import StoreError, now_iso
+    from patch_tui.approvals import grants
+    from patch_tui.approvals.store import StoreError, now_iso
 
     store = _open_store(args, "cli")
     if store is None:
@@ -193,8 +195,8 @@ def run_grants(args: argparse.Namespace) -> int:
 
 
 def run_revoke(args: argparse.Namespace) -> int:
-    from patch_tui.core import grants
-    from patch_tui.core.store import StoreError
+    from patch_tui.approvals import grants
+    from patch_tui.approvals.store import StoreError
 
     try:
         grant_id = int(args.grant_id)
@@ -221,8 +223,8 @@ def run_revoke(args: argparse.Namespace) -> int:
 def run_export(args: argparse.Namespace) -> int:
     import time
 
-    from patch_tui.core import audit
-    from patch_tui.core.store import StoreError
+    from patch_tui.approvals import audit
+    from patch_tui.approvals.store import StoreError
 
     since = None
     if args.since is not None:

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from patch_tui.core.text_safety import visible
+from patch_tui.untrusted.text_safety import visible
 
 EXIT_OK, EXIT_WRITE, EXIT_INPUT = 0, 1, 2
 
@@ -33,9 +33,9 @@ def _err(message: str) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
-    from patch_tui.core import toolfile
-    from patch_tui.core.interop import default_toolkit, definition_json, export_manifest
-    from patch_tui.core.toolbox import atomic_write
+    from patch_tui.format import toolfile
+    from patch_tui.interop import default_toolkit, definition_json, export_manifest
+    from patch_tui.runtime.toolbox import atomic_write
 
     path = args.path
     try:
@@ -67,15 +67,15 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from patch_tui.core.interop import (
+    from patch_tui.interop import (
         DefinitionError,
         ImportProblems,
         definition_json,
         import_all,
         load_definitions,
     )
-    from patch_tui.core.lint import lint_text
-    from patch_tui.core.toolbox import atomic_write
+    from patch_tui.lint import lint_text
+    from patch_tui.runtime.toolbox import atomic_write
 
     src, fmt = args.file, args.from_format
     try:

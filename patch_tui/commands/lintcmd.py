@@ -21,10 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from patch_tui.core.text_safety import hidden_kind, visible
+from patch_tui.untrusted.text_safety import hidden_kind, visible
 
 if TYPE_CHECKING:
-    from patch_tui.core.lint.engine import Diagnostic, Rule
+    from patch_tui.lint.engine import Diagnostic, Rule
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE = 0, 1, 2
 
@@ -83,7 +83,7 @@ _stdin_bytes: bytes | None = None
 
 def _read(path: str) -> tuple[bytes | None, str | None]:
     global _stdin_bytes
-    from patch_tui.core.toolfile import read_bytes
+    from patch_tui.format.toolfile import read_bytes
 
     if path == STDIN:
         if _stdin_bytes is None:
@@ -98,7 +98,7 @@ def _read(path: str) -> tuple[bytes | None, str | None]:
 
 def _write(path: str, text: str, bom: bool) -> None:
     # The toolbox's writer: temp file in the same folder, fsync, os.replace, mode kept.
-    from patch_tui.core.toolbox import atomic_write
+    from patch_tui.runtime.toolbox import atomic_write
 
     atomic_write(path, (("\ufeff" if bom else "") + text).encode("utf-8"))
 
@@ -114,7 +114,7 @@ class LintRun:
 
 
 def _rules(select: list[str], ignore: list[str]) -> list[Rule]:
-    from patch_tui.core.lint.engine import iter_codes, selected_rules
+    from patch_tui.lint.engine import iter_codes, selected_rules
 
     codes = [r.code for r in iter_codes()]
     for prefix in select + ignore:
@@ -173,7 +173,7 @@ def _workers(jobs: int, n_files: int) -> int:
 
 
 def _lint_chunk(files: list[str], codes: list[str], fix: bool) -> LintRun:
-    from patch_tui.core.lint.engine import RULES, _load_rules
+    from patch_tui.lint.engine import RULES, _load_rules
 
     _load_rules()
     run = LintRun()
@@ -182,8 +182,8 @@ def _lint_chunk(files: list[str], codes: list[str], fix: bool) -> LintRun:
 
 
 def _lint_files(files: list[str], rules: list[Rule], fix: bool, run: LintRun) -> None:
-    from patch_tui.core import toolfile
-    from patch_tui.core.lint.engine import fix_text, lint_toolfile
+    from patch_tui.format import toolfile
+    from patch_tui.lint.engine import fix_text, lint_toolfile
 
     for path in files:
         raw, error = _read(path)
@@ -275,7 +275,7 @@ def _summary(diags: list[Diagnostic], fixed: int) -> str:
 
 
 def _statistics(diags: list[Diagnostic], out: TextIO) -> None:
-    from patch_tui.core.lint.engine import RULES
+    from patch_tui.lint.engine import RULES
 
     counts = Counter(d.code for d in diags)
     fixable = {d.code for d in diags if d.fix is not None and d.fix.safe}
@@ -338,7 +338,7 @@ def run_lint(args: argparse.Namespace) -> int:
 
 
 def run_fmt(args: argparse.Namespace) -> int:
-    from patch_tui.core import toolfile
+    from patch_tui.format import toolfile
 
     check = bool(getattr(args, "check", False))
     diff = bool(getattr(args, "diff", False))
@@ -461,9 +461,9 @@ def _print_diff(path: str, old: str, new: str) -> None:
 
 
 def run_new(args: argparse.Namespace) -> int:
-    from patch_tui.core.lint.engine import lint_text
-    from patch_tui.core.manifest import NAME_RE
-    from patch_tui.core.toolbox import new_tool_text
+    from patch_tui.format.manifest import NAME_RE
+    from patch_tui.lint.engine import lint_text
+    from patch_tui.runtime.toolbox import new_tool_text
 
     name = args.name
     if not NAME_RE.match(name):
@@ -504,7 +504,7 @@ def _new_in_toolbox(root: Path, name: str, text: str) -> int:
     """`new NAME --toolbox DIR`: the tool goes in the toolbox's tools/ folder and its index, so
     the runtime lists it. A folder that is not yet a toolbox gets the runtime's layout; a plain
     folder of tool files stays one."""
-    from patch_tui.core.toolbox import Toolbox, ToolboxError
+    from patch_tui.runtime.toolbox import Toolbox, ToolboxError
 
     try:
         plain = root.is_dir() and not (root / "tools").is_dir() and any(root.glob("*.py"))
@@ -519,7 +519,7 @@ def _new_in_toolbox(root: Path, name: str, text: str) -> int:
 
 def _register(target: Path) -> None:
     """A new file inside a Patch toolbox's tools/ folder is registered in its index.json."""
-    from patch_tui.core.toolbox import Toolbox, ToolboxError
+    from patch_tui.runtime.toolbox import Toolbox, ToolboxError
 
     try:
         tb = Toolbox.open(target)
@@ -533,8 +533,8 @@ def _register(target: Path) -> None:
 
 
 def run_rules(args: argparse.Namespace) -> int:
-    from patch_tui.core.lint.docs import rule_doc, rule_severity
-    from patch_tui.core.lint.engine import iter_codes
+    from patch_tui.lint.docs import rule_doc, rule_severity
+    from patch_tui.lint.engine import iter_codes
 
     code = (getattr(args, "code", None) or "").strip().upper()
     rules = [r for r in iter_codes() if r.code.startswith(code)]

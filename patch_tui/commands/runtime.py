@@ -23,7 +23,7 @@ from typing import Any
 
 # Untrusted text (args, notes, tool errors) reaches the terminal with escape sequences and hidden
 # Unicode shown, not obeyed.
-from patch_tui.core.text_safety import visible
+from patch_tui.untrusted.text_safety import visible
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HELD = 0, 1, 2, 3
 
@@ -53,8 +53,8 @@ def _out(value: Any) -> None:
 
 
 def _settings_ttl() -> float | None:
-    from patch_tui.core.config import ConfigError, load_settings
-    from patch_tui.core.store import DEFAULT_TTL
+    from patch_tui.approvals.store import DEFAULT_TTL
+    from patch_tui.settings.config import ConfigError, load_settings
 
     try:
         return float(load_settings().confirm_ttl)
@@ -65,8 +65,8 @@ def _settings_ttl() -> float | None:
 
 def _open_store(args: argparse.Namespace, label: str) -> Any:
     """The store, or None after printing why (the caller exits 1)."""
-    from patch_tui.core import paths
-    from patch_tui.core.store import DEFAULT_TTL, Store, StoreError
+    from patch_tui.approvals.store import DEFAULT_TTL, Store, StoreError
+    from patch_tui.settings import paths
 
     ttl = _settings_ttl()
     try:
@@ -88,8 +88,8 @@ def _open_toolbox(args: argparse.Namespace) -> Any:
 def _toolbox_or_why(args: argparse.Namespace) -> tuple[Any, str | None]:
     """(the toolbox or None, why it cannot be read or None). No toolbox at all is fine (tools
     can be given as files); one that exists but cannot be read is said, by the caller, once."""
-    from patch_tui.core import paths
-    from patch_tui.core.toolbox import Toolbox, ToolboxError, ToolboxUnreadable
+    from patch_tui.runtime.toolbox import Toolbox, ToolboxError, ToolboxUnreadable
+    from patch_tui.settings import paths
 
     try:
         return Toolbox.open(paths.default_toolbox(getattr(args, "toolbox", None))), None
@@ -148,8 +148,8 @@ def _report_outcome(outcome: Any, *, confirming: bool) -> int:
 
 
 def run_run(args: argparse.Namespace) -> int:
-    from patch_tui.core.gate import Gate, GateError, find_tool
-    from patch_tui.core.store import StoreError
+    from patch_tui.approvals.gate import Gate, GateError, find_tool
+    from patch_tui.approvals.store import StoreError
 
     call_args = _args_object(args.args)
     if call_args is None:
@@ -178,8 +178,8 @@ def run_run(args: argparse.Namespace) -> int:
 
 
 def run_confirm(args: argparse.Namespace) -> int:
-    from patch_tui.core.gate import Gate, GateError
-    from patch_tui.core.store import StoreError
+    from patch_tui.approvals.gate import Gate, GateError
+    from patch_tui.approvals.store import StoreError
 
     toolbox, unreadable = _toolbox_or_why(args)
     if unreadable:
@@ -234,7 +234,7 @@ def _format_row(action: Any) -> str:
 
 
 def _inbox_list(args: argparse.Namespace) -> int:
-    from patch_tui.core.store import StoreError
+    from patch_tui.approvals.store import StoreError
 
     store = _open_store(args, "cli")
     if store is None:
@@ -265,7 +265,7 @@ def _inbox_list(args: argparse.Namespace) -> int:
 
 
 def _inbox_decide(args: argparse.Namespace, verb: str) -> int:
-    from patch_tui.core.store import StoreError
+    from patch_tui.approvals.store import StoreError
 
     if verb == "approve" and getattr(args, "args", None) is not None:
         from patch_tui.commands.inboxcmd import approve_edited
@@ -308,9 +308,9 @@ def run_inbox(args: argparse.Namespace) -> int:
     import importlib
 
     try:
-        module = importlib.import_module("patch_tui.ui.screens.inbox")
+        module = importlib.import_module("patch_tui.ui.inbox.inbox")
     except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith("patch_tui.ui.screens.inbox"):
+        if exc.name and exc.name.startswith("patch_tui.ui.inbox.inbox"):
             _err(
                 "the inbox screen is not part of this build yet; use `patch-tui inbox list`, "
                 "`patch-tui inbox approve TOKEN` or `patch-tui inbox reject TOKEN`"
@@ -328,14 +328,14 @@ def run_inbox(args: argparse.Namespace) -> int:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    from patch_tui.core import paths
-    from patch_tui.core.serve import serve
+    from patch_tui.mcp_server.serve import serve
+    from patch_tui.settings import paths
 
     if not (args.timeout > 0):
         _err("--timeout must be a positive number of seconds")
         return EXIT_USAGE
-    from patch_tui.core.config import ConfigError, load_settings
-    from patch_tui.core.serve import DEFAULT_MAX_ARGS_BYTES
+    from patch_tui.mcp_server.serve import DEFAULT_MAX_ARGS_BYTES
+    from patch_tui.settings.config import ConfigError, load_settings
 
     ttl = _settings_ttl()
     try:

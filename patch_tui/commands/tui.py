@@ -20,8 +20,8 @@ def first_run_toolbox(toolbox: Path) -> str:
     would be lost or land where nobody looks."""
     import shutil
 
-    from patch_tui.core import paths
-    from patch_tui.core.toolbox import Toolbox, ToolboxError
+    from patch_tui.runtime.toolbox import Toolbox, ToolboxError
+    from patch_tui.settings import paths
 
     tools = toolbox / "tools"
     samples = sorted(paths.sample_tools_dir().glob("*.py"))
@@ -55,7 +55,7 @@ def _home_short(path: Path) -> str:
 def _target(args: argparse.Namespace) -> tuple[Path, Path | None, str | None]:
     """The folder to browse, the file to open first (None: the first tool), and a notice to
     show (the first run says where it put the samples)."""
-    from patch_tui.core import paths
+    from patch_tui.settings import paths
 
     if args.path:
         p = Path(args.path).expanduser()
@@ -72,8 +72,8 @@ def _target(args: argparse.Namespace) -> tuple[Path, Path | None, str | None]:
 
 def build_app(args: argparse.Namespace) -> Any:
     """The app for parsed arguments (raises FileNotFoundError / ToolboxError / ConfigError)."""
-    from patch_tui.core.config import start_settings
-    from patch_tui.core.toolbox import Toolbox
+    from patch_tui.runtime.toolbox import Toolbox
+    from patch_tui.settings.config import start_settings
     from patch_tui.ui.app import PatchApp
 
     folder, first, notice = _target(args)
@@ -113,8 +113,8 @@ def parse_for_bench(path: str) -> argparse.Namespace:
 
 
 def run_tui(args: argparse.Namespace) -> int:
-    from patch_tui.core.config import ConfigError
-    from patch_tui.core.toolbox import ToolboxError
+    from patch_tui.runtime.toolbox import ToolboxError
+    from patch_tui.settings.config import ConfigError
 
     try:
         app = start_app(args)

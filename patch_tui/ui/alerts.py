@@ -5,7 +5,7 @@
 The bell and the OSC sequences go through the app's driver, the one writer of the terminal, so
 they never land in the middle of a frame. `notify-send` runs in a thread worker: it can take a
 moment when the notification daemon is slow, and the UI thread never waits. What each shows is
-built by core/alerts.py from safe text only.
+built by approvals/alerts.py from safe text only.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from textual.app import App
 
-from patch_tui.core import alerts
+from patch_tui.approvals import alerts
 
 
 class Alerter:

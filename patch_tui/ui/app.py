@@ -3,7 +3,7 @@
 Adding a screen from another area is one line in `SCREENS_LAZY` (imported when first shown, so
 start-up stays light) and, for a key, one Binding in `BINDINGS`:
 
-    "inbox": ("patch_tui.ui.screens.inbox:InboxScreen", "inbox: open", "The confirmation inbox"),
+    "inbox": ("patch_tui.ui.inbox.inbox:InboxScreen", "inbox: open", "The confirmation inbox"),
     Binding("i", "open_screen('inbox')", "Inbox", id="app.inbox"),
 
 Each entry also becomes a palette command under its "area: verb" name. The screen class is
@@ -25,24 +25,24 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
-from patch_tui.core.config import ConfigError, StartSettings, load_settings, start_settings
-from patch_tui.core.toolbox import Toolbox
+from patch_tui.runtime.toolbox import Toolbox
+from patch_tui.settings.config import ConfigError, StartSettings, load_settings, start_settings
 from patch_tui.ui.commands import Command, CommandList
+from patch_tui.ui.desk.editor import EditorCommands, EditorScreen
+from patch_tui.ui.dialogs.dialog import DialogKeyGuard
 from patch_tui.ui.safe_text import SafeTitles
-from patch_tui.ui.screens.editor import EditorCommands, EditorScreen
-from patch_tui.ui.widgets.dialog import DialogKeyGuard
 
 if TYPE_CHECKING:
-    from patch_tui.core.settings import Settings
+    from patch_tui.settings.model import Settings
 
 # name -> ("module:Class", palette command, palette help). Other areas add their line here.
 SCREENS_LAZY: dict[str, tuple[str, str, str]] = {
-    "help": ("patch_tui.ui.screens.help:HelpScreen", "help: keys", "Every key of this screen (F1)"),
-    "inbox": ("patch_tui.ui.screens.inbox:InboxScreen", "inbox: open", "Pending confirmations and history (ctrl+r)"),
-    "try": ("patch_tui.ui.screens.try_it:TryItScreen", "tool: try it", "Run the open tool with a form, unsaved text too (ctrl+j)"),
-    "generate": ("patch_tui.ui.screens.generate:GenerateScreen", "generate: new tool", "Write a new tool with Claude from a sentence"),
-    "refine": ("patch_tui.ui.screens.generate:RefineScreen", "generate: refine this tool", "Change the open tool with Claude; review the diff first"),
-    "interop": ("patch_tui.ui.screens.export:InteropScreen", "tool: export / import", "Export the open tool to Arcade, spec 1.0, MCP or Shinkai, or import theirs"),
+    "help": ("patch_tui.ui.help:HelpScreen", "help: keys", "Every key of this screen (F1)"),
+    "inbox": ("patch_tui.ui.inbox.inbox:InboxScreen", "inbox: open", "Pending confirmations and history (ctrl+r)"),
+    "try": ("patch_tui.ui.desk.try_it:TryItScreen", "tool: try it", "Run the open tool with a form, unsaved text too (ctrl+j)"),
+    "generate": ("patch_tui.ui.desk.generate:GenerateScreen", "generate: new tool", "Write a new tool with Claude from a sentence"),
+    "refine": ("patch_tui.ui.desk.generate:RefineScreen", "generate: refine this tool", "Change the open tool with Claude; review the diff first"),
+    "interop": ("patch_tui.ui.desk.export:InteropScreen", "tool: export / import", "Export the open tool to Arcade, spec 1.0, MCP or Shinkai, or import theirs"),
 }
 
 # The whole config file is validated (pydantic-settings) this long after the first frame, in a
@@ -68,7 +68,7 @@ class ScreenCommands(CommandList):
 
 def _theme_commands() -> set[Any]:
     try:
-        from patch_tui.ui.themes import ThemeCommands
+        from patch_tui.ui.theming.themes import ThemeCommands
     except ImportError:  # themes are optional wiring: the desk works without them
         return set()
     return {ThemeCommands}
@@ -113,7 +113,7 @@ class PatchApp(SafeTitles, DialogKeyGuard, App[None]):
 
     def on_mount(self) -> None:
         from patch_tui.ui.keymap import install_keymap
-        from patch_tui.ui.themes import install_themes
+        from patch_tui.ui.theming.themes import install_themes
 
         install_themes(self, self.theme_choice, watch=self.settings.watch_themes)
         install_keymap(self, self.settings.keymap)
@@ -124,7 +124,7 @@ class PatchApp(SafeTitles, DialogKeyGuard, App[None]):
         self.call_after_refresh(self._install_background)
 
     def _install_background(self) -> None:
-        from patch_tui.ui.widgets.inbox_badge import install_pending_watch
+        from patch_tui.ui.inbox.inbox_badge import install_pending_watch
 
         if self.resume_gc_after_first_frame:
             self.resume_gc_after_first_frame = False

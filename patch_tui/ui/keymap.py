@@ -1,6 +1,6 @@
 """The user's keymap (`[keymap]` in config.toml) applied to the app.
 
-Apart from the help screen (screens/help.py re-exports it) because the app applies the keymap
+Apart from the help screen (help.py re-exports it) because the app applies the keymap
 before its first frame, and the help screen is not needed until F1.
 """
 
@@ -16,7 +16,7 @@ def install_keymap(app: App[object], keymap: dict[str, str] | None = None) -> di
     """Apply the user's keymap (`[keymap]` in config.toml: binding id -> "key,key"). Reads the
     settings when `keymap` is None; a broken config file leaves the default keys."""
     if keymap is None:
-        from patch_tui.core.config import ConfigError, start_settings
+        from patch_tui.settings.config import ConfigError, start_settings
 
         try:
             keymap = start_settings().keymap

@@ -12,7 +12,7 @@ Why a Content built here and not `Content(visible(text))`: the code-point tokens
 the text around them (a person must not read `⟦U+202E⟧` typed by an attacker as a real reveal),
 so a token is a styled span, and the report counts only real reveals. A literal `⟦` typed in the
 text stays plain. What is revealed:
-- everything core/text_safety.find_hidden finds: C0 controls except newline and tab, DEL, C1
+- everything untrusted/text_safety.find_hidden finds: C0 controls except newline and tab, DEL, C1
   (0x80-0x9F, so a lone `\\x9b` CSI never reaches the terminal), bidi controls, zero-width
   characters, tag characters, soft hyphen, variation selectors, Hangul fillers;
 - plus what a terminal could still misread: other format characters (Unicode category Cf),
@@ -39,7 +39,7 @@ from textual.content import Content, Span
 from textual.expand_tabs import expand_tabs_inline
 from textual.widgets import Input
 
-from patch_tui.core.text_safety import hidden_kind, mixed_script_words
+from patch_tui.untrusted.text_safety import hidden_kind, mixed_script_words
 
 TOKEN_STYLE = "bold $text-warning on $warning-muted"
 MIXED_STYLE = "underline $text-warning"

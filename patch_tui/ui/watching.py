@@ -1,4 +1,4 @@
-"""Live reload of tool files: a worker runs `core.watch.FolderWatcher` over the folders the desk
+"""Live reload of tool files: a worker runs `runtime.watch.FolderWatcher` over the folders the desk
 shows and hands each batch of outside changes to the screens as a `ToolFilesChanged` message.
 
 The message goes to every screen on the stack (not bubbling), so a desk screen under a dialog or
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from textual.app import App
     from textual.worker import Worker
 
-    from patch_tui.core.watch import FileChange, FolderWatcher
+    from patch_tui.runtime.watch import FileChange, FolderWatcher
 
 
 class ToolFilesChanged(Message, bubble=False):
@@ -71,7 +71,7 @@ class ToolWatch:
         self.start()  # exclusive: the old worker is cancelled
 
     async def _run(self) -> None:
-        from patch_tui.core.watch import FolderWatcher
+        from patch_tui.runtime.watch import FolderWatcher
 
         watcher = self.watcher = FolderWatcher(self.folders, patterns=("*.py",))
         try:
@@ -121,7 +121,7 @@ def install_tool_watch(
 ) -> ToolWatch | None:
     """Start following the folders when `Settings.watch_tools` (or `enabled`) says so."""
     if enabled is None:
-        from patch_tui.core.config import ConfigError, load_settings
+        from patch_tui.settings.config import ConfigError, load_settings
 
         try:
             enabled = load_settings().watch_tools

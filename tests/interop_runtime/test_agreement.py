@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from patch_tui.core import runtime_format, toolfile
-from patch_tui.core.lint import lint_text
-from patch_tui.core.toolbox import Toolbox
+from patch_tui.format import runtime_format, toolfile
+from patch_tui.lint import lint_text
+from patch_tui.runtime.toolbox import Toolbox
 from tests.interop_runtime.kit import (
     descriptors,
     runtime_parse,

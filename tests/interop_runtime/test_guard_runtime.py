@@ -14,7 +14,7 @@ from typing import Any
 import anyio
 import pytest
 
-from patch_tui.core.store import Store
+from patch_tui.approvals.store import Store
 from tests.interop_runtime.kit import _node, harness_dir
 from tests.runtimekit import MARK_BODY, MARK_INPUTS, cli_env, runs_in, write_tool
 

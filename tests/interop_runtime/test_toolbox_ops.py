@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from patch_tui.cli import main as cli_main
-from patch_tui.core import runtime_format
-from patch_tui.core.toolbox import Toolbox, file_sha256
+from patch_tui.format import runtime_format
+from patch_tui.runtime.toolbox import Toolbox, file_sha256
 from tests.interop_runtime.kit import runtime_save, runtime_tools
 from tests.interop_runtime.samples import samples
 

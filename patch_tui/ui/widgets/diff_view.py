@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from patch_tui.core.text_safety import visible
+from patch_tui.untrusted.text_safety import visible
 
 
 def diff_text(

@@ -24,7 +24,7 @@ from textual.widget import Widget
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from patch_tui.ui.widgets.dialog import Dialog
+from patch_tui.ui.dialogs.dialog import Dialog
 
 BLANK_LABEL = "(none)"
 

@@ -1,0 +1,721 @@
+"""The Patch runtime's reading and writing of a tool file, reimplemented in Python.
+
+The runtime (`reference/patch-cat/packages/shared/src/manifest.ts`) is the authority on what a
+tool file means to our users: which files its `tools/list` loads, the manifest it sees (zod,
+defaults filled in, unknown keys dropped), the bytes its writer produces (`serializeManifest`,
+js-yaml `dump` with the JSON schema) and the input schema it advertises. patch-tui is stricter
+in places (lint), but it must never disagree with the runtime on these facts, so they live here,
+in one place, and `make interop` checks them against the real runtime on every sample.
+
+- `parse(text)`: the runtime's parseManifest: the manifest (as the runtime's plain data, in its
+  key order, defaults filled in) and the body, or `RuntimeRejects` with the runtime's reasons.
+- `serialize(manifest, body)`: serializeManifest, byte for byte.
+- `dump_yaml(data)`: js-yaml `dump(data, {indent: 2, lineWidth: 100, noRefs: true, schema:
+  JSON_SCHEMA})`, the style `fmt` writes.
+- `input_schema(manifest)`: manifestToInputSchema.
+- `source_sha256(manifest, body)`: the hash the runtime's audit records and replay compare.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+MARKER = "# ---"
+
+# JavaScript's String.prototype.trim() strips these (WhiteSpace + LineTerminator).
+_JS_WS = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+VERSION_RE = re.compile(r"^\d+\.\d+\.\d+$")
+SCOPE_RE = re.compile(r"^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$")
+INPUT_TYPES = ("string", "number", "integer", "boolean", "array", "object")
+FILESYSTEM_MODES = ("none", "read-only", "read-write")
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One reason the runtime refuses a manifest: where (a path into the data) and why."""
+
+    path: tuple[str | int, ...]
+    message: str
+
+    def __str__(self) -> str:
+        where = ".".join(str(p) for p in self.path) or "(root)"
+        return f"{where}: {self.message}"
+
+
+class RuntimeRejects(Exception):
+    """The runtime's parser refuses the file; `issues` holds the schema's reasons, if any."""
+
+    def __init__(self, message: str, issues: list[Issue] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.issues = issues or []
+
+
+@dataclass
+class Parsed:
+    manifest: dict[str, Any]
+    body: str
+    open_line: int  # 0-based line index of the opening marker (runtime's line split)
+    close_line: int
+    issues: list[Issue] = field(default_factory=list)
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+def split_lines(text: str) -> list[str]:
+    """The runtime's `split(/\\r?\\n/)` (a lone \\r does not end a line)."""
+    return re.split(r"\r?\n", text)
+
+
+def find_markers(lines: list[str]) -> tuple[int | None, int | None]:
+    start = next((i for i, line in enumerate(lines) if line.strip(_JS_WS) == MARKER), None)
+    if start is None:
+        return None, None
+    end = next(
+        (i for i in range(start + 1, len(lines)) if lines[i].strip(_JS_WS) == MARKER), None
+    )
+    return start, end
+
+
+def _strip_comment(line: str) -> str:
+    if line.startswith("# "):
+        return line[2:]
+    if line.startswith("#"):
+        return line[1:]
+    return line
+
+
+def yaml_text(lines: list[str], start: int, end: int) -> str:
+    return "\n".join(_strip_comment(line) for line in lines[start + 1 : end])
+
+
+def parse(text: str) -> Parsed:
+    """The runtime's parseManifest. Raises RuntimeRejects."""
+    from patch_tui.format import yamlio
+
+    lines = split_lines(text)
+    start, end = find_markers(lines)
+    if start is None:
+        raise RuntimeRejects(f'Missing opening "{MARKER}" frontmatter marker.')
+    if end is None:
+        raise RuntimeRejects(f'Missing closing "{MARKER}" frontmatter marker.')
+    try:
+        data = yamlio.load(yaml_text(lines, start, end)).data
+    except yamlio.YamlError as exc:
+        raise RuntimeRejects(f"Frontmatter is not valid YAML: {exc.message}") from None
+    manifest, issues = validate(data)
+    if manifest is None:
+        raise RuntimeRejects(
+            "Manifest failed schema validation: " + "; ".join(str(i) for i in issues), issues
+        )
+    body = "\n".join(lines[end + 1 :]).lstrip("\n")
+    return Parsed(manifest, body, start, end)
+
+
+def accepts(text: str) -> bool:
+    try:
+        parse(text)
+    except RuntimeRejects:
+        return False
+    return True
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if _is_number(value):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+class _Check:
+    """A small port of the zod schema: collects every issue, as zod does, and builds the output
+    in the schema's key order with defaults filled in and unknown keys dropped."""
+
+    def __init__(self) -> None:
+        self.issues: list[Issue] = []
+
+    def fail(self, path: tuple[str | int, ...], message: str) -> None:
+        self.issues.append(Issue(path, message))
+
+    def typed(self, path: tuple[str | int, ...], value: Any, kind: str) -> bool:
+        if value is _MISSING:
+            self.fail(path, "Required")
+            return False
+        if _kind(value) != kind:
+            self.fail(path, f"Expected {kind}, received {_kind(value)}")
+            return False
+        return True
+
+    def string(self, path: tuple[str | int, ...], value: Any, *, min1: bool = False, regex: re.Pattern[str] | None = None, regex_msg: str = "Invalid") -> Any:
+        if not self.typed(path, value, "string"):
+            return _MISSING
+        ok = True
+        if min1 and len(value) < 1:
+            self.fail(path, "String must contain at least 1 character(s)")
+            ok = False
+        if regex is not None and not regex.search(value):
+            self.fail(path, regex_msg)
+            ok = False
+        return value if ok else _MISSING
+
+    def boolean(self, path: tuple[str | int, ...], value: Any, default: bool | None = None) -> Any:
+        if value is _MISSING and default is not None:
+            return default
+        return value if self.typed(path, value, "boolean") else _MISSING
+
+    def enum(self, path: tuple[str | int, ...], value: Any, options: tuple[str, ...], default: str | None = None) -> Any:
+        if value is _MISSING and default is not None:
+            return default
+        if value is _MISSING:
+            self.fail(path, "Required")
+            return _MISSING
+        if not isinstance(value, str) or value not in options:
+            self.fail(path, f"Invalid enum value. Expected {' | '.join(repr(o) for o in options)}")
+            return _MISSING
+        return value
+
+    def obj(self, path: tuple[str | int, ...], value: Any) -> bool:
+        return self.typed(path, value, "object")
+
+
+class _Missing:
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+_MISSING: Any = _Missing()
+
+
+def _get(mapping: dict[str, Any], key: str) -> Any:
+    return mapping.get(key, _MISSING)
+
+
+def validate(data: Any) -> tuple[dict[str, Any] | None, list[Issue]]:
+    """The zod ToolManifestSchema: (manifest, []) or (None, issues)."""
+    c = _Check()
+    if data is None:
+        c.fail((), "Required")  # js-yaml loads an empty document as undefined
+        return None, c.issues
+    if not c.obj((), data):
+        return None, c.issues
+    out: dict[str, Any] = {}
+    out["name"] = c.string(
+        ("name",),
+        _get(data, "name"),
+        min1=True,
+        regex=NAME_RE,
+        regex_msg="Tool name must be snake_case starting with a lowercase letter.",
+    )
+    out["version"] = c.string(
+        ("version",), _get(data, "version"), regex=VERSION_RE, regex_msg="Version must be semver (x.y.z)."
+    )
+    out["description"] = c.string(("description",), _get(data, "description"), min1=True)
+    inputs = _get(data, "inputs")
+    if inputs is _MISSING:
+        out["inputs"] = []
+    elif c.typed(("inputs",), inputs, "array"):
+        out["inputs"] = [_input(c, ("inputs", i), inp) for i, inp in enumerate(inputs)]
+    out["outputs"] = _outputs(c, _get(data, "outputs"))
+    out["capabilities"] = _capabilities(c, _get(data, "capabilities"))
+    out["runtime"] = _runtime(c, _get(data, "runtime"))
+    auth = _get(data, "external_auth")
+    if auth is _MISSING:
+        out["external_auth"] = []
+    elif c.typed(("external_auth",), auth, "array"):
+        out["external_auth"] = [
+            c.string(
+                ("external_auth", j),
+                scope,
+                regex=SCOPE_RE,
+                regex_msg="external_auth scopes must be '<provider>.<scope>' in snake_case",
+            )
+            for j, scope in enumerate(auth)
+        ]
+    for key in ("generated_by", "generated_at"):
+        value = _get(data, key)
+        if value is not _MISSING:
+            out[key] = c.string((key,), value)
+    if c.issues:
+        return None, c.issues
+    return out, []
+
+
+def _input(c: _Check, path: tuple[str | int, ...], inp: Any) -> Any:
+    if not c.obj(path, inp):
+        return _MISSING
+    out: dict[str, Any] = {}
+    out["name"] = c.string((*path, "name"), _get(inp, "name"), min1=True)
+    out["type"] = c.enum((*path, "type"), _get(inp, "type"), INPUT_TYPES)
+    out["description"] = c.string((*path, "description"), _get(inp, "description"), min1=True)
+    out["required"] = c.boolean((*path, "required"), _get(inp, "required"), True)
+    if "default" in inp:
+        out["default"] = inp["default"]
+    out["tainted_ok"] = c.boolean((*path, "tainted_ok"), _get(inp, "tainted_ok"), False)
+    items = _get(inp, "items")
+    if items is not _MISSING and c.obj((*path, "items"), items):
+        out["items"] = {"type": c.string((*path, "items", "type"), _get(items, "type"))}
+    return out
+
+
+def _outputs(c: _Check, value: Any) -> Any:
+    if not c.obj(("outputs",), value):
+        return _MISSING
+    out: dict[str, Any] = {"type": c.string(("outputs", "type"), _get(value, "type"))}
+    description = _get(value, "description")
+    if description is not _MISSING:
+        out["description"] = c.string(("outputs", "description"), description)
+    if "items" in value:
+        out["items"] = value["items"]
+    return out
+
+
+def _capabilities(c: _Check, value: Any) -> Any:
+    if not c.obj(("capabilities",), value):
+        return _MISSING
+    p = ("capabilities",)
+    out = {
+        "network": c.boolean((*p, "network"), _get(value, "network"), False),
+        "filesystem": c.enum((*p, "filesystem"), _get(value, "filesystem"), FILESYSTEM_MODES, "none"),
+        "human_confirm": c.boolean((*p, "human_confirm"), _get(value, "human_confirm"), False),
+        "browser": c.boolean((*p, "browser"), _get(value, "browser"), False),
+    }
+    if out["browser"] is True and out["network"] is False:
+        c.fail((*p, "browser"), "capabilities.browser requires capabilities.network: true")
+    return out
+
+
+def _runtime(c: _Check, value: Any) -> Any:
+    if not c.obj(("runtime",), value):
+        return _MISSING
+    p = ("runtime",)
+    language = _get(value, "language")
+    if language is _MISSING:
+        c.fail((*p, "language"), "Required")
+    elif language != "python":
+        c.fail((*p, "language"), 'Invalid literal value, expected "python"')
+    version = _get(value, "python_version")
+    packages = _get(value, "packages")
+    out: dict[str, Any] = {
+        "language": "python",
+        "python_version": "3.12" if version is _MISSING else c.string((*p, "python_version"), version),
+    }
+    if packages is _MISSING:
+        out["packages"] = []
+    elif c.typed((*p, "packages"), packages, "array"):
+        out["packages"] = [c.string((*p, "packages", j), v) for j, v in enumerate(packages)]
+    return out
+
+
+# --- the listing -----------------------------------------------------------------------------
+
+
+def input_schema(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The runtime's manifestToInputSchema."""
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for inp in manifest["inputs"]:
+        prop: dict[str, Any] = {"type": inp["type"], "description": inp["description"]}
+        if "items" in inp:
+            prop["items"] = inp["items"]
+        if "default" in inp:
+            prop["default"] = inp["default"]
+        if inp["tainted_ok"]:
+            prop["x-tainted-ok"] = True
+        properties[inp["name"]] = prop
+        if inp["required"]:
+            required.append(inp["name"])
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+def tool_descriptor(manifest: dict[str, Any]) -> dict[str, Any]:
+    """One entry of the runtime's tools/list for a tool."""
+    return {"name": manifest["name"], "description": manifest["description"], "inputSchema": input_schema(manifest)}
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+
+def serialize(manifest: dict[str, Any], body: str) -> str:
+    """The runtime's serializeManifest(manifest, body)."""
+    return f"{MARKER}\n{comment(dump_yaml(manifest))}\n{MARKER}\n\n{body.lstrip(chr(10))}"
+
+
+def comment(text: str) -> str:
+    """YAML lines as `# ` comments (`#` for an empty line), as serializeManifest prefixes them."""
+    return "\n".join("#" if not line else f"# {line}" for line in text.rstrip(_JS_WS).split("\n"))
+
+
+def source_sha256(manifest: dict[str, Any], body: str) -> str:
+    """What the runtime's audit records as `tool.source_sha256` and replay compares."""
+    return hashlib.sha256(serialize(manifest, body).encode("utf-8")).hexdigest()
+
+
+# js-yaml's dumper (4.1), with the options serializeManifest passes. Single quotes are its default.
+_INDENT = 2
+_LINE_WIDTH = 100
+_ESCAPES = {
+    0x00: "\\0", 0x07: "\\a", 0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0B: "\\v", 0x0C: "\\f",
+    0x0D: "\\r", 0x1B: "\\e", 0x22: '\\"', 0x5C: "\\\\", 0x85: "\\N", 0xA0: "\\_",
+    0x2028: "\\L", 0x2029: "\\P",
+}  # fmt: skip
+_COMPAT_BOOLEANS = frozenset("y Y yes Yes YES on On ON n N no No NO off Off OFF".split())
+_BASE60_RE = re.compile(r"^[-+]?[0-9_]+(?::[0-9_]+)+(?:\.[0-9_]*)?$")
+_FLOAT_PATTERN = re.compile(
+    r"^(?:[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?"
+    r"|\.[0-9_]+(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+)
+_NOT_PLAIN_FIRST = frozenset("-?:,[]{}#&*!|=>'\"%@`")
+_FLOW_INDICATORS = frozenset(",[]{}")
+
+
+def resolves_int(text: str) -> bool:
+    """js-yaml's resolveYamlInteger (also `0x`, `0o`, `0b`, `_` separators, a sign)."""
+    m = re.fullmatch(r"[-+]?(0b[01_]+|0x[0-9a-fA-F_]+|0o[0-7_]+|[0-9_]+)", text)
+    if not m:
+        return False
+    digits = m.group(1)
+    if digits == "0":
+        return True
+    if digits[:2] in ("0b", "0x", "0o"):
+        rest = digits[2:]
+        return any(ch != "_" for ch in rest) and not rest.endswith("_")
+    return not digits.startswith("_") and any(ch != "_" for ch in digits) and not digits.endswith("_")
+
+
+def resolves_float(text: str) -> bool:
+    return bool(_FLOAT_PATTERN.match(text)) and not text.endswith("_")
+
+
+def resolves_implicitly(text: str) -> bool:
+    """Whether js-yaml's JSON schema reads this plain text as null, a boolean or a number."""
+    return (
+        text in ("~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE")
+        or resolves_int(text)
+        or resolves_float(text)
+    )
+
+
+def construct_plain(text: str) -> Any:
+    """The value js-yaml's JSON schema gives a plain scalar (a string when nothing resolves).
+    Integers stay exact Python ints (JavaScript would round those beyond 2**53)."""
+    if text in ("", "~", "null", "Null", "NULL"):
+        return None
+    if text in ("true", "True", "TRUE"):
+        return True
+    if text in ("false", "False", "FALSE"):
+        return False
+    if resolves_int(text):
+        value = text.replace("_", "")
+        sign = -1 if value.startswith("-") else 1
+        value = value.lstrip("+-")
+        if value[:2] in ("0b", "0x", "0o"):
+            return sign * int(value[2:], {"0b": 2, "0x": 16, "0o": 8}[value[:2]])
+        return sign * int(value, 10)
+    if resolves_float(text):
+        spelled = text.replace("_", "").lower()
+        fsign = -1.0 if spelled.startswith("-") else 1.0
+        spelled = spelled.lstrip("+-")
+        if spelled == ".inf":
+            return fsign * math.inf
+        if spelled == ".nan":
+            return math.nan
+        return fsign * float(spelled)
+    return text
+
+
+def _printable(c: int) -> bool:
+    return (
+        0x20 <= c <= 0x7E
+        or (0xA1 <= c <= 0xD7FF and c not in (0x2028, 0x2029))
+        or (0xE000 <= c <= 0xFFFD and c != 0xFEFF)
+        or 0x10000 <= c <= 0x10FFFF
+    )
+
+
+def _ns_char_or_ws(c: int) -> bool:
+    return _printable(c) and c not in (0xFEFF, 0x0D, 0x0A)
+
+
+def _plain_safe(c: int, prev: int | None, inblock: bool) -> bool:
+    nsws = _ns_char_or_ws(c)
+    ns = nsws and c not in (0x20, 0x09)
+    safe = nsws if inblock else nsws and chr(c) not in _FLOW_INDICATORS
+    prev_ns = prev is not None and _ns_char_or_ws(prev) and prev not in (0x20, 0x09)
+    return (
+        (safe and c != 0x23 and not (prev == 0x3A and not ns))
+        or (prev_ns and c == 0x23)
+        or (prev == 0x3A and ns)
+    )
+
+
+def _js_len(text: str) -> int:
+    """String length in UTF-16 code units, as JavaScript counts it."""
+    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+
+
+_PLAIN, _SINGLE, _LITERAL, _FOLDED, _DOUBLE = range(5)
+
+
+def _choose_style(text: str, single_line: bool, width: int, inblock: bool) -> int:
+    first, last = ord(text[0]), ord(text[-1])
+    plain = (
+        _printable(first)
+        and first not in (0xFEFF, 0x20, 0x09)
+        and chr(first) not in _NOT_PLAIN_FIRST
+        and last not in (0x20, 0x09, 0x3A)
+    )
+    has_break = foldable = False
+    prev: int | None = None
+    # Columns are counted in UTF-16 units, as js-yaml walks the string.
+    units = 0
+    prev_break = -1
+    for ch in text:
+        c = ord(ch)
+        if c == 0x0A and not single_line:
+            has_break = True
+            foldable = foldable or (units - prev_break - 1 > width and text_at_units(text, prev_break + 1) != " ")
+            prev_break = units
+        elif not _printable(c):
+            return _DOUBLE
+        plain = plain and _plain_safe(c, prev, inblock)
+        prev = c
+        units += 2 if c > 0xFFFF else 1
+    if not single_line:
+        foldable = foldable or (units - prev_break - 1 > width and text_at_units(text, prev_break + 1) != " ")
+    if not has_break and not foldable:
+        if plain and not resolves_implicitly(text):
+            return _PLAIN
+        return _SINGLE
+    return _FOLDED if foldable else _LITERAL
+
+
+def text_at_units(text: str, index: int) -> str:
+    """The character at a UTF-16 index (js-yaml reads `string[i]`)."""
+    units = 0
+    for ch in text:
+        if units == index:
+            return ch
+        units += 2 if ord(ch) > 0xFFFF else 1
+        if units > index:
+            return ""  # the second half of a surrogate pair
+    return ""
+
+
+def _block_header(text: str) -> str:
+    indicator = str(_INDENT) if re.match(r"^\n* ", text) else ""
+    clip = text.endswith("\n")
+    keep = clip and (text.endswith("\n\n") or text == "\n")
+    return indicator + ("+" if keep else "" if clip else "-") + "\n"
+
+
+def _indent_string(text: str, spaces: int) -> str:
+    pad = " " * spaces
+    return "".join(
+        (pad + line if line and line != "\n" else line) for line in re.findall(r"[^\n]*\n|[^\n]+", text)
+    )
+
+
+def _drop_ending_newline(text: str) -> str:
+    return text[:-1] if text.endswith("\n") else text
+
+
+def _fold_line(line: str, width: int) -> str:
+    if not line or line[0] == " ":
+        return line
+    start = curr = 0
+    result = ""
+    for m in re.finditer(r" [^ ]", line):
+        nxt = m.start()
+        if nxt - start > width:
+            end = curr if curr > start else nxt
+            result += "\n" + line[start:end]
+            start = end + 1
+        curr = nxt
+    result += "\n"
+    if len(line) - start > width and curr > start:
+        result += line[start:curr] + "\n" + line[curr + 1 :]
+    else:
+        result += line[start:]
+    return result[1:]
+
+
+def _fold_string(text: str, width: int) -> str:
+    first = text.find("\n")
+    first = len(text) if first == -1 else first
+    result = _fold_line(text[:first], width)
+    prev_more = text[:1] in ("\n", " ")
+    for m in re.finditer(r"(\n+)([^\n]*)", text[first:]):
+        prefix, line = m.group(1), m.group(2)
+        more = line[:1] == " "
+        result += prefix + ("\n" if not prev_more and not more and line != "" else "") + _fold_line(line, width)
+        prev_more = more
+    return result
+
+
+def _escape(text: str) -> str:
+    out = []
+    for ch in text:
+        c = ord(ch)
+        seq = _ESCAPES.get(c)
+        if seq is None and _printable(c):
+            out.append(ch)
+        elif seq is not None:
+            out.append(seq)
+        elif c <= 0xFF:
+            out.append(f"\\x{c:02X}")
+        elif c <= 0xFFFF:
+            out.append(f"\\u{c:04X}")
+        else:
+            out.append(f"\\U{c:08X}")
+    return "".join(out)
+
+
+def _scalar(text: str, level: int, iskey: bool, inblock: bool) -> str:
+    if not text:
+        return "''"
+    if text in _COMPAT_BOOLEANS or _BASE60_RE.match(text):
+        return f"'{text}'"
+    indent = _INDENT * max(1, level)
+    width = max(min(_LINE_WIDTH, 40), _LINE_WIDTH - indent)
+    style = _choose_style(text, iskey, width, inblock)
+    if style == _PLAIN:
+        return text
+    if style == _SINGLE:
+        return "'" + text.replace("'", "''") + "'"
+    if style == _LITERAL:
+        return "|" + _block_header(text) + _drop_ending_newline(_indent_string(text, indent))
+    if style == _FOLDED:
+        return ">" + _block_header(text) + _drop_ending_newline(_indent_string(_fold_string(text, width), indent))
+    return '"' + _escape(text) + '"'
+
+
+def js_number(value: float | int) -> str:
+    """JavaScript's Number.prototype.toString() for a double."""
+    x = float(value)
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    if x == 0:
+        return "0"
+    sign = "-" if x < 0 else ""
+    digits_t = Decimal(repr(abs(x))).normalize().as_tuple()
+    digits = "".join(str(d) for d in digits_t.digits)
+    exp = int(digits_t.exponent)  # value = digits * 10**exp
+    k = len(digits)
+    n = exp + k  # position of the decimal point
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + digits
+    e = n - 1
+    mantissa = digits[0] + ("." + digits[1:] if k > 1 else "")
+    return f"{sign}{mantissa}e{'+' if e >= 0 else '-'}{abs(e)}"
+
+
+def _number(value: int | float) -> str:
+    raw = getattr(value, "raw", None)
+    if isinstance(raw, str):
+        return raw  # yamlio.RawFloat / RawInt: a spelling fmt keeps on purpose
+    if isinstance(value, int):
+        # Exact digits: below 2**53 this is JavaScript's own spelling; above, the runtime reads
+        # the same (rounded) number from these digits, and no digit the user wrote is lost.
+        return str(value)
+    x = float(value) if not isinstance(value, float) else value
+    if math.isnan(x):
+        return ".nan"
+    if math.isinf(x):
+        return ".inf" if x > 0 else "-.inf"
+    if x == 0 and math.copysign(1, x) < 0:
+        return "-0.0"
+    text = js_number(x)
+    if x == int(x):  # an integral double is js-yaml's int: decimal toString
+        return text
+    return text.replace("e", ".e", 1) if re.match(r"^[-+]?[0-9]+e", text) else text
+
+
+def _node(value: Any, level: int, block: bool, compact: bool, iskey: bool = False) -> str:
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int | float):
+        return _number(value)
+    if isinstance(value, str):
+        return _scalar(value, level, iskey, block)
+    if isinstance(value, dict):
+        if block and value:
+            return _block_mapping(value, level, compact)
+        return _flow_mapping(value, level)
+    if isinstance(value, list | tuple):
+        if block and value:
+            return _block_sequence(list(value), level, compact)
+        return "[" + ", ".join(_node(v, level, False, False) for v in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} as YAML")
+
+
+def _next_line(level: int) -> str:
+    return "\n" + " " * (_INDENT * level)
+
+
+def _block_sequence(items: list[Any], level: int, compact: bool) -> str:
+    out = ""
+    for item in items:
+        dumped = _node(item, level + 1, True, True)
+        if not compact or out:
+            out += _next_line(level)
+        out += ("-" if dumped.startswith("\n") else "- ") + dumped
+    return out or "[]"
+
+
+def _block_mapping(mapping: dict[str, Any], level: int, compact: bool) -> str:
+    out = ""
+    for key, value in mapping.items():
+        pair = "" if compact and not out else _next_line(level)
+        key_text = _node(str(key), level + 1, True, True, iskey=True)
+        explicit = len(key_text) > 1024
+        if explicit:
+            pair += "? " + key_text + _next_line(level)
+        else:
+            pair += key_text
+        dumped = _node(value, level + 1, True, explicit)
+        pair += (":" if dumped.startswith("\n") else ": ") + dumped
+        out += pair
+    return out or "{}"
+
+
+def _flow_mapping(mapping: dict[str, Any], level: int) -> str:
+    parts = []
+    for key, value in mapping.items():
+        key_text = _node(str(key), level, False, False)
+        parts.append(("? " if len(key_text) > 1024 else "") + key_text + ": " + _node(value, level, False, False))
+    return "{" + ", ".join(parts) + "}"
+
+
+def dump_yaml(data: Any) -> str:
+    """js-yaml dump(data, {indent: 2, lineWidth: 100, noRefs: true, sortKeys: false,
+    schema: JSON_SCHEMA}), ending with a newline."""
+    return _node(data, 0, True, True) + "\n"

@@ -1,0 +1,768 @@
+"""`patch-tui guard`: the inbox in front of any MCP server (the Patch runtime, or another).
+
+    guard(command, store_path, toolbox_dir=None, holds=(), wait=50) -> int   (blocks)
+
+Guard is an MCP server on stdio that starts COMMAND as its upstream MCP server (the `mcp` SDK's
+client on that side, its server on ours) and relays between the two:
+
+- tools/list, list-changed notifications, prompts and resources, and every call it does not gate
+  pass through unchanged (a `patch_confirm_action` tool is added to the listing when the upstream
+  has none, so an agent in front of any server can confirm);
+- when the upstream answers a call with the Patch runtime's `confirmation_required` (anywhere in
+  its answer: `patch_compose` nests it under `paused`), guard records a pending action in the
+  store (tool, version and source sha256 from the runtime's toolbox when it finds the file, the
+  exact args, the reason, the upstream token) and puts its own `confirmation_required` in its
+  place, whose instruction says a person approves it in the patch-tui inbox. The upstream token
+  never reaches the agent, and guard never forwards a `patch_confirm_action` it did not make:
+  the runtime's own "ask in chat, then confirm" path is closed;
+- calls to tools matching `--hold GLOB`, or annotated `destructiveHint: true` by the upstream, are
+  held by guard itself before anything is forwarded (servers that are not the Patch runtime);
+- `patch_confirm_action` with guard's token waits for the decision (mcp_server.confirm_wait), then:
+  pending -> `awaiting_approval`; rejected -> `rejected` with the reason; approved -> claimed once
+  (the store's atomic claim: of many confirms, across processes, one wins), the approval checked
+  (its decision event exists, the args still hash to what was approved, the tool's source is
+  unchanged), then confirmed upstream. When the upstream token expired meanwhile (the runtime
+  keeps them 60 s, in memory), or the approved args differ from the proposed ones (the store
+  refuses such edits of upstream-held calls today; this keeps the runtime's token, which holds
+  the proposed args, from ever being confirmed if it allows them), guard calls the tool again
+  with the approved args and
+  confirms the fresh token at once, only when it is for the same tool and args. The upstream's
+  answer is passed back (with `args_changed` after an edit) and recorded as the action's result.
+- a standing grant (approvals.grants) that matches a human_confirm hold approves it at once, and the
+  call is confirmed in the same request, as serve does.
+
+What "the tool's source" is: the tool file's sha256 when guard finds it in the toolbox (`--toolbox`,
+else `PATCH_CAT_TOOLBOX_DIR`, else the runtime's default folder); otherwise the sha256 of the tool's
+listing by the upstream (name, description, input schema, annotations), which is what the agent
+and the person saw. The check and the upstream's own read of the file are two moments: a change
+between them (milliseconds) is not caught; every change before the confirm is.
+
+When the upstream dies, every call in flight and after answers an error naming its exit; an
+action claimed while it died is recorded `failed` ("unknown whether it ran"), never re-run.
+mcp is imported inside the functions that need it; Textual is never imported.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from patch_tui import __version__
+from patch_tui.approvals import edits, grants
+from patch_tui.approvals.gate import confirmation_payload
+from patch_tui.approvals.store import KINDS, Action, Store, StoreError, args_sha256, canonical_json
+from patch_tui.format import toolfile
+from patch_tui.mcp_server.confirm_wait import DEFAULT_WAIT, wait_for_decision
+from patch_tui.runtime.toolbox import Toolbox, ToolboxError
+
+META_CONFIRM = "patch_confirm_action"
+META_RUN = "patch_run_tool"
+TOKEN_GONE_HINT = "confirmation token"  # the runtime's PatchError for an unknown/expired token
+UNKNOWN_VERSION = ""
+
+
+def log(message: str) -> None:
+    """One line on stderr: the host's log. stdout is the protocol."""
+    print(f"patch-tui guard: {message}", file=sys.stderr, flush=True)
+
+
+class UpstreamGone(Exception):
+    """The upstream server is not there (exited, or never started)."""
+
+
+# -- reading the upstream's answers -------------------------------------------------------------
+
+
+def answer_payload(result: Any) -> Any:
+    """The JSON value an answer carries: its structured content, else its first text parsed as
+    JSON (the runtime's shape), else None."""
+    structured = getattr(result, "structured_content", None)
+    if structured is not None:
+        return structured
+    for block in getattr(result, "content", None) or []:
+        text = getattr(block, "text", None)
+        if isinstance(text, str):
+            try:
+                return json.loads(text)
+            except ValueError:
+                return None
+    return None
+
+
+def is_confirmation(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and value.get("status") == "confirmation_required"
+        and isinstance(value.get("confirmation_token"), str)
+    )
+
+
+def token_gone(result: Any) -> bool:
+    """The runtime's answer to patch_confirm_action with a token it no longer has (expired after
+    60 s, or the runtime restarted): an error whose message is about the confirmation token. A
+    tool that failed while running is another error and never taken for this."""
+    if not getattr(result, "is_error", False):
+        return False
+    payload = answer_payload(result)
+    if isinstance(payload, dict):
+        message = str(payload.get("message", ""))
+        return TOKEN_GONE_HINT in message.lower()
+    return False
+
+
+def js_summary(args: dict[str, Any]) -> str:
+    """`JSON.stringify(args)` cut at 200 characters, as the runtime's args_summary."""
+    text = json.dumps(args, separators=(",", ":"), ensure_ascii=False)
+    return text if len(text) <= 200 else text[:199] + "\u2026"
+
+
+def same_args(summary: Any, args: dict[str, Any]) -> bool:
+    """Whether the runtime's args_summary describes exactly these args."""
+    if not isinstance(summary, str):
+        return False
+    if summary == js_summary(args):
+        return True
+    try:
+        return json.loads(summary) == args  # number spellings differ (1.0 in Python, 1 in JS)
+    except ValueError:
+        pass
+    if summary.endswith("\u2026"):  # cut: what is shown must be the start of what we sent
+        return js_summary({**args}).startswith(summary[:-1]) or json.dumps(
+            args, separators=(",", ":"), ensure_ascii=False
+        ).startswith(summary[:-1])
+    return False
+
+
+def _result(payload: Any, is_error: bool) -> Any:
+    import mcp_types as types
+
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(payload, indent=2))],
+        is_error=is_error,
+    )
+
+
+def _error(cls: str, message: str) -> Any:
+    """The runtime's error shape: {"error": <class>, "message": ...} with isError."""
+    return _result({"error": cls, "message": message}, True)
+
+
+# -- what guard knows about a tool -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What binds an approval to a tool: its version and the sha256 of its source."""
+
+    version: str
+    sha256: str
+    path: str | None
+    basis: str  # "file" (the toolbox's tool file) or "listing" (the upstream's listing)
+
+
+def _listing_sha(tool: Any) -> str:
+    if tool is None:
+        return hashlib.sha256(b"").hexdigest()
+    dumped = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return hashlib.sha256(canonical_json(dumped).encode("utf-8")).hexdigest()
+
+
+class Guard:
+    """Guard's state, independent of the transport: the store, the toolbox, the upstream."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        toolbox: Toolbox | None,
+        holds: Sequence[str] = (),
+        wait: float = DEFAULT_WAIT,
+        label: str = "",
+    ) -> None:
+        self.store = store
+        self.toolbox = toolbox
+        self.holds = list(holds)
+        self.wait = wait
+        self.label = label
+        self.upstream: Any = None  # mcp.Client, once connected
+        self.gone: str | None = None  # why the upstream is not there, once it is not
+        self.listed: dict[str, Any] = {}
+        self.sessions: list[Any] = []
+
+    # -- upstream plumbing ----------------------------------------------------------------------
+
+    async def _upstream_call(self, name: str, args: dict[str, Any]) -> Any:
+        if self.gone is not None or self.upstream is None:
+            raise UpstreamGone(self.gone or "the upstream server is not connected")
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import CONNECTION_CLOSED
+
+        try:
+            return await self.upstream.call_tool(name, args)
+        except MCPError as exc:
+            if exc.code == CONNECTION_CLOSED or "closed" in str(exc.error.message).lower():
+                self.gone = (
+                    self.gone or f"the upstream server closed the connection ({exc.error.message})"
+                )
+                raise UpstreamGone(self.gone) from None
+            return _error("UpstreamError", str(exc.error.message))
+        except (OSError, EOFError) as exc:  # anyio's broken pipes and closed streams
+            self.gone = self.gone or f"the upstream server is gone ({type(exc).__name__})"
+            raise UpstreamGone(self.gone) from None
+        except Exception as exc:
+            if type(exc).__name__ in ("ClosedResourceError", "BrokenResourceError", "EndOfStream"):
+                self.gone = self.gone or "the upstream server is gone"
+                raise UpstreamGone(self.gone) from None
+            raise
+
+    async def list_tools(self, cursor: str | None = None) -> Any:
+        if self.gone is not None or self.upstream is None:
+            raise UpstreamGone(self.gone or "the upstream server is not connected")
+        result = await self.upstream.list_tools(cursor=cursor)
+        for tool in result.tools:
+            self.listed[tool.name] = tool
+        if cursor is None and not any(t.name == META_CONFIRM for t in result.tools):
+            result = result.model_copy(update={"tools": [*result.tools, confirm_tool()]})
+        return result
+
+    async def _listing_of(self, name: str, *, fresh: bool = False) -> Any:
+        if fresh or name not in self.listed:
+            try:
+                cursor: str | None = None
+                while True:
+                    page = await self.upstream.list_tools(cursor=cursor)
+                    for tool in page.tools:
+                        self.listed[tool.name] = tool
+                    cursor = page.next_cursor
+                    if not cursor:
+                        break
+            except Exception as exc:  # the call itself will report an upstream that is gone
+                log(f"cannot list the upstream's tools: {type(exc).__name__}: {exc}")
+        return self.listed.get(name)
+
+    async def identity(self, name: str, *, fresh: bool = False) -> Identity:
+        import anyio
+
+        found = await anyio.to_thread.run_sync(self._file_identity, name)
+        if found is not None:
+            return found
+        tool = await self._listing_of(name, fresh=fresh)
+        return Identity(UNKNOWN_VERSION, _listing_sha(tool), None, "listing")
+
+    def _file_identity(self, name: str) -> Identity | None:
+        if self.toolbox is None:
+            return None
+        try:
+            path = self.toolbox.find(name)
+            if path is None:
+                return None
+            raw = path.read_bytes()
+        except (OSError, ToolboxError):
+            return None
+        tf = toolfile.parse_bytes(raw, path=str(path))
+        if tf.manifest is None or tf.manifest.name != name:
+            return None
+        return Identity(tf.manifest.version, tf.sha256, str(path), "file")
+
+    # -- holding -----------------------------------------------------------------------------
+
+    def hold_reason(self, name: str) -> str | None:
+        """Why guard itself holds a call to `name` (servers without a confirmation protocol)."""
+        if name == META_CONFIRM:
+            return None
+        for pattern in self.holds:
+            if fnmatch.fnmatchcase(name, pattern):
+                return f"Held by patch-tui guard: {name} matches --hold {pattern}."
+        tool = self.listed.get(name)
+        hints = getattr(tool, "annotations", None)
+        if hints is not None and getattr(hints, "destructive_hint", None) is True:
+            return f"Held by patch-tui guard: the server marks {name} destructiveHint: true."
+        return None
+
+    async def _record(
+        self,
+        kind: str,
+        tool: str,
+        args: dict[str, Any],
+        reason: str,
+        *,
+        upstream_token: str | None,
+        details: dict[str, Any],
+    ) -> Action:
+        import anyio
+
+        ident = await self.identity(tool)
+        details = {**details, "held_by": "guard", "source_basis": ident.basis}
+        if self.label:
+            details["upstream"] = self.label
+        return await anyio.to_thread.run_sync(
+            lambda: self.store.create_pending(
+                kind if kind in KINDS else "human_confirm",
+                tool,
+                ident.version,
+                ident.sha256,
+                args,
+                reason,
+                tool_path=ident.path,
+                details=details,
+                upstream_token=upstream_token,
+            )
+        )
+
+    async def _take_over(self, value: Any, called: str, args: dict[str, Any]) -> tuple[Any, int]:
+        """`value` with every upstream confirmation_required replaced by guard's own (recorded
+        in the store); the number replaced."""
+        if is_confirmation(value):
+            tool = value.get("tool") if isinstance(value.get("tool"), str) else called
+            exact: dict[str, Any] | None = None
+            if tool == called:
+                exact = args
+            elif called == META_RUN and args.get("name") == tool:
+                inner = args.get("args", {})
+                exact = inner if isinstance(inner, dict) else {}
+            else:  # nested (patch_compose): the args the runtime shows, when shown whole
+                try:
+                    shown = json.loads(str(value.get("args_summary")))
+                    exact = shown if isinstance(shown, dict) else None
+                except ValueError:
+                    exact = None
+            details: dict[str, Any] = {"upstream_tool": tool}
+            if exact is None:
+                details["args_known"] = False
+                details["args_summary"] = value.get("args_summary")
+            if "tainted_inputs" in value:
+                details["tainted_inputs"] = value["tainted_inputs"]
+            action = await self._record(
+                str(value.get("kind", "human_confirm")),
+                tool,
+                exact if exact is not None else {},
+                str(value.get("reason") or "The upstream server asked for a confirmation."),
+                upstream_token=value["confirmation_token"],
+                details=details,
+            )
+            mine = confirmation_payload(action, value.get("tainted_inputs"))
+            return mine, 1
+        if isinstance(value, dict):
+            out: dict[str, Any] = {}
+            count = 0
+            for key, item in value.items():
+                out[key], n = await self._take_over(item, called, args)
+                count += n
+            return out, count
+        if isinstance(value, list):
+            items = []
+            count = 0
+            for item in value:
+                new, n = await self._take_over(item, called, args)
+                items.append(new)
+                count += n
+            return items, count
+        return value, 0
+
+    # -- tools/call ---------------------------------------------------------------------------
+
+    async def call(self, name: str, args: dict[str, Any], report: Any = None) -> Any:
+        if name == META_CONFIRM:
+            token = args.get("confirmation_token")
+            if not isinstance(token, str) or not token:
+                return _error("PatchError", "confirmation_token (a string) is required.")
+            return await self.confirm(token, report)
+        reason = self.hold_reason(name)
+        if reason is None and name not in self.listed:
+            await self._listing_of(name)  # annotations of a tool called before any listing
+            reason = self.hold_reason(name)
+        if reason is not None:
+            action = await self._record(
+                "human_confirm", name, args, reason, upstream_token=None, details={}
+            )
+            granted = await self._granted(action.token)
+            if granted is not None:
+                return granted
+            return _result(confirmation_payload(action), False)
+        try:
+            result = await self._upstream_call(name, args)
+        except UpstreamGone as exc:
+            return _error("UpstreamGone", str(exc))
+        return await self._relay(result, name, args)
+
+    async def _relay(self, result: Any, name: str, args: dict[str, Any]) -> Any:
+        payload = answer_payload(result)
+        if payload is None:
+            return result
+        replaced, count = await self._take_over(payload, name, args)
+        if count == 0:
+            return result  # nothing gated: exactly what the upstream said
+        if is_confirmation(replaced):
+            granted = await self._granted(replaced["confirmation_token"])
+            if granted is not None:
+                return granted
+        return _result(replaced, bool(getattr(result, "is_error", False)))
+
+    async def _granted(self, token: str) -> Any:
+        """The call confirmed at once when a standing grant (approvals.grants) approves the hold it
+        just got; None when none does (human_confirm only, never tainted input)."""
+        import anyio
+
+        def apply() -> bool:
+            action = self.store.get(token)
+            return action is not None and grants.apply(self.store, action) is not None
+
+        if await anyio.to_thread.run_sync(apply):
+            return await self.confirm(token)
+        return None
+
+    # -- patch_confirm_action ----------------------------------------------------------------
+
+    async def confirm(self, token: str, report: Any = None) -> Any:
+        import anyio
+
+        await wait_for_decision(self.store, token, wait=self.wait, report=report)
+        decision = await anyio.to_thread.run_sync(self.store.claim, token)
+        if not decision.ok:
+            payload = refusal(token, decision.code, decision.action, decision.why)
+            return _result(payload, payload["status"] != "awaiting_approval")
+        action = decision.action
+        assert action is not None
+        problem = await self._check(action)
+        if problem is not None:
+            await anyio.to_thread.run_sync(self.store.finish, token, False, problem)
+            return _result(problem, True)
+        try:
+            result = await self._run_approved(action)
+        except UpstreamGone as exc:
+            record = {
+                "error": "UpstreamGone",
+                "message": f"{exc}; it is unknown whether {action.tool} ran. It is never re-run "
+                "automatically.",
+            }
+            await anyio.to_thread.run_sync(self.store.finish, token, False, record)
+            return _result(record, True)
+        except BaseException as exc:
+            record = {"error": type(exc).__name__, "message": f"guard failed confirming: {exc}"}
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self.store.finish, token, False, record)
+            raise
+        payload = answer_payload(result)
+        ok = not bool(getattr(result, "is_error", False))
+        note = edits.agent_note(action)
+        if note is not None and payload is not None and not is_confirmation(payload):
+            # The agent must learn that what ran is not what it asked for (as serve says it).
+            if ok:
+                payload = {"result": payload, "args_changed": note}
+            elif isinstance(payload, dict):
+                payload = {**payload, "args_changed": note}
+            result = _result(payload, not ok)
+        await anyio.to_thread.run_sync(
+            self.store.finish, token, ok, payload if payload is not None else {"answer": "not JSON"}
+        )
+        if payload is not None and is_confirmation(payload):
+            # The upstream held the approved call again (another gate): a new inbox item.
+            return await self._relay(result, action.tool, action.args)
+        return result
+
+    async def _check(self, action: Action) -> dict[str, Any] | None:
+        """Why a claimed approval must not be forwarded, or None."""
+        import anyio
+
+        events = await anyio.to_thread.run_sync(lambda: self.store.events(action.token))
+        if not any(e.event == "approved" for e in events):
+            return {
+                "status": "not_approved",
+                "tool": action.tool,
+                "confirmation_token": action.token,
+                "message": "The store shows no approval event for this action; it was not run.",
+            }
+        if args_sha256(action.args) != action.args_sha256:
+            return {
+                "status": "args_changed",
+                "tool": action.tool,
+                "confirmation_token": action.token,
+                "message": "The stored args no longer match what was approved; it was not run.",
+            }
+        if (action.details or {}).get("args_known") is False:
+            return (
+                None
+                if action.upstream_token
+                else {
+                    "status": "failed",
+                    "message": "The args of this call are not known exactly; it was not run.",
+                }
+            )
+        basis = (action.details or {}).get("source_basis", "file")
+        current = await self.identity(action.tool, fresh=True)
+        if basis == "file" and current.basis != "file":
+            current_sha: str | None = None
+        else:
+            current_sha = current.sha256
+        if current_sha != action.source_sha256:
+            return {
+                "status": "tool_changed",
+                "tool": action.tool,
+                "confirmation_token": action.token,
+                "approved_sha256": action.source_sha256,
+                "current_sha256": current_sha,
+                "message": (
+                    f"{action.tool} changed (or is gone) since the call was approved; it was "
+                    "not run. Make the call again to get a new confirmation."
+                ),
+            }
+        return None
+
+    async def _run_approved(self, action: Action) -> Any:
+        if action.upstream_token is None:
+            # Held by guard itself: the approved call goes upstream now, exactly as approved.
+            return await self._upstream_call(action.tool, action.args)
+        if action.proposed_args is None:
+            result = await self._upstream_call(
+                META_CONFIRM, {"confirmation_token": action.upstream_token}
+            )
+            if not token_gone(result):
+                return result
+        # else: a person edited the args before approving. The runtime's token holds the args the
+        # agent proposed, so it is never confirmed: the approved args are called afresh below.
+        if (action.details or {}).get("args_known") is False:
+            return _error(
+                "PatchError",
+                "The upstream confirmation expired, and the args of this call are not known "
+                "exactly, so it cannot be made again; it was not run. Make the call again.",
+            )
+        # The runtime forgot the token (60 s, in memory), or it holds other args than the approved
+        # ones: the approved call again, then its fresh token at once, only when it is the same
+        # tool and args.
+        log(f"{action.tool}: calling it again upstream with the approved args")
+        again = await self._upstream_call(action.tool, action.args)
+        fresh = answer_payload(again)
+        if not is_confirmation(fresh):
+            return again  # not held upstream any more: that call was the run
+        if fresh.get("tool", action.tool) != action.tool or not same_args(
+            fresh.get("args_summary"), action.args
+        ):
+            return _error(
+                "PatchError",
+                f"The upstream answered the repeated call for {fresh.get('tool')!r} with "
+                f"{fresh.get('args_summary')!r}, not the approved call; it was not confirmed.",
+            )
+        return await self._upstream_call(
+            META_CONFIRM, {"confirmation_token": fresh["confirmation_token"]}
+        )
+
+
+def refusal(token: str, code: str, action: Action | None, why: str) -> dict[str, Any]:
+    """The answers that run nothing: the same statuses and words as serve's (approvals.gate)."""
+    from patch_tui.approvals.gate import Gate
+
+    return Gate._refusal(None, token, code, action, why).payload  # type: ignore[arg-type]
+
+
+def confirm_tool() -> Any:
+    import mcp_types as types
+
+    return types.Tool(
+        name=META_CONFIRM,
+        description=(
+            "Run a tool call that was held with a 'confirmation_required' answer, once a person "
+            "has approved it in the patch-tui inbox. Pass the confirmation_token from that "
+            "answer. Never approve a call yourself: until a person approves it, this answers "
+            "awaiting_approval and nothing runs. Each token runs at most once."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "confirmation_token": {
+                    "type": "string",
+                    "description": "Token from the prior confirmation_required response.",
+                }
+            },
+            "required": ["confirmation_token"],
+            "additionalProperties": False,
+        },
+        annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=True),
+    )
+
+
+# -- the server -----------------------------------------------------------------------------------
+
+
+def build_server(state: Guard, capabilities: Any) -> Any:
+    """Guard's lowlevel mcp Server; prompts and resources only when the upstream has them."""
+    import mcp_types as types
+    from mcp.server.lowlevel.server import Server
+
+    async def on_list_tools(ctx: Any, params: Any) -> Any:
+        state.sessions = [ctx.session]
+        try:
+            return await state.list_tools(getattr(params, "cursor", None) if params else None)
+        except UpstreamGone as exc:
+            from mcp.shared.exceptions import MCPError
+
+            raise MCPError(types.INTERNAL_ERROR, str(exc)) from None
+
+    async def on_call_tool(ctx: Any, params: Any) -> Any:
+        state.sessions = [ctx.session]
+        args = dict(params.arguments or {})
+        try:
+            return await state.call(params.name, args, ctx.session.report_progress)
+        except StoreError as exc:
+            log(f"{params.name}: {exc}")
+            return _error("StoreError", str(exc))
+
+    handlers: dict[str, Any] = {}
+    if capabilities is not None and capabilities.prompts is not None:
+
+        async def on_list_prompts(ctx: Any, params: Any) -> Any:
+            return await state.upstream.list_prompts(cursor=getattr(params, "cursor", None))
+
+        async def on_get_prompt(ctx: Any, params: Any) -> Any:
+            return await state.upstream.get_prompt(params.name, params.arguments)
+
+        handlers.update(on_list_prompts=on_list_prompts, on_get_prompt=on_get_prompt)
+    if capabilities is not None and capabilities.resources is not None:
+
+        async def on_list_resources(ctx: Any, params: Any) -> Any:
+            return await state.upstream.list_resources(cursor=getattr(params, "cursor", None))
+
+        async def on_list_templates(ctx: Any, params: Any) -> Any:
+            return await state.upstream.list_resource_templates(
+                cursor=getattr(params, "cursor", None)
+            )
+
+        async def on_read_resource(ctx: Any, params: Any) -> Any:
+            return await state.upstream.read_resource(str(params.uri))
+
+        handlers.update(
+            on_list_resources=on_list_resources,
+            on_list_resource_templates=on_list_templates,
+            on_read_resource=on_read_resource,
+        )
+    instructions = getattr(state.upstream, "instructions", None)
+    note = (
+        "Calls that need a person's approval answer confirmation_required: a person approves or "
+        "rejects them in the patch-tui inbox (never in chat); then call patch_confirm_action "
+        "with the token, which waits for the decision. Never approve a call yourself."
+    )
+    return Server(
+        "patch-tui-guard",
+        version=__version__,
+        instructions=f"{instructions}\n\n{note}" if instructions else note,
+        on_list_tools=on_list_tools,
+        on_call_tool=on_call_tool,
+        **handlers,
+    )
+
+
+@asynccontextmanager
+async def connect_upstream(state: Guard, command: Sequence[str]) -> AsyncIterator[Any]:
+    """The upstream as an mcp Client over stdio; its notifications are relayed downstream."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, Exception):
+            log(f"the upstream sent something unreadable: {message}")
+            return
+        method = getattr(message, "method", None)
+        if method is None:
+            method = getattr(getattr(message, "root", None), "method", None)
+        if method == "notifications/tools/list_changed":
+            state.listed.clear()
+        if method in (
+            "notifications/tools/list_changed",
+            "notifications/prompts/list_changed",
+            "notifications/resources/list_changed",
+        ):
+            for session in list(state.sessions):
+                try:
+                    if method.startswith("notifications/tools"):
+                        await session.send_tool_list_changed()
+                    elif method.startswith("notifications/prompts"):
+                        await session.send_prompt_list_changed()
+                    else:
+                        await session.send_resource_list_changed()
+                except Exception as exc:  # a client gone: the relay goes on
+                    log(f"could not relay {method}: {exc}")
+
+    params = StdioServerParameters(command=command[0], args=list(command[1:]), env=dict(os.environ))
+    async with Client(params, mode="legacy", cache=None, message_handler=on_message) as client:
+        yield client
+
+
+def guard(
+    command: Sequence[str],
+    store_path: str | os.PathLike[str],
+    *,
+    toolbox_dir: str | os.PathLike[str] | None = None,
+    holds: Sequence[str] = (),
+    wait: float = DEFAULT_WAIT,
+    ttl: float | None = None,
+) -> int:
+    """Serve until stdin closes. Returns the exit code; problems are one line on stderr."""
+    import anyio
+    from mcp.server.lowlevel.server import NotificationOptions
+    from mcp.server.stdio import stdio_server
+
+    from patch_tui.approvals.store import DEFAULT_TTL
+
+    if not command:
+        log("no upstream command: patch-tui guard [options] -- COMMAND [ARG...]")
+        return 2
+    toolbox: Toolbox | None = None
+    if toolbox_dir is not None and Path(toolbox_dir).expanduser().is_dir():
+        try:
+            toolbox = Toolbox.open(toolbox_dir)
+        except ToolboxError as exc:
+            log(f"no toolbox ({exc}); tools are bound to the upstream's listing instead")
+    try:
+        store = Store(store_path, actor="guard", ttl=DEFAULT_TTL if ttl is None else ttl)
+        store.mark_interrupted()
+    except StoreError as exc:
+        log(str(exc))
+        return 1
+    state = Guard(store, toolbox=toolbox, holds=holds, wait=wait, label=" ".join(command)[:200])
+    code = 0
+
+    async def main() -> None:
+        nonlocal code
+        async with AsyncExitStack() as stack:
+            try:
+                state.upstream = await stack.enter_async_context(connect_upstream(state, command))
+            except Exception as exc:
+                log(f"cannot start the upstream server {command[0]!r}: {_why(exc)}")
+                code = 1
+                return
+            log(
+                f"in front of {state.label!r} (store: {store.path}; toolbox: "
+                f"{toolbox.root if toolbox else 'none'})"
+            )
+            server = build_server(state, state.upstream.server_capabilities)
+            async with stdio_server() as (read_stream, write_stream):
+                await server.run(
+                    read_stream,
+                    write_stream,
+                    server.create_initialization_options(NotificationOptions(tools_changed=True)),
+                )
+
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        pass
+    except BaseException as exc:  # an upstream dying under the client's task group lands here
+        if not isinstance(exc, SystemExit):
+            log(f"stopped: {_why(exc)}")
+            code = code or 1
+    finally:
+        store.close()
+    return code
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_why(e) for e in exc.exceptions)
+    return f"{type(exc).__name__}: {exc}"

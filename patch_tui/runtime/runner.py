@@ -1,0 +1,1010 @@
+"""Run a tool the way the Patch runtime does, with real isolation where the host allows it.
+
+    run_file(path, args, *, timeout=60, allow_install=True, runs_dir=None) -> RunResult
+    run_source(text, args, *, timeout=60, allow_install=True, runs_dir=None, path=None) -> RunResult
+    run_bytes(raw, args, *, expected_sha256=None, ...) -> RunResult   exactly these bytes, or none
+
+The contract is the Patch runtime's: the tool file goes into a fresh temporary folder, the args go
+to its stdin as one JSON object, and the result is the last non-empty stdout line parsed as JSON.
+`run_source` takes unsaved text (the TUI's try-it); `run_file` reads the file first; `run_bytes`
+runs bytes already read and hashed (confirm: the approved source, refused if its sha256 differs).
+
+The bytes that run come from the bytes hashed: the file is read once, its sha256 kept
+(`RunResult.file_sha256`, what an approval binds), and its body (what the runtime runs) handed to
+Python through a sealed memfd (Linux; a pipe elsewhere) that a small loader (`-c`, or the
+sandbox's own step) compiles under the name `<working folder>/tool.py`. Python never reads the
+`tool.py` in the working folder (any process of the same user could replace it between our write
+and Python's read); that copy is for tools that read their own file. `RunResult.source_sha256`
+and the audit record keep the runtime's hash of the tool (as its patch_replay compares).
+
+What is enforced, and what the result says about it (`RunResult.enforced`, and the audit record's
+`capability_assertions`: never a claim that was not true for this run):
+- a timeout (default 60 s) that kills the whole process group, and with a PID namespace every
+  process of the run: a grandchild holding stdout open cannot hang us;
+- stdout (4 MiB) and stderr (1 MiB) caps: past them the run is stopped and says so;
+- rlimits: CPU seconds, address space, file size, no core dumps;
+- a scrubbed environment (PATH, LANG, PWD, a temporary HOME, TMPDIR and working folder, and
+  PATCH_ACCESS_TOKEN only for a tool that declares external_auth): no ANTHROPIC_API_KEY;
+- a PID namespace with its own /proc (`unshare`), where user namespaces work, so the parent's
+  `/proc/<pid>/environ` is out of sight too;
+- `network: false` as a network namespace with only a downed loopback, where it works, and a
+  seccomp filter against unix sockets (sandbox.py); where nothing holds, the result says so;
+- pinned `runtime.packages` in a cached virtual environment per package set (key: sha256 of the
+  sorted pins and the Python version), created on request; `allow_install=False` refuses;
+- the output's JSON type checked against `outputs.type` (reported, the run still succeeds).
+- filesystem access per capability, memory and processes per run: see sandbox.py; the
+  result's `enforced["claims"]` lists the mechanism that held for each, and nothing else.
+
+Every run, success or failure, with a `runs_dir` (or a tool path inside a toolbox) writes an audit
+record `<runs_dir>/<run_id>.json` in the Patch runtime's shape, stdout and stderr kept
+content-addressed in `<runs_dir>/blobs/<sha256>.txt`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import math
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from patch_tui.format import toolfile
+from patch_tui.format.fields import JSON_PY_TYPES, fits_json_type, json_type
+from patch_tui.format.manifest import Manifest
+from patch_tui.runtime import sandbox
+
+DEFAULT_TIMEOUT = 60.0
+CANCELLED = "the run was cancelled"
+
+# Cancelling a run from another thread (Try it's Cancel, or closing its panel): the thread that
+# runs the tool says which event it obeys with `cancel_with`, and `_communicate` kills the
+# process group once it is set, as it does on a timeout.
+_local = threading.local()
+
+
+@contextlib.contextmanager
+def cancel_with(event: threading.Event) -> Any:
+    _local.cancel = event
+    try:
+        yield
+    finally:
+        _local.cancel = None
+
+
+def _cancel_requested() -> bool:
+    event = getattr(_local, "cancel", None)
+    return event is not None and event.is_set()
+STDOUT_CAP = 4 << 20
+STDERR_CAP = 1 << 20
+ADDRESS_SPACE = 4 << 30
+FILE_SIZE = 256 << 20
+# After the tool's main process exits, how long its pipes may stay open (a leftover grandchild)
+# before the group is killed: the result is already complete by then.
+EXIT_GRACE = 0.5
+INSTALL_TIMEOUT = 600.0
+SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+AUDIT_SCHEMA_VERSION = "1"
+
+
+MEMORY_CAP = 4 << 30  # the whole run, all its processes (where a cgroup holds it)
+MAX_PROCESSES = 256  # at once, for the whole run
+
+
+@dataclass
+class Isolation:
+    """Where a run happens, as its caller knows it (issue 11). None of it widens what a tool may
+    reach: `workspace` is where a read-write tool may write; the rest is protected from it."""
+
+    workspace: Path | None = None  # None: a read-write tool writes only its run folder
+    store: Path | None = None  # the confirmation store in use (its files hidden, folder frozen)
+    toolbox: Path | None = None  # the toolbox in use (its tools, index, runs hidden)
+    gated: bool = False  # human_confirm or tainted: refused where nothing isolates
+    engine: str | None = None  # None: the configured sandbox_engine
+    memory_bytes: int = MEMORY_CAP
+    max_processes: int = MAX_PROCESSES
+
+
+class RunnerError(Exception):
+    """The tool could not be started at all (its message is for a person)."""
+
+
+@dataclass
+class RunResult:
+    """What happened. `ok` means: exit code 0 and a JSON last line. `error` says why not."""
+
+    ok: bool
+    result: Any = None
+    error: str | None = None
+    exit_code: int | None = None
+    stdout: str = ""
+    stderr: str = ""
+    timed_out: bool = False
+    output_capped: str | None = None  # "stdout" or "stderr" when a cap stopped the run
+    duration_ms: int = 0
+    output_type_error: str | None = None
+    enforced: dict[str, Any] = field(default_factory=dict)
+    capability_assertions: list[str] = field(default_factory=list)
+    packages_installed: list[str] = field(default_factory=list)
+    run_id: str = ""
+    audit_path: Path | None = None
+    tool_name: str | None = None
+    tool_version: str | None = None
+    source_sha256: str = ""
+    # sha256 of the tool file's bytes this run was made from: what an approval binds (confirm
+    # runs only when it is the approved one) and what the action's `executed` event records.
+    file_sha256: str = ""
+    timeout_s: float = DEFAULT_TIMEOUT
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "result": self.result,
+            "error": self.error,
+            "exit_code": self.exit_code,
+            "timed_out": self.timed_out,
+            "duration_ms": self.duration_ms,
+            "output_type_error": self.output_type_error,
+            "enforced": self.enforced,
+            "run_id": self.run_id,
+            "audit_path": str(self.audit_path) if self.audit_path else None,
+        }
+
+
+# -- namespaces -------------------------------------------------------------------------------
+
+_NS_LOCK = threading.Lock()
+_NS_CACHE: dict[str, bool] = {}
+
+
+def _probe(args: list[str]) -> bool:
+    try:
+        done = subprocess.run(
+            args, stdin=subprocess.DEVNULL, capture_output=True, timeout=10, env={"PATH": SAFE_PATH}
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0
+
+
+def namespace_support() -> dict[str, bool]:
+    """Which `unshare` sandboxes work on this host: {"pid_net", "pid", "net"}. Probed once."""
+    with _NS_LOCK:
+        if not _NS_CACHE:
+            unshare = shutil.which("unshare", path=SAFE_PATH)
+            if unshare is None or not sys.platform.startswith("linux"):
+                _NS_CACHE.update(pid_net=False, pid=False, net=False)
+            else:
+                pid_flags = ["-rpf", "--mount-proc", "--kill-child"]
+                _NS_CACHE["pid_net"] = _probe([unshare, *pid_flags, "-n", "true"])
+                _NS_CACHE["pid"] = _NS_CACHE["pid_net"] or _probe([unshare, *pid_flags, "true"])
+                _NS_CACHE["net"] = _NS_CACHE["pid_net"] or _probe([unshare, "-rn", "true"])
+        return dict(_NS_CACHE)
+
+
+def _sandbox_prefix(network: bool) -> tuple[list[str], bool, bool]:
+    """The `unshare` words to put before the command, and whether they give (pid ns, net ns)."""
+    ns = namespace_support()
+    unshare = shutil.which("unshare", path=SAFE_PATH) or "unshare"
+    pid_flags = [unshare, "-rpf", "--mount-proc", "--kill-child"]
+    if not network and ns["pid_net"]:
+        return [*pid_flags, "-n"], True, True
+    if network and ns["pid"]:
+        return pid_flags, True, False
+    if not network and ns["net"]:
+        return [unshare, "-rn"], False, True
+    return [], False, False
+
+
+# -- packages ---------------------------------------------------------------------------------
+
+
+def venv_key(packages: list[str], python: str | None = None) -> str:
+    """The cache key of a package set: the same pins on the same Python share one venv."""
+    py = python or f"{sys.version_info.major}.{sys.version_info.minor}"
+    text = json.dumps({"python": py, "packages": sorted(packages)})
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def default_venv_root() -> Path:
+    from patch_tui.settings import paths
+
+    return paths.cache_dir() / "venvs"
+
+
+def ensure_venv(packages: list[str], *, allow_install: bool, venv_root: Path | None = None) -> Path:
+    """The Python of a cached venv holding exactly these pins, creating it if allowed."""
+    root = venv_root or default_venv_root()
+    folder = root / venv_key(packages)
+    python = folder / "bin" / "python"
+    ready = folder / ".complete"
+    if ready.exists():
+        return python
+    if not allow_install:
+        raise RunnerError(
+            f"the tool needs {', '.join(packages)}, which are not installed yet, and installing "
+            "was refused (--no-install); run it once without --no-install"
+        )
+    import fcntl
+
+    root.mkdir(parents=True, exist_ok=True)
+    # One installer per package set, even across processes; the others wait, then reuse it.
+    with open(root / f"{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if ready.exists():
+            return python
+        shutil.rmtree(folder, ignore_errors=True)  # a half-made venv from a crash
+        try:
+            # Our own pip installs into the new venv (`pip --python`): no pip copy per venv, and
+            # much faster. Without pip here (a uv-made install), the venv gets its own.
+            import importlib.util
+
+            own_pip = importlib.util.find_spec("pip") is not None
+            venv_cmd = [sys.executable, "-m", "venv", str(folder)]
+            if own_pip:
+                venv_cmd.insert(3, "--without-pip")
+            subprocess.run(venv_cmd, check=True, capture_output=True, timeout=300)
+            pip = (
+                [sys.executable, "-m", "pip", "--python", str(python)]
+                if own_pip
+                else [str(python), "-m", "pip"]
+            )
+            cmd = [
+                *pip,
+                "install",
+                "--no-input",
+                "--disable-pip-version-check",
+                "--quiet",
+                *packages,
+            ]
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=INSTALL_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            raise RunnerError(f"installing {', '.join(packages)} took too long") from None
+        except (OSError, subprocess.CalledProcessError) as exc:
+            raise RunnerError(f"cannot create a virtual environment: {exc}") from None
+        if done.returncode != 0:
+            tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
+            raise RunnerError(f"installing {', '.join(packages)} failed: " + " | ".join(tail))
+        ready.write_text(json.dumps(sorted(packages)) + "\n")
+    return python
+
+
+# -- the run ----------------------------------------------------------------------------------
+
+
+def _limits(timeout: float) -> list[tuple[int, int]]:
+    import resource
+
+    cpu = int(math.ceil(timeout)) + 1
+    return [
+        (resource.RLIMIT_CPU, cpu),
+        (resource.RLIMIT_AS, ADDRESS_SPACE),
+        (resource.RLIMIT_FSIZE, FILE_SIZE),
+        (resource.RLIMIT_CORE, 0),
+    ]
+
+
+def _libc() -> Any:
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True)
+    except (OSError, ImportError):
+        return None
+
+
+PR_SET_PDEATHSIG = 1
+
+
+def _preexec(limits: list[tuple[int, int]], then: Any = None) -> Any:
+    import resource
+
+    libc = _libc() if sys.platform.startswith("linux") else None  # loaded before the fork
+
+    def apply() -> None:  # runs in the child between fork and exec: syscalls only
+        if then is not None:
+            then()  # join the run's cgroup first: everything the run starts is counted
+        for which, value in limits:
+            with contextlib.suppress(ValueError, OSError):
+                resource.setrlimit(which, (value, value))
+        if libc is not None:
+            # If we die (even by kill -9), the run dies with us instead of running on unwatched;
+            # with a PID namespace, unshare's --kill-child then takes the whole tree.
+            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+    return apply
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
+    assert proc.stdin is not None
+    with contextlib.suppress(BrokenPipeError, OSError):
+        proc.stdin.write(data)
+    with contextlib.suppress(BrokenPipeError, OSError):
+        proc.stdin.close()
+
+
+def _communicate(
+    proc: subprocess.Popen[bytes], data: bytes, timeout: float
+) -> tuple[bytes, bytes, bool, str | None]:
+    """stdout, stderr, timed out, which stream overflowed. Kills the group when it has to."""
+    writer = threading.Thread(target=_feed, args=(proc, data), daemon=True)
+    writer.start()
+    assert proc.stdout is not None and proc.stderr is not None
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    bufs = {out_fd: bytearray(), err_fd: bytearray()}
+    caps = {out_fd: STDOUT_CAP, err_fd: STDERR_CAP}
+    names = {out_fd: "stdout", err_fd: "stderr"}
+    sel = selectors.DefaultSelector()
+    for fd in bufs:
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ)
+    deadline = time.monotonic() + timeout
+    exited_at: float | None = None
+    timed_out = False
+    overflow: str | None = None
+    try:
+        while sel.get_map():
+            now = time.monotonic()
+            if exited_at is None and proc.poll() is not None:
+                exited_at = now
+            if exited_at is not None and now - exited_at > EXIT_GRACE:
+                _kill_group(proc)  # a leftover holds the pipes open; the result is complete
+                break
+            if now >= deadline:
+                timed_out = True
+                _kill_group(proc)
+                break
+            if _cancel_requested():
+                _kill_group(proc)
+                break
+            wait = min(deadline - now, 0.05 if exited_at is not None else 0.25)
+            for key, _ in sel.select(wait):
+                fd = int(key.fd)
+                try:
+                    chunk = os.read(fd, 65536)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    sel.unregister(fd)
+                    continue
+                buf = bufs[fd]
+                room = caps[fd] - len(buf)
+                buf += chunk[: max(room, 0)]
+                if len(chunk) > room:
+                    overflow = names[fd]
+                    _kill_group(proc)
+                    sel.close()
+                    break
+    finally:
+        sel.close()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc)
+            proc.wait(timeout=5)
+        _kill_group(proc)  # anything of the group still around (no PID namespace)
+        writer.join(timeout=1)
+        for stream in (proc.stdout, proc.stderr):
+            with contextlib.suppress(OSError):
+                stream.close()
+    return bytes(bufs[out_fd]), bytes(bufs[err_fd]), timed_out, overflow
+
+
+def _is(value: Any, expected: str) -> bool:
+    if expected not in JSON_PY_TYPES:
+        return True  # a type lint already reports: nothing to check the output against
+    # JSON numbers carry no int/float distinction: a tool printing 5.0 returned an integer.
+    if expected == "integer" and isinstance(value, float):
+        return value.is_integer()
+    return fits_json_type(value, expected)
+
+
+def check_output_type(manifest: Manifest, value: Any) -> str | None:
+    """None when the value fits `outputs.type` (and `items`), else what is wrong."""
+    expected = manifest.outputs.type
+    if not _is(value, expected):
+        return f"outputs.type is {expected}, but the tool returned {json_type(value)}"
+    item_type = manifest.outputs.item_type
+    if expected == "array" and item_type:
+        for i, element in enumerate(value):
+            if not _is(element, item_type):
+                return f"outputs.items is {item_type}, but element {i} is {json_type(element)}"
+    return None
+
+
+def _last_json_line(stdout: str) -> tuple[bool, Any]:
+    lines = [ln for ln in stdout.splitlines() if ln.strip()]
+    if not lines:
+        return False, None
+    try:
+        return True, json.loads(lines[-1])
+    except ValueError:
+        return False, None
+
+
+# Run as `python -c LOADER FD` in the working folder: reads the tool's bytes from the inherited
+# FD and runs them as `python tool.py` would (`__name__`, `__file__`, `sys.argv[0]`), leaving no
+# loader name in the tool's globals. The FD is closed before the tool's code runs.
+LOADER = """\
+def _patch_load():
+    import os, sys
+    fd = int(sys.argv[1])
+    data = b"".join(iter(lambda: os.read(fd, 65536), b""))
+    os.close(fd)
+    main = sys.modules["__main__"].__dict__
+    del main["_patch_load"]
+    main["__file__"] = os.path.join(os.getcwd(), "tool.py")
+    sys.argv[:] = ["tool.py"]
+    return compile(data, main["__file__"], "exec", dont_inherit=True), main
+exec(*_patch_load())
+"""
+
+
+def _source_fd(data: bytes) -> tuple[int, threading.Thread | None]:
+    """A read-only FD holding exactly `data`, for the tool's process to inherit.
+
+    Linux: a memfd sealed against every write, grow and shrink, so not even a process of the same
+    user opening /proc/<pid>/fd/<n> can change it. Elsewhere: a pipe fed by a thread (no path to
+    open; write failures after the child died are ignored)."""
+    if hasattr(os, "memfd_create"):
+        import fcntl
+
+        fd = os.memfd_create("tool.py", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            seals = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
+            os.lseek(fd, 0, os.SEEK_SET)
+        except OSError:
+            os.close(fd)
+            raise
+        return fd, None
+    read_end, write_end = os.pipe()
+
+    def feed() -> None:
+        with contextlib.suppress(OSError), os.fdopen(write_end, "wb") as pipe:
+            pipe.write(data)
+
+    return read_end, threading.Thread(target=feed, daemon=True)
+
+
+def _tail(text: str, n: int = 20) -> str:
+    return "\n".join(text.strip().splitlines()[-n:])
+
+
+def run_file(
+    path: str | os.PathLike[str],
+    args: dict[str, Any],
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    allow_install: bool = True,
+    runs_dir: str | os.PathLike[str] | None = None,
+    venv_root: Path | None = None,
+    env_extra: dict[str, str] | None = None,
+    isolation: Isolation | None = None,
+) -> RunResult:
+    """Run a tool file. Without `runs_dir`, the audit goes to the runs folder of the toolbox
+    holding the file."""
+    p = Path(path)
+    try:
+        raw = toolfile.read_bytes(p)  # refuses FIFOs, devices, huge files by type
+    except OSError as exc:
+        raise RunnerError(f"{p}: cannot read the tool: {exc.strerror or exc}") from None
+    tf = toolfile.parse_bytes(raw, path=str(p))
+    if runs_dir is None:
+        from patch_tui.runtime.toolbox import Toolbox, ToolboxError
+
+        with contextlib.suppress(ToolboxError, OSError):
+            runs_dir = Toolbox.open(p).runs_dir
+    return _run(
+        tf, args, timeout, allow_install, runs_dir, venv_root, env_extra, isolation, path=str(p)
+    )
+
+
+def run_source(
+    text: str,
+    args: dict[str, Any],
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    allow_install: bool = True,
+    runs_dir: str | os.PathLike[str] | None = None,
+    venv_root: Path | None = None,
+    env_extra: dict[str, str] | None = None,
+    path: str | None = None,
+    isolation: Isolation | None = None,
+) -> RunResult:
+    """Run a tool from its text (unsaved editor contents). No audit record without `runs_dir`."""
+    tf = toolfile.parse(text, path=path)
+    return _run(
+        tf, args, timeout, allow_install, runs_dir, venv_root, env_extra, isolation, path=path
+    )
+
+
+def runtime_body(tf: toolfile.ToolFile) -> bytes:
+    """What the Patch runtime runs: only the body after the closing marker (its sandbox writes
+    nothing else), so code above the opening marker never runs here either. Blank lines stand
+    in for the lines before the body, so tracebacks point at the file's own line numbers."""
+    from patch_tui.format import runtime_format
+
+    lines = runtime_format.split_lines(tf.text)
+    start, end = runtime_format.find_markers(lines)
+    if start is None or end is None:
+        return tf.to_bytes()
+    return ("\n" * (end + 1) + "\n".join(lines[end + 1 :])).encode("utf-8")
+
+
+def runtime_source_sha256(tf: toolfile.ToolFile) -> str:
+    """The source hash the runtime's audit records and its patch_replay compares: sha256 of its
+    writer's output for the file (defaults filled in), so either side can replay the other's
+    runs. The file's own bytes' hash when the runtime cannot parse it."""
+    from patch_tui.format import runtime_format
+
+    try:
+        parsed = runtime_format.parse(tf.text)
+    except runtime_format.RuntimeRejects:
+        return tf.sha256
+    return runtime_format.source_sha256(parsed.manifest, parsed.body)
+
+
+def run_bytes(
+    raw: bytes,
+    args: dict[str, Any],
+    *,
+    expected_sha256: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    allow_install: bool = True,
+    runs_dir: str | os.PathLike[str] | None = None,
+    venv_root: Path | None = None,
+    env_extra: dict[str, str] | None = None,
+    path: str | None = None,
+    isolation: Isolation | None = None,
+) -> RunResult:
+    """Run exactly `raw` (a tool file's bytes, already read once). With `expected_sha256`, bytes
+    with another hash do not run: the result fails with `error` starting "tool_changed"."""
+    digest = hashlib.sha256(raw).hexdigest()
+    if expected_sha256 is not None and digest != expected_sha256:
+        return _fail(
+            f"tool_changed: the tool's bytes (sha256 {digest[:12]}) are not the approved ones "
+            f"(sha256 {expected_sha256[:12]}); nothing was run",
+            file_sha256=digest,
+        )
+    tf = toolfile.parse_bytes(raw, path=path)
+    if tf.manifest is not None and tf.sha256 != digest:
+        return _fail("the tool's bytes do not survive parsing unchanged; nothing was run")
+    return _run(
+        tf, args, timeout, allow_install, runs_dir, venv_root, env_extra, isolation, path=path
+    )
+
+
+def _fail(message: str, **kw: Any) -> RunResult:
+    return RunResult(ok=False, error=message, run_id=str(uuid.uuid4()), **kw)
+
+
+def _run(
+    tf: toolfile.ToolFile,
+    args: dict[str, Any],
+    timeout: float,
+    allow_install: bool,
+    runs_dir: str | os.PathLike[str] | None,
+    venv_root: Path | None,
+    env_extra: dict[str, str] | None,
+    isolation: Isolation | None,
+    *,
+    path: str | None,
+) -> RunResult:
+    manifest = tf.manifest
+    if manifest is None:
+        why = tf.problems[0].message if tf.problems else str(tf.manifest_error or "no manifest")
+        return _fail(f"the tool's manifest is not valid ({why}); run `patch-tui lint` on it")
+    if not isinstance(args, dict):
+        return _fail("the arguments must be a JSON object")
+    if not (isinstance(timeout, int | float) and math.isfinite(timeout) and timeout > 0):
+        return _fail("the timeout must be a positive number of seconds")
+    try:
+        stdin = json.dumps(args, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    except (TypeError, ValueError) as exc:
+        return _fail(f"the arguments are not plain JSON: {exc}")
+
+    # What Python compiles: the runtime's part of the file (its body), cut from the very bytes
+    # whose hash is `file_sha256`, and handed over by a sealed memfd (see LOADER).
+    source = runtime_body(tf)
+    base = RunResult(
+        ok=False,
+        run_id=str(uuid.uuid4()),
+        tool_name=manifest.name,
+        tool_version=manifest.version,
+        # The runtime's hash of the tool, for its audit record and patch_replay (citizen).
+        source_sha256=runtime_source_sha256(tf),
+        # The hash of the file's own bytes, the ones approved; `source` below is derived from them.
+        file_sha256=hashlib.sha256(tf.to_bytes()).hexdigest(),
+        timeout_s=timeout,
+    )
+    packages = list(manifest.runtime.packages)
+    if packages:
+        try:
+            python = str(ensure_venv(packages, allow_install=allow_install, venv_root=venv_root))
+        except RunnerError as exc:
+            base.error = str(exc)
+            _audit(base, manifest, args, runs_dir, [], None)
+            return base
+        base.packages_installed = packages
+        py_flags = ["-I"]
+    else:
+        python = sys.executable
+        # -S: a tool without packages sees the standard library only, not patch-tui's own.
+        py_flags = ["-I", "-S"]
+
+    iso = isolation or Isolation()
+    network = manifest.capabilities.network
+    engine = sandbox.choose_engine(iso.engine)
+    if engine == "bwrap":
+        prefix: list[str] = []  # bwrap makes the namespaces itself
+        pid_ns, net_ns = True, not network
+    else:
+        prefix, pid_ns, net_ns = _sandbox_prefix(network)
+    if iso.gated and engine == "none" and not sandbox.allow_unisolated():
+        base.error = sandbox.refusal_message(sandbox.why_unisolated(iso.engine) or "no isolation")
+        _audit(base, manifest, args, runs_dir, [], None)
+        return base
+    envs_keys: list[str] = []
+    try:
+        run_root = sandbox.runs_root()
+    except OSError as exc:
+        base.error = f"cannot make the run's private folder: {exc}"
+        _audit(base, manifest, args, runs_dir, [], None)
+        return base
+    # A fresh folder per run, mode 0700 (mkdtemp), its subfolders too.
+    tmp = tempfile.mkdtemp(prefix="patch-run-", dir=run_root)
+    held = sandbox.hold_run_folder(Path(tmp))  # released at exit, even by kill -9
+    sandbox.sweep_leftovers(run_root)
+    plan: sandbox.Plan | None = None
+    try:
+        work, home, tmpdir = Path(tmp, "work"), Path(tmp, "home"), Path(tmp, "tmp")
+        for d in (work, home, tmpdir):
+            d.mkdir(mode=0o700)
+        (work / "tool.py").write_bytes(source)  # for tools that read their own file; not run
+        hidden, frozen, sealed = protected_paths(iso, path, runs_dir, run_root)
+        plan = sandbox.prepare(
+            sandbox.Request(
+                run_dir=Path(tmp),
+                filesystem=manifest.capabilities.filesystem,
+                network=network,
+                python=python,
+                workspace=iso.workspace if manifest.capabilities.filesystem == "read-write" else None,
+                hidden=hidden,
+                frozen=frozen,
+                sealed=sealed,
+                read_extra=[Path(python).parent.parent] if packages else [],
+                memory_bytes=iso.memory_bytes,
+                max_processes=iso.max_processes,
+                engine=engine,
+                pid_ns=pid_ns,
+                net_ns=net_ns,
+            )
+        )
+        env = {
+            "PATH": SAFE_PATH,
+            "LANG": "C.UTF-8",
+            "HOME": str(home),
+            "TMPDIR": str(tmpdir),
+            "PWD": str(work),  # bwrap sets it anyway: the same environment under every engine
+        }
+        if manifest.external_auth:
+            token = (env_extra or {}).get("PATCH_ACCESS_TOKEN") or os.environ.get(
+                "PATCH_ACCESS_TOKEN"
+            )
+            if token:
+                env["PATCH_ACCESS_TOKEN"] = token
+                envs_keys.append("PATCH_ACCESS_TOKEN")
+        flags = [*py_flags, "-X", "utf8"]
+        started = time.monotonic()
+        try:
+            src_fd, feeder = _source_fd(source)
+        except OSError as exc:
+            base.error = f"cannot hand the tool's code to Python: {exc}"
+            _audit(base, manifest, args, runs_dir, envs_keys, plan)
+            return base
+        # The tool's code goes in by the inherited FD (see LOADER), never read from tool.py.
+        cmd = [
+            *prefix,
+            *plan.prefix,
+            *plan.python_command(python, flags, str(src_fd), loader=LOADER),
+        ]
+        try:
+            proc = subprocess.Popen(
+                cmd,
+                cwd=work,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                pass_fds=(src_fd,),
+                start_new_session=True,  # its own process group, killed as one
+                preexec_fn=_preexec(_limits(timeout), plan.preexec()),
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            base.error = f"cannot start the tool: {exc}"
+            _audit(base, manifest, args, runs_dir, envs_keys, plan)
+            return base
+        finally:
+            os.close(src_fd)  # the child holds its own copy; ours would keep a pipe open
+            if feeder is not None:
+                feeder.start()  # with no child, its write fails at once and it closes
+        out, err, timed_out, overflow = _communicate(proc, stdin, timeout)
+        base.duration_ms = int((time.monotonic() - started) * 1000)
+    finally:
+        notes = plan.finish() if plan is not None else []
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.close(held)
+
+    base.stdout = out.decode("utf-8", "replace")
+    base.stderr = err.decode("utf-8", "replace")
+    base.exit_code = proc.returncode
+    base.timed_out = timed_out
+    base.output_capped = overflow
+    if _cancel_requested() and proc.returncode != 0:
+        base.error = CANCELLED
+    elif timed_out:
+        base.error = f"the tool ran longer than {timeout:g} s and was stopped"
+    elif overflow:
+        cap = STDOUT_CAP if overflow == "stdout" else STDERR_CAP
+        base.error = f"the tool wrote more than {cap >> 20} MiB to {overflow} and was stopped"
+    elif proc.returncode != 0:
+        if proc.returncode < 0:
+            how = f"was killed by signal {-proc.returncode}"
+        else:
+            how = f"exited with code {proc.returncode}"
+        detail = _tail(base.stderr)
+        base.error = f"the tool {how}" + (f":\n{detail}" if detail else "")
+    else:
+        found, value = _last_json_line(base.stdout)
+        if not found:
+            base.error = "the tool's last line of output is not JSON (print(json.dumps(...)))"
+        else:
+            base.ok = True
+            base.result = value
+            base.output_type_error = check_output_type(manifest, value)
+    if notes and base.error:
+        base.error += " (" + "; ".join(notes) + ")"
+    _audit(base, manifest, args, runs_dir, envs_keys, plan, notes)
+    return base
+
+
+def protected_paths(
+    iso: Isolation, tool_path: str | None, runs_dir: str | os.PathLike[str] | None, run_root: Path
+) -> tuple[list[Path], list[Path], list[Path]]:
+    """(hidden, frozen, sealed) for one run: what no tool may see, what none may change, and
+    the folders in which none may make, remove or rename an entry.
+
+    Hidden: the store's files, the config, the state folder, every run folder, the audit runs
+    folder, the toolbox's tools, index, history and runs (a Patch toolbox: all of it), the tool's
+    own source file. Frozen (readable, never writable): the venv cache, patch-tui itself and the
+    Python environment it runs in. Sealed: the store's folder (no forged -wal planted beside the
+    store, no store renamed or replaced) and the tools folder of a plain toolbox."""
+    from patch_tui.runtime.toolbox import Toolbox, ToolboxError
+    from patch_tui.settings import paths
+
+    hidden: list[Path] = [run_root, paths.config_file(), paths.config_dir(), paths.state_dir()]
+    frozen: list[Path] = [paths.cache_dir(), Path(__file__).resolve().parent.parent]
+    frozen += [Path(sys.prefix), Path(sys.base_prefix)]
+    sealed: list[Path] = []
+    stores = [paths.default_store()] + ([iso.store] if iso.store is not None else [])
+    for store in stores:
+        store = Path(store).absolute()
+        hidden += [store.with_name(store.name + suffix) for suffix in sandbox.STORE_SUFFIXES]
+        sealed.append(store.parent)
+    boxes: list[Path] = [paths.default_toolbox()]
+    if iso.toolbox is not None:
+        boxes.append(Path(iso.toolbox))
+    if tool_path is not None:
+        boxes.append(Path(tool_path))
+        hidden.append(Path(tool_path))
+    for ref in boxes:
+        try:
+            box = Toolbox.open(ref)
+        except (ToolboxError, OSError):
+            continue
+        if box.is_patch_toolbox:
+            hidden.append(box.root)
+            continue
+        hidden += [box.runs_dir, box.history_dir, box.trash_dir]
+        with contextlib.suppress(OSError):
+            hidden += list(box.tools_dir.glob("*.py"))
+        sealed.append(box.tools_dir)
+    if runs_dir is not None:
+        hidden.append(Path(runs_dir))
+    return hidden, frozen, sealed
+
+
+# -- enforcement report and audit -------------------------------------------------------------
+
+
+def _enforcement(
+    manifest: Manifest, base: RunResult, envs_keys: list[str], plan: sandbox.Plan | None
+) -> tuple[dict[str, Any], list[str]]:
+    caps = manifest.capabilities
+    claims = list(plan.claims) if plan is not None else []
+    pid_ns = plan is not None and plan.pid_ns
+    mechanisms = {c.partition(":")[0]: c.partition(":")[2] for c in claims}
+    net = mechanisms.get("network")
+    if caps.network:
+        network = "allowed (declared network: true)"
+    elif net is None:
+        network = "not started"
+    elif net == "NOT-enforced":
+        network = "NOT enforced (no network namespace on this host)"
+    elif "netns" in net.split("+"):
+        network = f"blocked ({net})"
+    else:
+        network = f"partly blocked ({net}; no network namespace)"
+    if pid_ns:
+        claims.append("pid:namespace")
+    enforced = {
+        "claims": claims,
+        "engine": plan.engine if plan is not None else None,
+        "network": network,
+        "filesystem": mechanisms.get("filesystem", "not started"),
+        "memory": mechanisms.get("memory", "not started"),
+        "processes": mechanisms.get("processes", "not started"),
+        "pid_namespace": pid_ns,
+        "environment": "scrubbed",
+        "timeout_s": base.timeout_s,
+        "rlimits": {
+            "cpu_s": int(math.ceil(base.timeout_s)) + 1,
+            "address_space_bytes": ADDRESS_SPACE,
+            "file_size_bytes": FILE_SIZE,
+            "core_bytes": 0,
+        },
+    }
+    if plan is None:
+        lines = [
+            f'filesystem: "{caps.filesystem}" declared; the tool did not start, nothing ran.',
+        ]
+    else:
+        lines = list(plan.lines)
+    lines += [
+        "environment scrubbed: PATH, LANG, temporary HOME/TMPDIR/working folder"
+        + (f", plus {', '.join(envs_keys)} (values never logged)." if envs_keys else "."),
+    ]
+    if plan is not None:
+        lines.append(
+            "PID namespace: the tool saw only its own processes and /proc."
+            if pid_ns
+            else "no PID namespace on this host: the tool could see other processes."
+        )
+    lines.append(
+        f"rlimits: address space {ADDRESS_SPACE >> 30} GiB, file size {FILE_SIZE >> 20} MiB, "
+        "no core dumps, CPU time capped near the timeout."
+    )
+    if caps.human_confirm:
+        lines.append("human_confirm: true; execution gated by an approval in the inbox.")
+    requested = manifest.runtime.python_version
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if requested != running:
+        lines.append(f"python_version {requested} declared; ran with Python {running}.")
+    return enforced, lines
+
+
+def _write_blob(blobs: Path, text: str) -> str:
+    from patch_tui.runtime.toolbox import atomic_write
+
+    data = text.encode("utf-8")
+    sha = hashlib.sha256(data).hexdigest()
+    target = blobs / f"{sha}.txt"
+    if not target.exists():
+        atomic_write(target, data)
+    return sha
+
+
+def _audit(
+    base: RunResult,
+    manifest: Manifest,
+    args: dict[str, Any],
+    runs_dir: str | os.PathLike[str] | None,
+    envs_keys: list[str],
+    plan: sandbox.Plan | None,
+    notes: list[str] | None = None,
+) -> None:
+    base.enforced, base.capability_assertions = _enforcement(manifest, base, envs_keys, plan)
+    base.capability_assertions += notes or []
+    if base.output_type_error:
+        base.capability_assertions.append(f"output type mismatch: {base.output_type_error}.")
+    if runs_dir is None:
+        return
+    from datetime import UTC, datetime
+
+    from patch_tui.runtime.toolbox import atomic_write
+
+    runs = Path(runs_dir)
+    caps = manifest.capabilities
+    try:
+        blobs = runs / "blobs"
+        record = {
+            "schema_version": AUDIT_SCHEMA_VERSION,
+            "run_id": base.run_id,
+            "ran_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
+            "tool": {
+                "name": manifest.name,
+                "version": manifest.version,
+                "source_sha256": base.source_sha256,
+            },
+            "sandbox": {
+                "template_id": None,
+                "capabilities": {
+                    "network": caps.network,
+                    "filesystem": caps.filesystem,
+                    "human_confirm": caps.human_confirm,
+                    "browser": caps.browser,
+                },
+                "packages_installed": base.packages_installed,
+                "allow_internet_access": caps.network
+                or base.enforced["network"].startswith("NOT"),
+                "envs_keys": envs_keys,
+                "enforced": base.enforced["claims"],
+            },
+            "trigger": {"host_app": None, "mcp_client_name": None, "user_prompt_hash": None},
+            "inputs": args,
+            "output": base.result,
+            "stdout_sha256": _write_blob(blobs, base.stdout),
+            "stderr_sha256": _write_blob(blobs, base.stderr),
+            "network": [],
+            "exit_code": base.exit_code if base.exit_code is not None else -1,
+            "duration_ms": base.duration_ms,
+            "capability_assertions": base.capability_assertions,
+            "error": base.error,
+        }
+        text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
+        base.audit_path = atomic_write(runs / f"{base.run_id}.json", text.encode("utf-8"))
+    except OSError as exc:
+        # The run happened; a failed audit write is reported, never hidden, never fatal.
+        base.capability_assertions.append(f"audit record NOT written: {exc}")
+
+
+def list_runs(
+    runs_dir: str | os.PathLike[str], limit: int = 20, tool: str | None = None
+) -> list[dict[str, Any]]:
+    """The newest audit records first, as patch_list_runs shows them."""
+    folder = Path(runs_dir)
+    if not folder.is_dir():
+        return []
+    files = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    out: list[dict[str, Any]] = []
+    for f in files:
+        try:
+            blob = json.loads(f.read_text(encoding="utf-8"))
+            name = blob["tool"]["name"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        if tool is not None and name != tool:
+            continue
+        out.append(
+            {
+                "run_id": blob.get("run_id"),
+                "ran_at": blob.get("ran_at"),
+                "tool": name,
+                "version": blob["tool"].get("version"),
+                "duration_ms": blob.get("duration_ms"),
+                "exit_code": blob.get("exit_code"),
+            }
+        )
+        if len(out) >= limit:
+            break
+    return out

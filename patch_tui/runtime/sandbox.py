@@ -1,0 +1,748 @@
+"""Filesystem, unix-socket and resource isolation for one tool run (issue 11).
+
+    plan = prepare(Request(run_dir=..., filesystem="none", network=False, ...))
+    cmd = [*plan.prefix, *plan.python_command(python, flags, "tool.py")]
+    Popen(cmd, preexec_fn=..plan.preexec_steps..); ...; plan.finish()
+    plan.claims   -> ["filesystem:landlock-abi7", "network:netns+seccomp-unix", ...]
+
+Engines, the ones the field trusts, never a home-made one:
+- **bubblewrap** (`bwrap`), where installed: a mount namespace holding only what the capability
+  allows; protected paths inside allowed folders are masked (an empty tmpfs, /dev/null, or a
+  read-only bind);
+- **Landlock** (Linux 5.13+, unprivileged), where bwrap is not: a ruleset applied in the tool's own
+  process before the tool's code runs (`sandbox_exec.py`), ABI-versioned (1..7). Rules only grant,
+  so a folder holding a protected path is never granted itself: its entries are, one by one, except
+  the protected one (`sandbox_exec.expand`).
+`network: false` adds a seccomp filter (no socket(AF_UNIX), no io_uring) to the network namespace:
+a pathname unix socket is a file, which neither the namespace nor Landlock up to ABI 7 stops.
+Memory and processes are capped per run by a cgroup (v2 where delegated, else v1's memory and pids
+controllers where writable), else by rlimits; `claims` says which held.
+
+What a capability gets (the same under both engines):
+- `none`: the system read-only (/usr, /lib*, /bin, /sbin, /etc, the Python and venv it runs on),
+  its own run folder read-write (working folder, HOME, TMPDIR), nothing else;
+- `read-only`: it may read everything else too, except the protected paths; it writes only its
+  run folder;
+- `read-write`: it may also write inside the workspace (except the protected paths).
+Protected, whatever the capability: hidden (`Request.hidden`: the store's files, config, state,
+the toolbox's tools, index, runs and history, every run folder), read-only (`Request.frozen`: the
+venv cache, patch-tui itself and its Python), or sealed (`Request.sealed`: the store's folder and
+a plain toolbox's tools folder: nothing made, removed or renamed in them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ENGINES = ("auto", "bwrap", "landlock", "none")
+SYSTEM_READ = ["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc"]
+DEVICES_RW = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
+ALWAYS_HIDDEN = ["/etc/shadow", "/etc/gshadow"]
+SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
+# The store's files (approvals/store.store_files): the database, SQLite's companions, the approval key.
+STORE_SUFFIXES = ("", "-wal", "-shm", "-journal", ".key")
+ALLOW_UNISOLATED_SETTING = "sandbox_allow_unisolated"
+ENGINE_ENV = "PATCH_TUI_SANDBOX_ENGINE"
+ALLOW_ENV = "PATCH_TUI_SANDBOX_ALLOW_UNISOLATED"
+_EXEC_SOURCE = Path(__file__).with_name("sandbox_exec.py")
+
+
+# -- what the host offers ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cgroups:
+    """Where a per-run group can be made: a cgroup v2 folder with memory and pids delegated, or
+    the v1 memory and pids folders of this process (each may be None)."""
+
+    v2: Path | None = None
+    v1_memory: Path | None = None
+    v1_pids: Path | None = None
+
+
+@dataclass(frozen=True)
+class Host:
+    linux: bool
+    landlock_abi: int  # 0: no Landlock
+    bwrap: str | None  # the bwrap that works here, or None
+    seccomp: bool  # a seccomp filter for this architecture
+    cgroups: Cgroups = field(default_factory=Cgroups)
+
+
+def _landlock_abi() -> int:
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        abi = libc.syscall(444, None, ctypes.c_size_t(0), 1)  # LANDLOCK_CREATE_RULESET_VERSION
+    except (OSError, AttributeError):
+        return 0
+    return max(int(abi), 0)
+
+
+def _bwrap() -> str | None:
+    """The installed bwrap, when it can work here: it needs user namespaces (the runner's probe
+    says whether they work) unless it is setuid. Not started here: every process would pay for
+    it; a bwrap that fails at run time fails the run, never runs the tool unconfined."""
+    found = shutil.which("bwrap", path=SAFE_PATH)
+    if found is None:
+        return None
+    with contextlib.suppress(OSError):
+        if os.stat(found).st_mode & 0o4000:
+            return found
+    from patch_tui.runtime.runner import namespace_support
+
+    return found if namespace_support()["pid"] else None
+
+
+def _mounts() -> list[tuple[str, str, str]]:
+    """(mount point, fs type, super options) of each mount of this process."""
+    out = []
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/mountinfo").read_text().splitlines():
+            left, _, right = line.partition(" - ")
+            fields, rest = left.split(), right.split()
+            if len(fields) >= 5 and len(rest) >= 3:
+                out.append((fields[4].replace("\\040", " "), rest[0], rest[2]))
+    return out
+
+
+def _writable_dir(path: Path) -> bool:
+    """A group can be made here: try it (access() says little to root and nothing to cgroupfs)."""
+    probe = path / f"patch-probe-{uuid.uuid4().hex[:8]}"
+    try:
+        probe.mkdir()
+    except OSError:
+        return False
+    with contextlib.suppress(OSError):
+        probe.rmdir()
+    return True
+
+
+def _cgroups() -> Cgroups:
+    if not sys.platform.startswith("linux"):
+        return Cgroups()
+    try:
+        own = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return Cgroups()
+    where: dict[str, str] = {}
+    for line in own:
+        _, ctrls, rel = line.split(":", 2)
+        for c in ctrls.split(",") if ctrls else [""]:
+            where[c] = rel
+    v2 = v1_mem = v1_pids = None
+    for mount, fstype, opts in _mounts():
+        if fstype == "cgroup2" and "" in where:
+            base = Path(mount + where[""])
+            try:
+                delegated = set((base / "cgroup.subtree_control").read_text().split())
+            except OSError:
+                continue
+            if {"memory", "pids"} <= delegated and _writable_dir(base):
+                v2 = base
+        elif fstype == "cgroup":
+            names = opts.split(",")
+            for ctrl in ("memory", "pids"):
+                if ctrl in names and ctrl in where:
+                    base = Path(mount + where[ctrl])
+                    if _writable_dir(base):
+                        if ctrl == "memory":
+                            v1_mem = base
+                        else:
+                            v1_pids = base
+    return Cgroups(v2=v2, v1_memory=v1_mem, v1_pids=v1_pids)
+
+
+_HOST: Host | None = None
+_HOST_LOCK = threading.Lock()
+
+
+def probe() -> Host:
+    """What this host can enforce. Probed once per process; tests replace this function to play
+    a host that cannot isolate."""
+    global _HOST
+    with _HOST_LOCK:
+        if _HOST is None:
+            linux = sys.platform.startswith("linux")
+            import platform
+
+            _HOST = Host(
+                linux=linux,
+                landlock_abi=_landlock_abi(),
+                bwrap=_bwrap() if linux else None,
+                seccomp=linux and platform.machine() in ("x86_64", "aarch64"),
+                cgroups=_cgroups(),
+            )
+        return _HOST
+
+
+# -- settings ---------------------------------------------------------------------------------
+
+
+def configured_engine() -> str:
+    """`sandbox_engine` (env PATCH_TUI_SANDBOX_ENGINE, else config.toml), default auto; a
+    value it does not know is auto too."""
+    value = str(_setting("sandbox_engine", "auto")).strip().lower()
+    return value if value in ENGINES else "auto"
+
+
+def allow_unisolated() -> bool:
+    """`sandbox_allow_unisolated` (env PATCH_TUI_SANDBOX_ALLOW_UNISOLATED): run gated calls even
+    where nothing can isolate them. Unreadable settings count as false."""
+    return _setting(ALLOW_UNISOLATED_SETTING, False) is True
+
+
+def serve_workspace() -> Path | None:
+    """`serve_workspace` (env PATCH_TUI_SERVE_WORKSPACE, else config.toml): where read-write
+    tools called through serve may write; None: only their own run folder."""
+    value = _setting("serve_workspace", None)
+    return Path(value).expanduser().absolute() if value else None
+
+
+def _setting(name: str, default: Any) -> Any:
+    from patch_tui.settings.config import ConfigError, load_settings
+
+    try:
+        return getattr(load_settings(), name, default)
+    except ConfigError:
+        return default  # a broken config file is reported where it is read for the user
+
+
+def choose_engine(requested: str | None = None, host: Host | None = None) -> str:
+    """The engine that will isolate filesystem access: "bwrap", "landlock", or "none"."""
+    host = host or probe()
+    want = requested or configured_engine()
+    if want == "none":
+        return "none"
+    if want in ("auto", "bwrap") and host.bwrap:
+        return "bwrap"
+    if want in ("auto", "landlock", "bwrap") and host.landlock_abi >= 1:
+        return "landlock"
+    if want == "landlock" and host.bwrap:
+        return "bwrap"
+    return "none"
+
+
+def why_unisolated(engine: str | None = None) -> str | None:
+    """None when runs are isolated here; else why not (one clause, for a person)."""
+    host = probe()
+    if choose_engine(engine, host) != "none":
+        return None
+    if (engine or configured_engine()) == "none":
+        return "the sandbox is turned off (sandbox_engine = none)"
+    if not host.linux:
+        return f"filesystem isolation needs Linux, and this is {sys.platform}"
+    return "this kernel has no Landlock (Linux 5.13+) and bubblewrap (bwrap) is not installed"
+
+
+def refusal_message(why: str) -> str:
+    """The one line a gated call gets where nothing can isolate it."""
+    return (
+        f"refused: {why}, so a gated call (human_confirm or tainted input) cannot run isolated "
+        f"and an approval would not bind what it does. To run gated calls unisolated knowingly, "
+        f"set {ALLOW_UNISOLATED_SETTING} = true in config.toml (or {ALLOW_ENV}=1)."
+    )
+
+
+# -- the run's private folders ----------------------------------------------------------------
+
+
+def runs_root() -> Path:
+    """The folder that holds every run's private folder: ours alone (0700), and hidden from every
+    tool, so no run can read or write another's code, args or output."""
+    root = Path(tempfile.gettempdir()) / f"patch-tui-runs-{os.geteuid()}"
+    try:
+        root.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(root)
+    import stat
+
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
+        raise OSError(f"{root} is not a folder of ours; remove it")
+    if st.st_mode & 0o077:
+        os.chmod(root, 0o700)
+    return root
+
+
+LOCK_NAME = ".patch-run.lock"
+STALE_CGROUP_S = 120.0  # an empty run group this old was left by a run that was killed
+
+
+def hold_run_folder(folder: Path) -> int:
+    """Lock a run's folder for as long as the run lasts (the fd is closed after it, or by the
+    kernel when patch-tui dies): `sweep_leftovers` removes only folders nobody holds."""
+    import fcntl
+
+    # Locked under another name first: the sweeper never sees an unlocked lock of a live run.
+    making = folder / (LOCK_NAME + ".new")
+    fd = os.open(making, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.rename(making, folder / LOCK_NAME)
+    return fd
+
+
+def sweep_leftovers(root: Path) -> None:
+    """Remove what killed runs left behind: run folders nobody holds, empty old run cgroups.
+    (A run that finishes removes its own; only a kill -9 of patch-tui leaves any.)"""
+    import fcntl
+    import time
+
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(root):
+            lock = Path(entry.path) / LOCK_NAME
+            try:
+                fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC)
+            except OSError:
+                continue  # not a run folder (or being made): leave it
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue  # a run holds it
+            try:
+                shutil.rmtree(entry.path, ignore_errors=True)
+            finally:
+                os.close(fd)
+    cg = probe().cgroups
+    now = time.time()
+    for base in {p for p in (cg.v2, cg.v1_memory, cg.v1_pids) if p is not None}:
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(base):
+                if not entry.name.startswith("patch-run-"):
+                    continue
+                with contextlib.suppress(OSError):
+                    if now - entry.stat().st_mtime < STALE_CGROUP_S:
+                        continue
+                    if Path(entry.path, "cgroup.procs").read_text().strip():
+                        continue
+                    os.rmdir(entry.path)
+
+
+# -- one run ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Request:
+    run_dir: Path  # the run's own folder (working folder, HOME, TMPDIR inside)
+    filesystem: str  # none | read-only | read-write
+    network: bool
+    python: str  # the interpreter that runs the tool
+    workspace: Path | None = None  # where read-write may write
+    hidden: list[Path] = field(default_factory=list)
+    frozen: list[Path] = field(default_factory=list)
+    sealed: list[Path] = field(default_factory=list)
+    read_extra: list[Path] = field(default_factory=list)
+    memory_bytes: int = 4 << 30
+    max_processes: int = 256
+    engine: str | None = None  # None: the configured one
+    pid_ns: bool = True  # the runner gives the run its own PID namespace (and /proc)
+    net_ns: bool = True  # ... and network namespace (with network: false)
+
+
+@dataclass
+class RunCgroup:
+    kind: str  # "v2" or "v1"
+    memory: Path | None
+    pids: Path | None
+
+    def folders(self) -> list[Path]:
+        return list(dict.fromkeys(p for p in (self.memory, self.pids) if p is not None))
+
+    def oom_kills(self) -> int:
+        if self.memory is None:
+            return 0
+        name = "memory.events" if self.kind == "v2" else "memory.oom_control"
+        with contextlib.suppress(OSError, ValueError):
+            for line in (self.memory / name).read_text().splitlines():
+                key, _, value = line.partition(" ")
+                if key == "oom_kill":
+                    return int(value)
+        return 0
+
+    def remove(self) -> None:
+        import signal
+        import time
+
+        for folder in self.folders():
+            for _ in range(50):
+                with contextlib.suppress(OSError):
+                    for pid in (folder / "cgroup.procs").read_text().split():
+                        with contextlib.suppress(OSError):
+                            os.kill(int(pid), signal.SIGKILL)
+                try:
+                    folder.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)  # the killed processes are still being reaped
+
+
+def _write(path: Path, value: str) -> None:
+    path.write_text(value)
+
+
+def make_cgroup(host: Host, memory_bytes: int, max_processes: int) -> RunCgroup | None:
+    name = f"patch-run-{uuid.uuid4().hex[:12]}"
+    cg = host.cgroups
+    if cg.v2 is not None:
+        folder = cg.v2 / name
+        try:
+            folder.mkdir()
+            _write(folder / "memory.max", str(memory_bytes))
+            with contextlib.suppress(OSError):
+                _write(folder / "memory.swap.max", "0")
+            _write(folder / "pids.max", str(max_processes))
+            return RunCgroup("v2", folder, folder)
+        except OSError:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+    made = RunCgroup("v1", None, None)
+    if cg.v1_memory is not None:
+        folder = cg.v1_memory / name
+        try:
+            folder.mkdir()
+            _write(folder / "memory.limit_in_bytes", str(memory_bytes))
+            with contextlib.suppress(OSError):  # only with swap accounting
+                _write(folder / "memory.memsw.limit_in_bytes", str(memory_bytes))
+            made.memory = folder
+        except OSError:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+    if cg.v1_pids is not None:
+        folder = cg.v1_pids / name
+        try:
+            folder.mkdir()
+            _write(folder / "pids.max", str(max_processes))
+            made.pids = folder
+        except OSError:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+    return made if made.folders() else None
+
+
+@dataclass
+class Plan:
+    engine: str  # "bwrap", "landlock" or "none"
+    prefix: list[str]  # bwrap's words (it makes the namespaces); [] for the runner's unshare
+    spec: dict[str, Any] | None  # for sandbox_exec, or None when it has nothing to apply
+    claims: list[str]  # "capability:mechanism", each true for this run
+    lines: list[str]  # the same, for a person (the audit's capability_assertions)
+    cgroup: RunCgroup | None = None
+    nproc: int | None = None  # RLIMIT_NPROC to set, when no cgroup caps processes
+    attach: list[str] = field(default_factory=list)  # cgroup.procs files to join before exec
+    pid_ns: bool = False  # the run had its own PID namespace (and /proc)
+
+    @property
+    def isolated(self) -> bool:
+        return self.engine != "none"
+
+    def python_command(
+        self, python: str, flags: list[str], tool: str, loader: str | None = None
+    ) -> list[str]:
+        """The tool's command: confined in its own process first when there is anything to apply.
+
+        `tool`: a file, or the number of an inherited FD holding the tool's bytes (the runner's
+        sealed memfd: the approved bytes, which no other run can rewrite), which `loader` (the
+        runner's LOADER) or sandbox_exec reads."""
+        if self.spec is None:
+            return [python, *flags, "-c", loader, tool] if loader else [python, *flags, tool]
+        source = _EXEC_SOURCE.read_text(encoding="utf-8")
+        return [python, *flags, "-c", source, json.dumps(self.spec), tool]
+
+    def preexec(self) -> Any:
+        """A step for the child between fork and exec: join the run's cgroup, cap processes."""
+        attach = [os.fsencode(p) for p in self.attach]
+        nproc = self.nproc
+
+        def step() -> None:
+            pid = str(os.getpid()).encode()
+            for procs in attach:
+                fd = os.open(procs, os.O_WRONLY)  # a failure fails the start: it was claimed
+                try:
+                    os.write(fd, pid)
+                finally:
+                    os.close(fd)
+            if nproc is not None:
+                import resource
+
+                resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+
+        return step
+
+    def finish(self) -> list[str]:
+        """Remove the run's cgroup; what it stopped, for the result (e.g. OOM kills)."""
+        notes: list[str] = []
+        if self.cgroup is not None:
+            kills = self.cgroup.oom_kills()
+            if kills:
+                notes.append(
+                    f"the run hit its memory cap: {kills} process(es) killed by the cgroup"
+                )
+            self.cgroup.remove()
+        return notes
+
+
+def _real(p: Path | str) -> str:
+    return os.path.realpath(p)
+
+
+def _inside(child: str, parent: str) -> bool:
+    return child == parent or child.startswith(parent.rstrip("/") + "/")
+
+
+def _count_user_processes(uid: int) -> int:
+    n = 0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if entry.stat().st_uid == uid:
+                    n += 1
+    return n
+
+
+def prepare(req: Request, host: Host | None = None) -> Plan:
+    host = host or probe()
+    engine = choose_engine(req.engine, host)
+    hidden = list(dict.fromkeys([_real(p) for p in req.hidden] + ALWAYS_HIDDEN))
+    # The system stays read-only even for a workspace that holds it (a call made from /).
+    system = [*SYSTEM_READ, "/proc", "/sys", "/dev", "/boot"]
+    frozen = list(dict.fromkeys([_real(p) for p in req.frozen] + system))
+    sealed = list(dict.fromkeys(_real(p) for p in req.sealed))
+    if not req.pid_ns:
+        hidden.append("/proc")  # the host's /proc: other processes' environments
+    run_dir = _real(req.run_dir)
+    reads = [
+        *SYSTEM_READ,
+        *(_real(p) for p in req.read_extra),
+        _real(Path(req.python).parent.parent),
+        sys.base_prefix,
+        sys.prefix,
+    ]
+    if req.pid_ns:
+        reads.append("/proc")
+    reads = list(dict.fromkeys(r for r in reads if os.path.exists(r)))
+    workspace = _real(req.workspace) if req.workspace is not None else None
+    fs = req.filesystem
+    read_roots = ["/"] if fs in ("read-only", "read-write") else reads
+    write_roots = [workspace] if fs == "read-write" and workspace else []
+
+    claims: list[str] = []
+    lines: list[str] = []
+    spec: dict[str, Any] = {}
+    prefix: list[str] = []
+    abi = host.landlock_abi
+    if engine == "landlock":
+        spec["landlock"] = {
+            "abi": abi,
+            "read": read_roots,
+            "write": write_roots,
+            "own": [run_dir],
+            "hidden": hidden,
+            "readonly": frozen,
+            "sealed": sealed,
+            "files_rw": DEVICES_RW,
+            "scope_signal": True,
+            "scope_abstract_unix": not req.network,
+            "deny_tcp": not req.network,
+        }
+        claims.append(f"filesystem:landlock-abi{abi}")
+        lines.append(
+            f'filesystem: "{fs}" enforced by Landlock (ABI {abi}): '
+            + _fs_words(fs, workspace)
+            + "; patch-tui's store, config, state, toolbox and run folders out of reach."
+        )
+    elif engine == "bwrap":
+        assert host.bwrap is not None
+        prefix = _bwrap_words(
+            host.bwrap, req, read_roots, write_roots, run_dir, hidden, frozen, sealed
+        )
+        claims.append("filesystem:bwrap")
+        lines.append(
+            f'filesystem: "{fs}" enforced by bubblewrap (mount namespace): '
+            + _fs_words(fs, workspace)
+            + "; patch-tui's store, config, state, toolbox and run folders masked."
+        )
+    else:
+        claims.append("filesystem:NOT-enforced")
+        lines.append(
+            f'filesystem: "{fs}" declared but NOT enforced ({why_unisolated(req.engine)}): the '
+            "tool could read and write whatever this user can."
+        )
+    if workspace and fs == "read-write" and any(_inside(workspace, h) for h in hidden + frozen):
+        lines.append("the workspace lies inside a protected folder: the tool could not write it.")
+
+    # network: false. The network namespace is the runner's (unshare) or bwrap's.
+    if req.network:
+        claims.append("network:allowed")
+        lines.append("network: true declared; the tool had network access.")
+    else:
+        parts = []
+        if engine == "bwrap" or req.net_ns:
+            parts.append("netns")
+        if host.seccomp:
+            spec["seccomp_unix"] = True
+            parts.append("seccomp-unix")
+        if engine == "landlock" and abi >= 4:
+            parts.append("landlock-tcp")
+        if engine == "landlock" and abi >= 6:
+            parts.append("landlock-abstract-unix")
+        if parts:
+            claims.append("network:" + "+".join(parts))
+            held = []
+            if "netns" in parts:
+                held.append("a network namespace (no interface up)")
+            if "seccomp-unix" in parts:
+                held.append("a seccomp filter (no unix sockets, no io_uring)")
+            if "landlock-tcp" in parts:
+                held.append("Landlock TCP rules")
+            lines.append("network: false declared; enforced with " + ", ".join(held) + ".")
+            if "netns" not in parts:
+                lines.append(
+                    "no network namespace on this host: UDP and other sockets were NOT blocked."
+                )
+            if "seccomp-unix" not in parts:
+                lines.append("unix sockets NOT blocked: no seccomp filter on this host.")
+        else:
+            claims.append("network:NOT-enforced")
+            lines.append(
+                "network: false declared but NOT enforced: no network namespace on this host, "
+                "so the tool could reach the network."
+            )
+
+    # memory and processes
+    cgroup = make_cgroup(host, req.memory_bytes, req.max_processes)
+    nproc: int | None = None
+    attach: list[str] = []
+    if cgroup is not None:
+        attach = [str(f / "cgroup.procs") for f in cgroup.folders()]
+    if cgroup is not None and cgroup.memory is not None:
+        claims.append(f"memory:cgroup-{cgroup.kind}")
+        lines.append(
+            f"memory: at most {req.memory_bytes >> 20} MiB for the whole run (cgroup {cgroup.kind})."
+        )
+    else:
+        claims.append("memory:rlimit-per-process")
+        lines.append("memory: capped per process only (RLIMIT_AS); no cgroup here for the run.")
+    if cgroup is not None and cgroup.pids is not None:
+        claims.append(f"processes:cgroup-{cgroup.kind}")
+        lines.append(f"processes: at most {req.max_processes} at once (cgroup {cgroup.kind}).")
+    elif host.linux and os.geteuid() != 0:
+        nproc = _count_user_processes(os.geteuid()) + req.max_processes
+        claims.append("processes:rlimit-nproc")
+        lines.append(
+            f"processes: RLIMIT_NPROC {nproc} (this user's processes, {req.max_processes} more "
+            "than when the run started)."
+        )
+    else:
+        claims.append("processes:NOT-capped")
+        lines.append("processes: NOT capped (no cgroup here, and RLIMIT_NPROC does not bind root).")
+    return Plan(
+        engine=engine,
+        prefix=prefix,
+        spec=spec or None,
+        claims=claims,
+        lines=lines,
+        cgroup=cgroup,
+        nproc=nproc,
+        attach=attach,
+        pid_ns=req.pid_ns or engine == "bwrap",
+    )
+
+
+def _fs_words(fs: str, workspace: str | None) -> str:
+    if fs == "none":
+        return "the system read-only and its own run folder"
+    if fs == "read-only":
+        return "read access, writes only in its own run folder"
+    if workspace:
+        return f"read access, writes in its own run folder and the workspace {workspace}"
+    return "read access, writes only in its own run folder (no workspace for this run)"
+
+
+def _bwrap_words(
+    bwrap: str,
+    req: Request,
+    read_roots: list[str],
+    write_roots: list[str],
+    run_dir: str,
+    hidden: list[str],
+    frozen: list[str],
+    sealed: list[str],
+) -> list[str]:
+    words = [bwrap, "--die-with-parent", "--unshare-user", "--unshare-pid", "--unshare-ipc"]
+    if not req.network:
+        words.append("--unshare-net")
+    bound: list[str] = []
+    for root in read_roots:
+        if root == "/proc":
+            continue  # --proc below: the run's own
+        words += ["--ro-bind", root, root]
+        bound.append(root)
+    for root in write_roots:
+        words += ["--bind", root, root]
+        bound.append(root)
+    words += ["--proc", "/proc", "--dev", "/dev"]
+    visible = [b for b in bound if b not in ("/proc",)]
+    # A protected path under a writable bind is made read-only, then the hidden ones masked.
+    for path in frozen:
+        if path in ("/proc", "/dev"):
+            continue  # the run's own (--proc, --dev above), never the host's
+        if os.path.isdir(path) and any(_inside(path, w) for w in write_roots):
+            words += ["--ro-bind", path, path]
+    for path in sealed:
+        # No entry made, removed or renamed in it; the folders it holds stay writable.
+        if not os.path.isdir(path) or not any(_inside(path, w) for w in write_roots):
+            continue
+        if any(_inside(path, f) for f in frozen):
+            continue
+        words += ["--ro-bind", path, path]
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(path):
+                child = entry.path
+                if entry.is_dir(follow_symlinks=False) and not any(
+                    _inside(child, h) or _inside(h, child) for h in hidden + frozen
+                ):
+                    words += ["--bind", child, child]
+    for path in hidden:
+        if path == "/proc" or not any(_inside(path, b) for b in visible):
+            continue
+        if os.path.isdir(path):
+            # An empty tmpfs of its own: what the tool writes there is gone with the run.
+            words += ["--tmpfs", path]
+        elif os.path.exists(path):
+            words += ["--ro-bind", "/dev/null", path]
+        else:
+            # Not there yet (a store's -wal): its folder is frozen, so it cannot be made either.
+            continue
+    words += ["--bind", run_dir, run_dir, "--chdir", os.path.join(run_dir, "work")]
+    return words
+
+
+def host_report() -> dict[str, Any]:
+    """What `patch-tui sandbox` style reports show: the probe, in plain JSON."""
+    host = probe()
+    return {
+        "linux": host.linux,
+        "landlock_abi": host.landlock_abi,
+        "bwrap": host.bwrap,
+        "seccomp": host.seccomp,
+        "cgroup_v2": str(host.cgroups.v2) if host.cgroups.v2 else None,
+        "cgroup_v1_memory": str(host.cgroups.v1_memory) if host.cgroups.v1_memory else None,
+        "cgroup_v1_pids": str(host.cgroups.v1_pids) if host.cgroups.v1_pids else None,
+        "engine": choose_engine(None, host),
+    }

@@ -1,0 +1,370 @@
+"""User settings: env `PATCH_TUI_*`, then the config file (TOML), then defaults.
+
+The config file is `config.toml` in the user config folder, or `PATCH_TUI_CONFIG` (tests point it
+at a temporary file so they never read or write the real one).
+
+Two ways to read them:
+- `load_settings()`: the validated `Settings` (pydantic-settings, in settings/model.py): the
+  source of truth for every setting, imported on first use;
+- `start_settings()`: what the desk needs before its first frame (theme, keymap, watch_tools,
+  watch_themes), read with tomllib alone, because importing pydantic and pydantic-settings
+  costs more than a tenth of a second. It takes a value only where it reads it exactly as
+  pydantic-settings does, and hands anything else to `load_settings()`: the two never disagree,
+  and a broken config file gives the same ConfigError (tests/test_config.py holds them to it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from patch_tui.settings import paths
+
+if TYPE_CHECKING:
+    from patch_tui.settings.model import Settings
+
+DEFAULT_MODEL = "claude-sonnet-5-5"
+
+# Every numeric setting's allowed range, inclusive (one home: settings.py's fields take their
+# bounds from here, and start_settings() hands a value outside them to the validated reader).
+RANGES: dict[str, tuple[int, int]] = {
+    "max_repairs": (0, 10),
+    "confirm_ttl": (1, 30 * 24 * 3600),  # seconds: up to 30 days
+    "confirm_wait": (0, 3600),  # seconds patch_confirm_action waits for a decision
+    "serve_max_args_bytes": (1024, 64 << 20),
+}
+
+# Config and theme files are tiny and flat; tomllib recurses once per nested array or inline
+# table, so deeper text is refused before it is parsed (a RecursionError otherwise).
+MAX_TOML_DEPTH = 32
+MAX_TOML_BYTES = 1 << 20
+
+
+def __getattr__(name: str) -> Any:
+    # `from patch_tui.settings.config import Settings` keeps working; pydantic loads only then.
+    if name == "Settings":
+        from patch_tui.settings.model import Settings
+
+        return Settings
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class ConfigError(Exception):
+    """The config file cannot be read; the message says where and why."""
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Settings from env and the config file. A broken file or a bad value raises ConfigError
+    with one line naming the variable (or the file and key) and what is allowed."""
+    from pydantic import ValidationError
+
+    from patch_tui.settings.model import Settings
+
+    try:
+        return Settings(**overrides)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{paths.config_file()}: not valid TOML: {exc}") from None
+    except ValidationError as exc:
+        raise ConfigError(describe_settings_error(exc)) from None
+    except OSError as exc:
+        raise ConfigError(f"{paths.config_file()}: cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ConfigError(f"{paths.config_file()}: {str(exc).splitlines()[0]}") from None
+
+
+def _env_name(field_name: str) -> str | None:
+    """The environment variable that set a field, as spelled in the environment, if any."""
+    wanted = _ENV_PREFIX + field_name
+    return next((key for key in os.environ if key.lower() == wanted), None)
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=str)[:60]
+    text = text if len(text) <= 40 else text[:37] + "..."
+    return json.dumps(text)[1:-1]  # control characters escaped: the line stays one line
+
+
+def describe_settings_error(exc: Any) -> str:
+    """A pydantic ValidationError of Settings in one line: where each bad value came from (the
+    env variable, or the config file and key) and what the setting allows."""
+    parts = []
+    for err in exc.errors():
+        name = str(err["loc"][0]) if err["loc"] else "?"
+        env = _env_name(name)
+        where = f"{env}={_short(os.environ[env])}" if env else f"{paths.config_file()}: {name} = {_short(err.get('input'))}"
+        if name in RANGES:
+            low, high = RANGES[name]
+            what = f"must be a whole number from {low} to {high}"
+        else:
+            what = str(err["msg"]).removeprefix("Value error, ")
+        parts.append(f"{where}: {what}")
+    return "; ".join(parts)
+
+
+def _too_deep(text: str, limit: int) -> bool:
+    """Whether arrays or inline tables nest deeper than `limit` (brackets inside strings and
+    comments do not count). A cheap scan: tomllib does the real parsing afterwards."""
+    depth = 0
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "#":
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        if c == '"' or c == "'":
+            quote = c * 3 if text.startswith(c * 3, i) else c
+            j = i + len(quote)
+            while j < n and not text.startswith(quote, j):
+                if c == '"' and text[j] == "\\":
+                    j += 1
+                elif len(quote) == 1 and text[j] == "\n":
+                    break
+                j += 1
+            i = j + len(quote)
+            continue
+        if c == "[" or c == "{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif (c == "]" or c == "}") and depth:
+            depth -= 1
+        i += 1
+    return False
+
+
+def _data_depth(value: Any) -> int:
+    """How deep tables and arrays nest in parsed data (dotted keys nest without brackets)."""
+    deepest = 0
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, depth + 1)
+            if deepest > MAX_TOML_DEPTH:
+                break
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
+def loads_toml(text: str) -> dict[str, Any]:
+    """tomllib.loads with a nesting limit. Too deep is a TOMLDecodeError, which every caller
+    already reports in one line (never a RecursionError)."""
+    if _too_deep(text, MAX_TOML_DEPTH):
+        raise tomllib.TOMLDecodeError(f"nested deeper than {MAX_TOML_DEPTH} levels")
+    try:
+        data = tomllib.loads(text)
+    except RecursionError:  # should the scan ever miss a way to nest
+        raise tomllib.TOMLDecodeError(f"nested deeper than {MAX_TOML_DEPTH} levels") from None
+    if _data_depth(data) > MAX_TOML_DEPTH:
+        raise tomllib.TOMLDecodeError(f"nested deeper than {MAX_TOML_DEPTH} levels")
+    return data
+
+
+def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A TOML file read by type and size first (a FIFO or /dev/zero is refused, see
+    untrusted/files.py), then `loads_toml`. Raises OSError, UnicodeDecodeError, TOMLDecodeError."""
+    from patch_tui.untrusted.files import read_bytes
+
+    return loads_toml(read_bytes(path, limit=MAX_TOML_BYTES).decode("utf-8"))
+
+
+# -- start-up settings, without pydantic ------------------------------------------------------
+
+
+@dataclass
+class StartSettings:
+    """The settings the desk needs before its first frame. Any other one (`model`,
+    `confirm_ttl`, ...) is read from the validated Settings on first use, so code that takes
+    the app's settings never needs to know which kind it holds."""
+
+    theme: str = "patch-dark"
+    keymap: dict[str, str] = field(default_factory=dict)
+    watch_tools: bool = True
+    watch_themes: bool = True
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only for names the dataclass lacks: the other settings.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.full(), name)
+
+    def full(self) -> Settings:
+        """The validated settings. A config file broken since start-up gives the defaults
+        here (the app reports the file once, after its first frame)."""
+        try:
+            return load_settings()
+        except ConfigError:
+            from patch_tui.settings.model import Settings
+
+            return Settings.model_construct()
+
+
+START_FIELDS = ("theme", "keymap", "watch_tools", "watch_themes")
+# Every field of Settings and how start_settings() reads it (a test keeps the two in step).
+# Fields it does not return are still read, so that a bad value anywhere is never let through.
+_KINDS: dict[str, str] = {
+    "theme": "str",
+    "model": "str",
+    "anthropic_api_key": "str",
+    "max_repairs": "int",
+    "confirm_ttl": "int",
+    "confirm_wait": "int",
+    "keymap": "keymap",
+    "watch_tools": "bool",
+    "watch_themes": "bool",
+    "sandbox_engine": "str",
+    "sandbox_allow_unisolated": "bool",
+    "serve_workspace": "str",
+    "alert_bell": "bool",
+    "alert_osc": "bool",
+    "alert_notify_send": "bool",
+    "serve_max_args_bytes": "int",
+}
+_ENV_PREFIX = "patch_tui_"  # pydantic-settings matches env names without regard to case
+# pydantic's spellings of a boolean in text (any case; no spaces).
+_BOOL_WORDS = {w: True for w in ("1", "on", "t", "true", "y", "yes")} | {
+    w: False for w in ("0", "off", "f", "false", "n", "no")
+}
+_INT_TEXT = re.compile(r"[0-9]{1,18}")
+
+
+class _Unsure(Exception):
+    """A value start_settings() cannot read exactly as pydantic-settings: it decides."""
+
+
+def start_settings() -> StartSettings:
+    """The start-up settings from env and the config file, without importing pydantic.
+    Anything unusual (a value of another type, a spelling pydantic might read otherwise, an
+    unreadable file) goes to `load_settings()`, which raises ConfigError for a broken file."""
+    try:
+        values = _read_plainly()
+    except (_Unsure, OSError, ValueError, RecursionError):  # TOML / UTF-8 / JSON errors too
+        full = load_settings()
+        return StartSettings(**{name: getattr(full, name) for name in START_FIELDS})
+    return StartSettings(**{name: values[name] for name in START_FIELDS if name in values})
+
+
+def _read_plainly() -> dict[str, Any]:
+    from_file: dict[str, Any] = {}
+    path = paths.config_file().expanduser()  # what pydantic-settings' TOML source opens
+    if path.is_file():
+        data = read_toml(path)
+        for key, value in data.items():
+            name = key.lower()
+            if name not in _KINDS:
+                continue  # unknown keys are ignored (extra="ignore")
+            if key != name:
+                raise _Unsure(key)  # matched regardless of case; which wins is pydantic's call
+            from_file[name] = _file_value(_KINDS[name], value)
+            if _KINDS[name] == "int":
+                _in_range(name, from_file[name])
+    from_env: dict[str, Any] = {}
+    for key, text in os.environ.items():
+        lowered = key.lower()
+        name = lowered[len(_ENV_PREFIX) :]
+        if not lowered.startswith(_ENV_PREFIX) or name not in _KINDS:
+            continue
+        if name in from_env:
+            raise _Unsure(key)  # two spellings of one name
+        from_env[name] = _env_value(_KINDS[name], text)
+        if _KINDS[name] == "int":
+            _in_range(name, from_env[name])
+    values = {**from_file, **from_env}
+    if "keymap" in from_file and "keymap" in from_env:
+        values["keymap"] = {**from_file["keymap"], **from_env["keymap"]}  # sources deep-merge
+    return values
+
+
+def _text(value: Any) -> str:
+    if type(value) is not str:
+        raise _Unsure(value)
+    value.encode("utf-8")  # a lone surrogate (an undecodable env byte) raises: pydantic refuses it
+    return value
+
+
+def _keymap(value: Any) -> dict[str, str]:
+    if type(value) is not dict:
+        raise _Unsure(value)
+    return {_text(k): _text(v) for k, v in value.items()}
+
+
+def _in_range(name: str, value: int) -> int:
+    low, high = RANGES.get(name, (-(2**63), 2**63))
+    if not low <= value <= high:
+        raise _Unsure(value)  # the validated reader words the error
+    return value
+
+
+def _file_value(kind: str, value: Any) -> Any:
+    if kind == "bool":
+        if type(value) is not bool:
+            raise _Unsure(value)
+        return value
+    if kind == "int":
+        if type(value) is not int or not -(2**63) < value < 2**63:
+            raise _Unsure(value)
+        return value
+    if kind == "keymap":
+        return _keymap(value)
+    return _text(value)
+
+
+def _env_value(kind: str, text: str) -> Any:
+    text = _text(text)
+    if kind == "bool":
+        word = text.lower() if text.isascii() else ""
+        if word not in _BOOL_WORDS:
+            raise _Unsure(text)
+        return _BOOL_WORDS[word]
+    if kind == "int":
+        if not _INT_TEXT.fullmatch(text):
+            raise _Unsure(text)
+        return int(text)
+    if kind == "keymap":
+        return _keymap(json.loads(text))  # pydantic-settings reads a dict from env as JSON
+    return text
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, dict):
+        inner = ", ".join(f"{json.dumps(str(k))} = {_toml_value(v)}" for k, v in value.items())
+        return "{ " + inner + " }" if inner else "{}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    return json.dumps(str(value))  # a JSON string is a valid TOML basic string
+
+
+def save_setting(key: str, value: Any) -> Path:
+    """Remember one setting in the config file (atomically), keeping the others."""
+    path = paths.config_file()
+    current: dict[str, Any] = {}
+    if path.exists():
+        try:
+            current = read_toml(path)
+        except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: cannot update the config file: {exc}") from None
+    current[key] = value
+    text = "".join(f"{k} = {_toml_value(v)}\n" for k, v in current.items())
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".config-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path

@@ -1,0 +1,671 @@
+"""The manifest form: every field of the format, as a view of the parsed manifest.
+
+The form never owns data. It shows manifest data (`load`) and reports each edit as
+`ManifestForm.Changed(path, value)`; the editor writes it into the source text, re-parses, and
+calls `load` again. `load` skips the widget that has focus so the field being typed in is never
+overwritten, and sets values with the change messages prevented so a load never echoes back.
+
+While the frontmatter does not parse the form shows the last good manifest, dimmed and
+read-only (an edit would replace the broken lines and lose what was typed), with the error.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.events import DescendantFocus
+from textual.lazy import Lazy
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Button, Input, Label, Static, Switch
+
+from patch_tui.format.fields import (
+    AUTH_PROVIDERS,
+    AUTH_SCOPE_RE,
+    FILESYSTEM_MODES,
+    INPUT_TYPES,
+    field_doc,
+)
+from patch_tui.format.toolfile import DELETE
+from patch_tui.ui.safe_text import SafeInput, safe, safe_line
+from patch_tui.ui.widgets.enum_field import EnumField
+
+FieldPath = tuple[str | int, ...]
+
+OUTPUT_TYPES = (*INPUT_TYPES, "null")
+# Input cards built for the first frame (the rest mount right after it).
+FIRST_FRAME_CARDS = 2
+
+
+def path_id(path: FieldPath) -> str:
+    """A widget id for a field path: ("inputs", 0, "type") -> "f-inputs-0-type"."""
+    return "f-" + "-".join(str(p) for p in path).replace("_", "__")
+
+
+def doc_path(path: FieldPath) -> str:
+    return ".".join(str(p) for p in path if not isinstance(p, int))
+
+
+def _get(data: Any, path: FieldPath, default: Any = None) -> Any:
+    value = data
+    for step in path:
+        if isinstance(value, dict) and isinstance(step, str) and step in value:
+            value = value[step]
+        elif isinstance(value, list) and isinstance(step, int) and 0 <= step < len(value):
+            value = value[step]
+        else:
+            return default
+    return value
+
+
+def _has(data: Any, path: FieldPath) -> bool:
+    sentinel = object()
+    return _get(data, path, sentinel) is not sentinel
+
+
+def _text_of(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value)
+
+
+def _default_text(value: Any) -> str:
+    """A default as typed in the form: JSON, except a string that reads back as itself."""
+    if isinstance(value, str):
+        try:
+            json.loads(value)
+        except ValueError:
+            return value if value.strip() == value and value else json.dumps(value)
+        return json.dumps(value)
+    return json.dumps(value)
+
+
+def _split_list(text: str) -> list[str]:
+    return [part.strip() for part in text.replace("\n", ",").split(",") if part.strip()]
+
+
+class FieldRow(Widget):
+    """A label and its widget on one line, with the field doc as the tooltip.
+
+    The row paints its label itself, in the margin left of its one child: a Label widget per
+    row would double the form's widget count, and the form's start-up cost grows with it."""
+
+    DEFAULT_CSS = """
+    FieldRow { height: 1; color: $text-muted; }
+    FieldRow > * { margin-left: 14; }
+    FieldRow > Label { color: $text; }
+    """
+
+    def __init__(self, label: str, widget: Widget, path: FieldPath) -> None:
+        super().__init__(classes="field-row")
+        self._label = label
+        self._widget = widget
+        doc = field_doc(doc_path(path))
+        if doc:
+            widget.tooltip = doc
+
+    @property
+    def label(self) -> str:
+        return self._label
+
+    def compose(self) -> ComposeResult:
+        yield self._widget
+
+    def render(self) -> Content:
+        return Content(self._label[:13])  # coloured by the row's own `color`
+
+
+class FieldInput(SafeInput):
+    """A text field of the form. Whenever nobody is typing in it, it shows the start of its text:
+    Input keeps its cursor after the end of a value it was given, or where typing left it, and
+    scrolls there whenever it is laid out again.
+
+    Focus puts the cursor at the end without selecting (Input selects everything on focus, so
+    the first key typed after Tab replaced the whole field: `1.0.0` became `X`), and ctrl+z /
+    ctrl+y undo and redo what was typed here (Input has no undo of its own). Keystrokes less
+    than UNDO_MERGE seconds apart undo together, like a word."""
+
+    UNDO_MERGE = 1.0
+
+    BINDINGS = [
+        Binding("ctrl+z", "undo_field", "Undo", id="form.undo", show=False),
+        Binding("ctrl+y,ctrl+shift+z", "redo_field", "Redo", id="form.redo", show=False),
+    ]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, select_on_focus=False, **kwargs)
+        self._undo: list[str] = []
+        self._redo: list[str] = []
+        self._before = self.value  # the value the next recorded change started from
+        self._last_change = 0.0
+
+    def on_mount(self) -> None:
+        self.call_after_refresh(self.show_start)
+
+    def on_focus(self) -> None:
+        self.cursor_position = len(self.value)
+        if self.value != self._before:
+            # Changed from outside (the source pane) since: the old steps no longer apply.
+            self._undo.clear()
+            self._redo.clear()
+            self._before = self.value
+
+    def on_blur(self) -> None:
+        self.cursor_position = 0
+
+    def show_start(self) -> None:
+        if not self.has_focus:
+            self.cursor_position = 0
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        # Not stopped: the form turns it into a source edit.
+        if event.input is not self or event.value == self._before:
+            return  # another field's, or our own undo / redo
+        if self.has_focus:
+            now = time.monotonic()
+            if not self._undo or now - self._last_change > self.UNDO_MERGE:
+                self._undo.append(self._before)
+            self._redo.clear()
+            self._last_change = now
+        self._before = event.value
+
+    def _restore(self, value: str) -> None:
+        self._before = value
+        self._last_change = 0.0  # the next keystroke starts a new step
+        self.value = value
+        self.cursor_position = len(value)
+
+    def action_undo_field(self) -> None:
+        if self._undo:
+            self._redo.append(self.value)
+            self._restore(self._undo.pop())
+
+    def action_redo_field(self) -> None:
+        if self._redo:
+            self._undo.append(self.value)
+            self._restore(self._redo.pop())
+
+
+def _input(path: FieldPath, placeholder: str = "", value: str = "") -> Input:
+    widget = FieldInput(value, id=path_id(path), placeholder=placeholder, compact=True)
+    widget.field_path = path  # type: ignore[attr-defined]
+    return widget
+
+
+def _enum_text(value: Any) -> str | None:
+    """What an EnumField shows: the value, or JSON for a value of the wrong kind (lint says
+    why), or None when there is none."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value)
+
+
+def _select(
+    path: FieldPath, options: tuple[str, ...], allow_blank: bool = False, value: Any = None
+) -> EnumField:
+    widget = EnumField(options, id=path_id(path), allow_blank=allow_blank, value=_enum_text(value))
+    widget.field_path = path  # type: ignore[attr-defined]
+    return widget
+
+
+def _switch(path: FieldPath, value: bool = False) -> Switch:
+    widget = Switch(value, id=path_id(path), animate=False)
+    widget.field_path = path  # type: ignore[attr-defined]
+    return widget
+
+
+def _field_value(path: FieldPath, data: dict[str, Any]) -> Any:
+    """The raw value a field widget shows (`items: object` is short for `{type: object}`)."""
+    value = _get(data, path)
+    if path[-2:] == ("items", "type"):
+        parent = _get(data, path[:-1])
+        value = parent if isinstance(parent, str) else value
+    return value
+
+
+def _input_text(path: FieldPath, data: dict[str, Any]) -> str:
+    """What an Input shows for a field: lists comma-separated, defaults as JSON."""
+    value = _field_value(path, data)
+    if path[-1] in ("packages",) or path == ("external_auth",):
+        return ", ".join(str(v) for v in value) if isinstance(value, list) else _text_of(value)
+    if path[-1] == "default":
+        return _default_text(value) if _has(data, path) else ""
+    return _text_of(value)
+
+
+def _switch_flag(path: FieldPath, data: dict[str, Any]) -> bool:
+    value = _field_value(path, data)
+    return value if isinstance(value, bool) else path[-1] == "required"
+
+
+class InputCard(Vertical):
+    """One entry of `inputs`: every field of an input, with move up/down and remove. Built
+    with its values (from `data`, the whole manifest) so it shows them in its first frame."""
+
+    def __init__(self, index: int, total: int, data: dict[str, Any] | None = None) -> None:
+        super().__init__(classes="input-card", id=f"input-card-{index}")
+        self.index = index
+        self.total = total
+        self._data = data or {}
+
+    def compose(self) -> ComposeResult:
+        i = self.index
+        data = self._data
+        with Horizontal(classes="card-head"):
+            yield Label(f"input {i + 1}", classes="card-title")
+            yield Button("↑", id=f"input-up-{i}", compact=True, disabled=i == 0, tooltip="Move up")
+            yield Button(
+                "↓", id=f"input-down-{i}", compact=True, disabled=i == self.total - 1, tooltip="Move down"
+            )
+            yield Button("✕", id=f"input-remove-{i}", compact=True, variant="error", tooltip="Remove")
+        p = ("inputs", i)
+
+        def text(key: str, placeholder: str = "") -> Input:
+            path = (*p, key)
+            return _input(path, placeholder, _input_text(path, data))
+
+        def switch(key: str) -> Switch:
+            path = (*p, key)
+            widget = _switch(path, _switch_flag(path, data))
+            value = _field_value(path, data)
+            widget.set_class(value is not None and not isinstance(value, bool), "-invalid")
+            return widget
+
+        items = (*p, "items", "type")
+        yield FieldRow("name", text("name", "argument_name"), (*p, "name"))
+        yield FieldRow(
+            "type", _select((*p, "type"), INPUT_TYPES, value=_field_value((*p, "type"), data)), (*p, "type")
+        )
+        yield FieldRow("description", text("description"), (*p, "description"))
+        yield FieldRow("required", switch("required"), (*p, "required"))
+        yield FieldRow("default", text("default", "JSON, or text"), (*p, "default"))
+        yield FieldRow("tainted_ok", switch("tainted_ok"), (*p, "tainted_ok"))
+        yield FieldRow(
+            "items",
+            _select(items, INPUT_TYPES, allow_blank=True, value=_field_value(items, data)),
+            (*p, "items"),
+        )
+
+
+class FormTail(Vertical):
+    """The form's lower sections (runtime, external_auth, provenance). They are below the fold
+    at any usual terminal size, so they mount right after the first frame (`Lazy`) and fill
+    themselves: fewer widgets to build before it."""
+
+    def compose(self) -> ComposeResult:
+        yield Label("Runtime", classes="section")
+        yield FieldRow("language", Label("python", id="f-runtime-language"), ("runtime", "language"))
+        yield FieldRow(
+            "python", _input(("runtime", "python_version"), "3.12"), ("runtime", "python_version")
+        )
+        yield FieldRow(
+            "packages",
+            _input(("runtime", "packages"), "requests==2.32.3, ..."),
+            ("runtime", "packages"),
+        )
+        yield Label("External auth", classes="section")
+        yield FieldRow(
+            "scopes", _input(("external_auth",), "gmail.read, slack.send_message"), ("external_auth",)
+        )
+        yield Static("", id="auth-check", classes="field-note")
+        yield Label("Provenance (read-only)", classes="section")
+        yield FieldRow("generated_by", Label("", id="f-generated__by"), ("generated_by",))
+        yield FieldRow("generated_at", Label("", id="f-generated__at"), ("generated_at",))
+
+    def on_mount(self) -> None:
+        form = self.query_ancestor(ManifestForm)
+        form.refill()
+
+
+class ManifestForm(VerticalScroll):
+    """Every manifest field as a form."""
+
+    class Changed(Message):
+        """A field was edited: set `path` to `value` (`toolfile.DELETE` removes it)."""
+
+        def __init__(self, path: FieldPath, value: Any) -> None:
+            self.path = path
+            self.value = value
+            super().__init__()
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.data: dict[str, Any] = {}
+        self.stale = False
+        self._input_count = -1
+        self._problems: dict[FieldPath, str] = {}
+        self._focus_after_rebuild: FieldPath | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="form-error", classes="form-error")
+        with Vertical(id="form-fields"):
+            yield Label("Tool", classes="section")
+            yield FieldRow("name", _input(("name",), "snake_case_name"), ("name",))
+            yield FieldRow("version", _input(("version",), "1.0.0"), ("version",))
+            yield FieldRow("description", _input(("description",), "One sentence."), ("description",))
+            with Horizontal(classes="section-head"):
+                yield Label("Inputs", classes="section")
+                yield Button("+ add input", id="input-add", compact=True)
+            yield Static("", id="inputs-note", classes="field-note -problem")
+            yield Vertical(id="inputs-list")
+            yield Label("Outputs", classes="section")
+            yield FieldRow("type", _select(("outputs", "type"), OUTPUT_TYPES), ("outputs", "type"))
+            yield FieldRow("description", _input(("outputs", "description")), ("outputs", "description"))
+            yield FieldRow(
+                "items",
+                _select(("outputs", "items", "type"), INPUT_TYPES, allow_blank=True),
+                ("outputs", "items"),
+            )
+            yield Label("Capabilities", classes="section")
+            for key in ("network", "human_confirm", "browser"):
+                yield FieldRow(key, _switch(("capabilities", key)), ("capabilities", key))
+            yield FieldRow(
+                "filesystem",
+                _select(("capabilities", "filesystem"), FILESYSTEM_MODES),
+                ("capabilities", "filesystem"),
+            )
+            # Below the fold in any terminal: mounted right after the first frame.
+            yield Lazy(FormTail(id="form-tail"))
+        yield Static("", id="field-help", classes="field-help")
+
+    @property
+    def is_populated(self) -> bool:
+        """True once the form shows a manifest (the start-up benchmark waits for this)."""
+        return bool(self.data) and self._input_count >= 0
+
+    def shows(self, data: dict[str, Any] | None) -> bool:
+        """True when the form already shows exactly this (None: the stale state)."""
+        if data is None:
+            return self.stale
+        inputs = data.get("inputs") if isinstance(data, dict) else None
+        count = len(inputs) if isinstance(inputs, list) else 0
+        return not self.stale and data == self.data and self._input_count == count
+
+    # -- showing data -----------------------------------------------------------------------
+
+    def load(self, data: dict[str, Any] | None, *, error: str | None = None) -> None:
+        """Show manifest data; with `error`, keep the last good data, dimmed, read-only."""
+        error_box = self.query_one("#form-error", Static)
+        fields = self.query_one("#form-fields")
+        if error is not None:
+            self.stale = True
+            self.add_class("-stale")
+            error_box.update(safe(error))
+            fields.disabled = True
+            fields.display = bool(self.data)  # no last good manifest: no fields, no fake values
+            return
+        self.stale = False
+        self.remove_class("-stale")
+        error_box.update("")
+        fields.disabled = False
+        fields.display = True
+        self.data = data if isinstance(data, dict) else {}
+        inputs = self.data.get("inputs")
+        count = len(inputs) if isinstance(inputs, list) else 0
+        # `inputs` that is not a list cannot be edited here without losing it: say so.
+        odd = "inputs" in self.data and not isinstance(inputs, list)
+        self.query_one("#input-add", Button).disabled = odd
+        note = self.query_one("#inputs-note", Static)
+        note.display = odd
+        note.update("inputs must be a list (`- name: ...` entries): fix it in the source" if odd else "")
+        self._fill()
+        if count != self._input_count:
+            first = self._input_count < 0
+            self._input_count = count
+            holder = self.query_one("#inputs-list", Vertical)
+            if first and not holder.children:
+                # The first manifest shown: the cards carry their values, so they join the
+                # form's first frame instead of a second layout pass after it. Only the first
+                # few do: the rest are below the fold at any usual size, and each card is a
+                # score of widgets, so they mount right after that frame.
+                head = min(count, FIRST_FRAME_CARDS)
+                holder.mount_all([InputCard(i, count, self.data) for i in range(head)])
+                if count > head:
+                    self.call_after_refresh(self._mount_more_cards, head)
+            else:
+                self.call_later(self._rebuild_inputs, count)
+
+    def forget(self) -> None:
+        """Drop the manifest shown (another file is opened: it is no "last good" one of it)."""
+        self.data = {}
+
+    def _mount_more_cards(self, start: int) -> None:
+        holder = self.query_one("#inputs-list", Vertical)
+        if len(holder.children) != start:
+            return  # a rebuild since then made every card already
+        count = self._input_count
+        holder.mount_all([InputCard(i, count, self.data) for i in range(start, count)])
+        self.refill()
+
+    async def _rebuild_inputs(self, count: int) -> None:
+        # Loads can queue several rebuilds: only the latest count matters.
+        count = self._input_count
+        holder = self.query_one("#inputs-list", Vertical)
+        if len(holder.children) == count:
+            self._fill()
+            return
+        focused = self.app.focused
+        refocus = getattr(focused, "field_path", None) if focused is not None else None
+        await holder.remove_children()
+        await holder.mount_all([InputCard(i, count, self.data) for i in range(count)])
+        self._fill()
+        self.mark_problems(self._problems)  # the new cards get their marks too
+        wanted, self._focus_after_rebuild = self._focus_after_rebuild, None
+        # Only if the focus is still on "+ add input": a person who moved on keeps their place.
+        on_add = focused is None or getattr(focused, "id", None) == "input-add"
+        if wanted is not None and on_add and self.widget_for(wanted) is not None:
+            self.focus_field(wanted)  # "+ add input": type the new input's name next
+        elif refocus is not None and isinstance(focused, Widget) and not focused.is_attached:
+            self.focus_field(refocus)
+
+    def _fill(self) -> None:
+        data = self.data
+        focused = self.app.focused
+        for widget in self.query("#form-fields Input, #form-fields EnumField, #form-fields Switch"):
+            path = getattr(widget, "field_path", None)
+            if path is None:
+                continue
+            if widget is focused and not isinstance(widget, EnumField):
+                continue  # never clobber what is being typed
+            self._set_widget(widget, path, data)
+        if self.query("#form-tail"):  # mounted just after the first frame
+            self.query_one("#f-generated__by", Label).update(safe_line(_text_of(data.get("generated_by"))))
+            self.query_one("#f-generated__at", Label).update(safe_line(_text_of(data.get("generated_at"))))
+            self._check_auth(data.get("external_auth"))
+
+    def refill(self) -> None:
+        """Show the data again, with its problem marks (the lazy sections call this)."""
+        self._fill()
+        self.mark_problems(self._problems)
+
+    def _set_widget(self, widget: Widget, path: FieldPath, data: dict[str, Any]) -> None:
+        if isinstance(widget, Input):
+            text = _input_text(path, data)
+            if widget.value != text:
+                with widget.prevent(Input.Changed):
+                    widget.value = text
+                if isinstance(widget, FieldInput):
+                    widget.show_start()
+        elif isinstance(widget, Switch):
+            value = _field_value(path, data)
+            flag = _switch_flag(path, data)
+            widget.set_class(value is not None and not isinstance(value, bool), "-invalid")
+            if widget.value != flag:
+                with widget.prevent(Switch.Changed):
+                    widget.value = flag
+        elif isinstance(widget, EnumField):
+            # Set quietly: an EnumField reports only what a person picks.
+            widget.value = _enum_text(_field_value(path, data))
+
+    def _check_auth(self, scopes: Any) -> None:
+        note = self.query_one("#auth-check", Static)
+        problems: list[str] = []
+        for scope in scopes if isinstance(scopes, list) else []:
+            match = AUTH_SCOPE_RE.match(str(scope))
+            if not match:
+                problems.append(f"{scope}: not provider.scope")
+            elif match.group(1) not in AUTH_PROVIDERS:
+                problems.append(f"{match.group(1)}: unknown provider")
+        if problems:
+            note.update(safe("; ".join(problems) + " (known: " + ", ".join(AUTH_PROVIDERS) + ")", "bold"))
+            note.add_class("-problem")
+        else:
+            note.update(Text("providers: " + ", ".join(AUTH_PROVIDERS)))
+            note.remove_class("-problem")
+
+    def mark_problems(self, problems: dict[FieldPath, str]) -> None:
+        """Tint the fields lint complains about, with the message as their tooltip."""
+        self._problems = problems
+        for widget in self.query(".-problem"):
+            widget.remove_class("-problem")
+            path = getattr(widget, "field_path", None)
+            widget.tooltip = field_doc(doc_path(path)) if path else None
+        for path, message in problems.items():
+            widget = self.widget_for(path)
+            if widget is None or getattr(widget, "field_path", None) is None:
+                continue
+            widget.add_class("-problem")
+            doc = field_doc(doc_path(widget.field_path))  # type: ignore[attr-defined]
+            widget.tooltip = message + (f"\n\n{doc}" if doc else "")
+
+    # -- finding fields ----------------------------------------------------------------------
+
+    def widget_for(self, path: FieldPath) -> Widget | None:
+        """The widget showing a field, or its closest ancestor's."""
+        p = tuple(path)
+        while p:
+            candidates = [p]
+            if p[-1] == "items":
+                candidates.append((*p, "type"))
+            for c in candidates:
+                found = self.query(f"#{path_id(c)}")
+                if found:
+                    return found.first()
+            p = p[:-1]
+        return None
+
+    def focus_field(self, path: FieldPath) -> bool:
+        widget = self.widget_for(path)
+        if widget is None or not widget.focusable:
+            return False
+        widget.focus()
+        widget.scroll_visible()
+        return True
+
+    # -- edits -------------------------------------------------------------------------------
+
+    def _emit(self, path: FieldPath, value: Any, widget: Widget | None = None) -> None:
+        # Only a person changes a field, and a person's field has the focus: value changes
+        # without it come from mounting or from `load` and must never be written back.
+        if widget is not None and not (widget.has_focus or widget.has_focus_within):
+            return
+        if not self.stale:
+            self.post_message(self.Changed(path, value))
+
+    @on(Input.Changed)
+    def _input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        path = getattr(event.input, "field_path", None)
+        if path is None:
+            return
+        text = event.value
+        if path[-1] == "packages" or path == ("external_auth",):
+            value: Any = _split_list(text)
+            if path == ("external_auth",) and not value:
+                value = DELETE
+        elif path[-1] == "default":
+            if not text.strip():
+                value = DELETE
+            else:
+                try:
+                    value = json.loads(text)
+                except ValueError:
+                    value = text  # not JSON: the person means this text
+        elif path == ("outputs", "description") and not text:
+            value = DELETE
+        else:
+            value = text
+        self._emit(path, value, event.input)
+
+    @on(Switch.Changed)
+    def _switch_changed(self, event: Switch.Changed) -> None:
+        event.stop()
+        path = getattr(event.switch, "field_path", None)
+        if path is not None:
+            self._emit(path, event.value, event.switch)
+
+    @on(EnumField.Changed)
+    def _enum_changed(self, event: EnumField.Changed) -> None:
+        event.stop()
+        path = getattr(event.field, "field_path", None)
+        if path is None:
+            return
+        # An EnumField posts Changed only for a person's pick: no focus check needed (the
+        # picker had the focus when the choice was made).
+        if path[-2:] == ("items", "type"):
+            self._emit(path[:-1], DELETE if event.value is None else {"type": event.value})
+        elif event.value is not None:
+            self._emit(path, event.value)
+
+    @on(Button.Pressed)
+    def _button(self, event: Button.Pressed) -> None:
+        event.stop()
+        bid = event.button.id or ""
+        inputs = self.data.get("inputs")
+        items = list(inputs) if isinstance(inputs, list) else []
+        if bid == "input-add":
+            taken = {i.get("name") for i in items if isinstance(i, dict)}
+            n = len(items) + 1
+            while f"arg{n}" in taken:
+                n += 1
+            items.append({"name": f"arg{n}", "type": "string", "description": "Describe this argument."})
+            self._focus_after_rebuild = ("inputs", len(items) - 1, "name")
+        elif bid.startswith(("input-up-", "input-down-", "input-remove-")):
+            index = int(bid.rsplit("-", 1)[1])
+            if not 0 <= index < len(items):
+                return
+            if bid.startswith("input-remove-"):
+                del items[index]
+            else:
+                other = index - 1 if bid.startswith("input-up-") else index + 1
+                if not 0 <= other < len(items):
+                    return
+                items[index], items[other] = items[other], items[index]
+        else:
+            return
+        if self.stale:
+            return
+        # Build the next structural edit on this one, before the re-parse catches up (two
+        # quick clicks on "add" make two inputs).
+        self.data = {**self.data, "inputs": items}
+        # The form now claims to show this data (the re-parse will find nothing to load), so
+        # show it: a move keeps the card count, and its cards must swap their values now.
+        self._fill()
+        self._emit(("inputs",), items)
+
+    # -- help --------------------------------------------------------------------------------
+
+    @on(DescendantFocus)
+    def _show_help(self, event: DescendantFocus) -> None:
+        path = getattr(event.widget, "field_path", None)
+        help_box = self.query_one("#field-help", Static)
+        help_box.set_class(path is not None, "-shown")
+        if path is None:
+            help_box.update("")
+            return
+        if path[-2:] == ("items", "type"):
+            path = path[:-1]
+        name = doc_path(path)
+        help_box.update(Content.assemble((name, "bold"), ": ", field_doc(name)))
+        # The help line docks over the bottom of the form: keep the focused field above it.
+        self.call_after_refresh(event.widget.scroll_visible, animate=False)

@@ -1,0 +1,436 @@
+"""Themes: TOML data files validated with pydantic, turned into Textual `Theme` objects.
+
+An ordinary file (known keys, values of the right types, passing the model's own checks) is read
+without importing pydantic, which would slow every start; anything else is validated by the
+model (`ThemeFile`, ui/theming/theme_file.py), which also words what is wrong.
+
+Where they come from, later folders winning on a name clash:
+1. the themes shipped with the app (`paths.themes_dir()`: patch-dark, patch-light, patch-contrast);
+2. the user's own, in `<config folder>/themes/*.toml`.
+
+Every file that fails to load is collected and reported in ONE notification; the app keeps
+running with whatever loaded (at worst Textual's own themes). Theme files reload live while the
+app runs (`Settings.watch_themes`), and a theme chosen in the app is remembered in the config file.
+
+Wiring from the app (a few lines):  `install_themes(self, choice=args.theme)` in
+`on_mount`, and `ThemeCommands` in the app's `COMMANDS`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.color import Color, ColorParseError
+from textual.theme import Theme
+
+from patch_tui.settings import paths
+from patch_tui.ui.commands import CommandList
+
+if TYPE_CHECKING:
+    from textual.app import App
+
+    from patch_tui.runtime.watch import FileChange
+
+DEFAULT_THEME = "patch-dark"
+SHIPPED_THEMES = ("patch-dark", "patch-light", "patch-contrast")
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+_VARIABLE_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
+# Text-style variables (`block-cursor-text-style = "bold"`) take style flags, not colours.
+_STYLE_FLAGS = frozenset(
+    "bold b dim italic i underline u uu overline o strike reverse blink not none".split()
+)
+_PERCENT = re.compile(r"^\d{1,3}(\.\d+)?%$")
+_BASE_COLOURS = frozenset(
+    "primary secondary accent foreground background surface panel boost warning error success".split()
+)
+# Where Textual itself uses "auto" (a contrasting text colour); elsewhere it breaks the CSS.
+_AUTO_OK = frozenset(
+    "text text-muted text-disabled block-cursor-foreground link-color link-color-hover "
+    "button-color-foreground".split()
+)
+
+
+def _check_colour(value: str) -> str:
+    try:
+        Color.parse(value)
+    except ColorParseError as exc:
+        raise ValueError(f"{value!r} is not a colour ({exc})") from None
+    return value
+
+
+def _check_variable(name: str, value: str) -> None:
+    """A theme variable ends up inside the app's stylesheet: a bad one would break CSS parsing
+    for the whole app later, so it is refused here, where we can still say which file is wrong."""
+    if not _VARIABLE_NAME.match(name):
+        raise ValueError(f"variable name {name!r}: use lower-case letters, digits and '-'")
+    if name in _BASE_COLOURS:
+        # Our widgets read these as plain colours; the top-level field is the place for them.
+        raise ValueError(f"variable {name!r}: set `{name}` at the top level, not in [variables]")
+    words = value.split()
+    if not words:
+        raise ValueError(f"variable {name!r} is empty")
+    if "-style" in name:  # block-cursor-text-style, link-style-hover…
+        bad = [w for w in words if w.lower() not in _STYLE_FLAGS]
+        if bad:
+            raise ValueError(
+                f"variable {name!r}: {' '.join(bad)!r} is not a text style "
+                f"(use {', '.join(sorted(_STYLE_FLAGS))})"
+            )
+        return
+    # A colour, optionally followed by an alpha percentage ("#81a1c1 35%", "auto 90%").
+    if len(words) > 2 or (len(words) == 2 and not _PERCENT.match(words[1])):
+        raise ValueError(f"variable {name!r}: expected a colour and an optional percentage")
+    if words[0] == "auto":
+        if name not in _AUTO_OK:
+            raise ValueError(f"variable {name!r}: 'auto' only works for text colours")
+        return
+    try:
+        Color.parse(words[0])
+    except ColorParseError:
+        raise ValueError(f"variable {name!r}: {words[0]!r} is not a colour") from None
+
+
+class ThemeError(Exception):
+    """A theme file that cannot be used; the message names the file and says why."""
+
+
+def load_theme_file(path: Path) -> Theme:
+    """Read and validate one theme file. Raises ThemeError with a one-line reason."""
+    from patch_tui.settings.config import read_toml
+
+    try:
+        # By type, size and nesting depth first: a FIFO, /dev/zero or `[[[[…]]]]` saved as a
+        # theme is one line in the notification, never a hang or a RecursionError.
+        data: dict[str, Any] = read_toml(path)
+    except OSError as exc:
+        raise ThemeError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ThemeError(f"{path}: not UTF-8 text") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ThemeError(f"{path}: not valid TOML: {exc}") from None
+    data.setdefault("name", path.stem)  # a file without a name is named after itself
+    theme = _plain_theme(data)
+    if theme is not None:
+        return theme
+    from pydantic import ValidationError
+
+    from patch_tui.ui.theming.theme_file import ThemeFile, describe
+
+    try:
+        return ThemeFile.model_validate(data).to_theme()
+    except ValidationError as exc:
+        raise ThemeError(f"{path}: {describe(exc)}") from None
+
+
+# ThemeFile's fields (ui/theming/theme_file.py): how the plain reader takes each one, and its default.
+_COLOURS = (
+    "primary", "secondary", "accent", "foreground", "background", "surface", "panel", "boost",
+    "warning", "error", "success",
+)
+_PLAIN_DEFAULTS: dict[str, Any] = {
+    **{colour: None for colour in _COLOURS},
+    "dark": True,
+    "luminosity_spread": 0.15,
+    "text_alpha": 0.95,
+    "ansi": False,
+}
+
+
+def _plain_theme(data: dict[str, Any]) -> Theme | None:
+    """The Theme of an ordinary theme file, read without pydantic (it would slow every start):
+    only known keys, each value of exactly the type ThemeFile wants and passing the same checks.
+    Anything else gives None, and ThemeFile validates the file (and words what is wrong).
+    tests/test_themes.py holds the two to the same themes."""
+    values: dict[str, Any] = {**_PLAIN_DEFAULTS, "variables": {}}
+    for key, value in data.items():
+        if key == "name":
+            ok = type(value) is str and _NAME.fullmatch(value) is not None
+        elif key in _COLOURS:
+            ok = type(value) is str and _is_colour(value)
+        elif key in ("dark", "ansi"):
+            ok = type(value) is bool
+        elif key in ("luminosity_spread", "text_alpha"):
+            ok = type(value) is float and 0.0 <= value <= 1.0
+        elif key == "variables":
+            ok = type(value) is dict and all(_is_variable(k, v) for k, v in value.items())
+            value = dict(value) if ok else value
+        else:
+            ok = False  # an unknown key (the model forbids extras)
+        if not ok:
+            return None
+        values[key] = value
+    if "name" not in data or "primary" not in data:
+        return None
+    return Theme(**values)
+
+
+def _is_colour(value: str) -> bool:
+    try:
+        _check_colour(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _is_variable(name: Any, value: Any) -> bool:
+    if type(name) is not str or type(value) is not str:
+        return False
+    try:
+        _check_variable(name, value)
+    except ValueError:
+        return False
+    return True
+
+
+def __getattr__(name: str) -> Any:
+    # `from patch_tui.ui.theming.themes import ThemeFile` keeps working; pydantic loads only then.
+    if name == "ThemeFile":
+        from patch_tui.ui.theming.theme_file import ThemeFile
+
+        return ThemeFile
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def user_themes_dir() -> Path:
+    return paths.config_dir() / "themes"
+
+
+def theme_folders() -> list[Path]:
+    return [paths.themes_dir(), user_themes_dir()]
+
+
+@dataclass
+class ThemeSet:
+    """What a load found: usable themes (by name), where each came from, and every failure."""
+
+    themes: dict[str, Theme] = field(default_factory=dict)
+    sources: dict[str, Path] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
+
+
+def load_themes(folders: Iterable[Path]) -> ThemeSet:
+    """Load every `*.toml` in `folders` (missing folders are fine). Never raises for a bad file."""
+    result = ThemeSet()
+    for folder in folders:
+        try:
+            files = sorted(p for p in folder.glob("*.toml") if not p.name.startswith("."))
+        except OSError as exc:
+            result.errors.append(f"{folder}: cannot list the folder: {exc}")
+            continue
+        seen_here: dict[str, Path] = {}
+        for path in files:
+            try:
+                theme = load_theme_file(path)
+            except ThemeError as exc:
+                result.errors.append(str(exc))
+                continue
+            if theme.name in seen_here:
+                result.errors.append(
+                    f"{path}: the name {theme.name!r} is already used by {seen_here[theme.name].name}"
+                )
+                continue
+            seen_here[theme.name] = path
+            # A later folder (the user's) overrides a shipped theme of the same name on purpose.
+            result.themes[theme.name] = theme
+            result.sources[theme.name] = path
+    return result
+
+
+def failure_message(errors: Sequence[str]) -> str:
+    """All failures in one message (plain text: it quotes file content and paths)."""
+    if len(errors) == 1:
+        return errors[0]
+    return "\n".join(f"• {e}" for e in errors)
+
+
+class ThemeManager:
+    """Registers our themes with an app, applies the chosen one, reloads them live and
+    remembers a theme the user picks in the app."""
+
+    def __init__(
+        self, app: App[Any], folders: Sequence[Path] | None = None, *, remember: bool = True
+    ) -> None:
+        self.app = app
+        self.folders = list(folders) if folders is not None else theme_folders()
+        self.remember = remember
+        self.sources: dict[str, Path] = {}
+        self._applied: str | None = None
+
+    @property
+    def names(self) -> list[str]:
+        """Our themes (shipped and user), in load order."""
+        return list(self.sources)
+
+    def css_problem(self, theme: Theme) -> str | None:
+        """Why `theme` would break the app's styles, or None. The data checks catch most bad
+        values; this is the last word: the app's own stylesheet parsed with the theme's
+        variables, in a copy, so a bad theme is reported instead of crashing the app later."""
+        if not theme.variables:
+            return None
+        from textual.css.stylesheet import StylesheetError
+
+        def breaks(variables: dict[str, str]) -> bool:
+            sheet = self.app.stylesheet.copy()
+            try:
+                # What Textual does when the theme is applied: generate the colour system (it
+                # reads some variables as colours), then parse every style with the result.
+                trial = dataclasses.replace(theme, variables=variables)
+                generated = trial.to_color_system().generate()
+                sheet.set_variables(
+                    {**self.app.get_theme_variable_defaults(), **generated, **variables}
+                )
+                sheet.reparse()
+            except (StylesheetError, ColorParseError, ValueError):
+                return True
+            return False
+
+        if not breaks(theme.variables):
+            return None
+        culprits = [k for k, v in list(theme.variables.items())[:40] if breaks({k: v})]
+        which = ", ".join(culprits[:5]) or "its [variables]"
+        return f"the app's styles cannot use {which} with the value given"
+
+    def register(self) -> list[str]:
+        """(Re)load every theme file and register the results. Returns the failures."""
+        found = load_themes(self.folders)
+        shipped = paths.themes_dir().resolve()
+        for name, source in list(found.sources.items()):
+            if source.resolve().parent == shipped:
+                continue  # tested (tests/test_themes.py); checking them would slow every start
+            problem = self.css_problem(found.themes[name])
+            if problem is not None:
+                found.errors.append(f"{source}: {problem}")
+                del found.themes[name], found.sources[name]
+                original = shipped / f"{name}.toml"  # a broken override: the shipped one stays
+                if original.is_file():
+                    found.themes[name], found.sources[name] = load_theme_file(original), original
+        for gone in set(self.sources) - set(found.themes):
+            # A deleted theme file: drop the theme, unless it is on screen right now (Textual
+            # needs the current theme registered; it goes away when the user switches).
+            if gone != self.app.theme:
+                self.app.unregister_theme(gone)
+        for theme in found.themes.values():
+            self.app.register_theme(theme)
+        self.sources = found.sources
+        return found.errors
+
+    def apply(self, name: str) -> str | None:
+        """Switch to `name`; returns a problem (unknown name) instead of raising."""
+        if name not in self.app.available_themes:
+            known = ", ".join(sorted(self.app.available_themes))
+            return f"Unknown theme {name!r}; the themes are: {known}"
+        self._applied = name
+        self.app.theme = name
+        return None
+
+    def notify_errors(self, errors: Sequence[str], title: str = "Theme problems") -> None:
+        if errors:
+            self.app.notify(
+                failure_message(errors), title=title, severity="warning", timeout=12, markup=False
+            )
+
+    def start(self, choice: str | None, *, watch: bool) -> None:
+        """Register, apply `choice` (else the config's theme), report all problems at once,
+        remember later switches, and start the live reload when `watch` is on."""
+        errors = self.register()
+        wanted = choice or DEFAULT_THEME
+        problem = self.apply(wanted)
+        if problem is not None:
+            errors.append(problem)
+            fallback = DEFAULT_THEME if DEFAULT_THEME in self.app.available_themes else "textual-dark"
+            self.apply(fallback)
+        self.notify_errors(errors)
+        self.app.theme_changed_signal.subscribe(self.app, self._on_theme_changed)
+        if watch:
+            self.app.call_after_refresh(self.watch)  # after the first frame, like the tool watch
+
+    def _on_theme_changed(self, theme: Theme) -> None:
+        # Any switch the user makes (our palette command, Textual's own theme picker) lands here;
+        # start-up and live reloads re-apply the same name and are not a choice to remember.
+        if theme.name == self._applied:
+            return
+        self._applied = theme.name
+        if self.remember:
+            self.persist(theme.name)
+
+    def persist(self, name: str) -> None:
+        from patch_tui.settings.config import ConfigError, save_setting
+
+        try:
+            save_setting("theme", name)
+        except (ConfigError, OSError) as exc:
+            self.app.notify(
+                f"Theme {name!r} is on, but could not be remembered: {exc}",
+                severity="warning",
+                markup=False,
+            )
+
+    def reload(self) -> list[str]:
+        """Re-read every theme file, re-apply the current theme (its colours may have changed),
+        and report any failures in one notification."""
+        errors = self.register()
+        current = self.app.theme
+        if current in self.app.available_themes:
+            # Same name, new colours: the reactive would not fire on an equal value.
+            self.app.mutate_reactive(type(self.app).theme)
+        self.notify_errors(errors)
+        return errors
+
+    def watch(self) -> None:
+        self.app.run_worker(
+            self._watch_files(), name="theme watcher", group="watch-themes", exclusive=True
+        )
+
+    async def _watch_files(self) -> None:
+        from patch_tui.runtime.watch import FolderWatcher
+
+        watcher = FolderWatcher(self.folders, patterns=("*.toml",))
+        batch: list[FileChange]
+        async for batch in watcher.changes():
+            if batch:
+                self.reload()
+
+
+def install_themes(
+    app: App[Any], choice: str | None = None, *, watch: bool | None = None
+) -> ThemeManager:
+    """The one call the app makes (in on_mount): `choice` is `--theme`, else the config's theme."""
+    from patch_tui.settings.config import ConfigError, start_settings
+
+    try:
+        settings = start_settings()
+        configured, watch_default = settings.theme, settings.watch_themes
+    except ConfigError:
+        configured, watch_default = DEFAULT_THEME, False  # the app reports a broken config itself
+    manager = ThemeManager(app)
+    manager.start(choice or configured, watch=watch_default if watch is None else watch)
+    app.theme_manager = manager  # type: ignore[attr-defined]  # the palette provider finds it here
+    return manager
+
+
+class ThemeCommands(CommandList):
+    """Palette commands: "theme: switch" (a picker of every registered theme — ours and
+    Textual's), "theme: reload", and "theme: use NAME" for each theme directly."""
+
+    discover_limit = 2  # the picker and reload; "use NAME" appears as you type
+
+    def _commands(self) -> list[tuple[str, str, Any]]:
+        app = self.app
+        commands: list[tuple[str, str, Any]] = [
+            ("theme: switch", "Pick a colour theme (remembered in the config file)", app.search_themes),
+        ]
+        manager: ThemeManager | None = getattr(app, "theme_manager", None)
+        if manager is not None:
+            commands.append(("theme: reload", "Re-read the theme files", manager.reload))
+        for name in sorted(app.available_themes):
+            commands.append((f"theme: use {name}", "", partial(setattr, app, "theme", name)))
+        return commands
+
