@@ -7,8 +7,9 @@ import pkgutil
 import subprocess
 import sys
 
-import patch_tui
 import pytest
+
+import patch_tui
 
 # Every module outside ui/ (format, lint, runtime, approvals, mcp_server, generate, interop, ...).
 CORE_MODULES = sorted(
