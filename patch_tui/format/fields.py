@@ -1,18 +1,25 @@
-"""The manifest's field names, enums and value patterns: plain data, no pydantic.
+"""The manifest's fields in one table, with the format's enums and value patterns: plain data.
 
-Kept apart from manifest.py so the linter, the tool-file parser and the desk's first frame start
-without importing pydantic (a tenth of a second on every `patch-tui lint` run and every desk
-start); manifest.py re-exports all of it.
+`FIELDS` is the one description of every manifest field: where it sits, its type, the values it
+takes, whether the format requires it, its default, its help text and how the desk's form shows
+it. Everything else is derived from it: the field order the writer uses (`FIELD_ORDER`), the
+required fields lint reports, the form's widgets and conversions, the field help, and the lint
+type checks. The pydantic model (manifest.py) takes its defaults and docs from here and declares
+the types itself; `manifest.table_disagreements()` (run by tests/test_field_table.py) keeps the
+two in agreement, so a field added here and not there fails the suite.
+
+Plain data, no pydantic: the linter, the tool-file parser and the desk's first frame start
+without importing it (a tenth of a second on every `patch-tui lint` run and every desk start).
 """
 
 from __future__ import annotations
 
 import re
-from functools import cache
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any, Literal
 
 INPUT_TYPES: tuple[str, ...] = ("string", "number", "integer", "boolean", "array", "object")
+OUTPUT_TYPES: tuple[str, ...] = (*INPUT_TYPES, "null")
 FILESYSTEM_MODES: tuple[str, ...] = ("none", "read-only", "read-write")
 AUTH_PROVIDERS: tuple[str, ...] = ("gmail", "google_calendar", "slack", "github", "linear")
 
@@ -25,39 +32,177 @@ AUTH_SCOPE_RE = re.compile(r"^([a-z][a-z0-9_]*)\.([a-z][a-z0-9_]*)$")
 # ISO 8601 UTC with seconds and a Z (fractions allowed), the stamp the generator writes.
 GENERATED_AT_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$")
 
-TOP_LEVEL_FIELDS: tuple[str, ...] = (
-    "name",
-    "version",
-    "description",
-    "inputs",
-    "outputs",
-    "capabilities",
-    "runtime",
-    "external_auth",
-    "generated_by",
-    "generated_at",
+
+class _NoDefault:
+    """The default of a field the model cannot do without (`name`, `version`, ...)."""
+
+    def __repr__(self) -> str:
+        return "NO_DEFAULT"
+
+
+NO_DEFAULT: Any = _NoDefault()
+
+FieldType = Literal["string", "boolean", "array", "object", "any"]
+# How the desk's form shows a field:
+#   text    one line of text; an empty one removes the field unless the format requires it
+#   list    a list of strings, typed comma-separated
+#   json    any JSON value, or plain text that is not JSON (an input's default)
+#   switch  on / off
+#   choice  one of `choices` (blank allowed unless the field is required)
+#   type    an element type: a choice of `items.type`, written as {type: X}
+#   label   shown, not edited
+#   cards   one card per entry (inputs)
+#   group   a mapping whose fields are shown under the field's section title
+Widget = Literal["text", "list", "json", "switch", "choice", "type", "label", "cards", "group"]
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSpec:
+    """One manifest field.
+
+    `group` is the mapping it sits in: "" (top level), "inputs[]" (each input), "outputs",
+    "capabilities", "runtime" or "items" (an element type, under `inputs[].items` and
+    `outputs.items`). `of` names what an array holds ("string", or the group of its entries) and
+    which group an object is. `choices` are the values lint and the form expect; `closed` when
+    the Patch runtime refuses any other (the model's Literal). `required`: the format asks for
+    it in every manifest (lint reports it missing; the writer always writes it). `default`: what
+    the runtime assumes when it is absent (NO_DEFAULT: the model refuses a manifest without it);
+    an object group's default `{}` is each of its own fields' default. `nullable`: null is
+    accepted as "not given"."""
+
+    group: str
+    key: str
+    type: FieldType
+    doc: str
+    widget: Widget
+    of: str = ""
+    choices: tuple[str, ...] = ()
+    closed: bool = False
+    required: bool = False
+    default: Any = None
+    nullable: bool = False
+    label: str = ""  # the form's label, when not the key
+    placeholder: str = ""  # the form's hint in an empty text field
+    section: str = ""  # the form section a top-level field opens
+
+    @property
+    def path(self) -> str:
+        """Where the field sits: "name", "inputs[].type", "capabilities.network"."""
+        return f"{self.group}.{self.key}" if self.group else self.key
+
+    @property
+    def yaml_kind(self) -> str:
+        """The YAML shape its value must have: "string", "boolean", "list", "mapping", "any"."""
+        return {"array": "list", "object": "mapping"}.get(self.type, self.type)
+
+
+_F = FieldSpec
+FIELDS: tuple[FieldSpec, ...] = (
+    _F("", "name", "string", required=True, default=NO_DEFAULT, widget="text", section="Tool",
+       placeholder="snake_case_name",
+       doc="snake_case: lowercase letters, digits and underscores. Globally unique in the registry."),
+    _F("", "version", "string", required=True, default=NO_DEFAULT, widget="text", placeholder="1.0.0",
+       doc="Strict semver x.y.z. New content = new version, never overwrite."),
+    _F("", "description", "string", required=True, default=NO_DEFAULT, widget="text",
+       placeholder="One sentence.",
+       doc="One sentence. Sanitized and quarantine-LLM-checked at registry contribute time."),
+    _F("", "inputs", "array", of="inputs[]", required=True, default=[], widget="cards", section="Inputs",
+       doc="The arguments of main(), in order. Can be []."),
+    _F("", "outputs", "object", of="outputs", required=True, default={}, widget="group", section="Outputs",
+       doc="{type, description?, items?}: the JSON value main() returns."),
+    _F("", "capabilities", "object", of="capabilities", required=True, default={}, widget="group",
+       section="Capabilities",
+       doc="{network, filesystem, human_confirm, browser}: what the tool may do."),
+    _F("", "runtime", "object", of="runtime", required=True, default={}, widget="group", section="Runtime",
+       doc="{language, python_version, packages}."),
+    _F("", "external_auth", "array", of="string", default=[], widget="list", section="External auth",
+       label="scopes", placeholder="gmail.read, slack.send_message",
+       doc="Scope labels like [\"gmail.read\"]. When present, the runtime mints a short-lived token and "
+       "injects it as the PATCH_ACCESS_TOKEN environment variable. Providers: gmail, "
+       "google_calendar, slack, github, linear."),
+    _F("", "generated_by", "string", nullable=True, widget="label", section="Provenance (read-only)",
+       doc="The model that wrote the tool, e.g. \"claude-opus-4-7\". Set together with generated_at."),
+    _F("", "generated_at", "string", nullable=True, widget="label",
+       doc="When the tool was generated: ISO 8601 UTC, e.g. \"2026-05-04T12:34:56Z\"."),
+    # -- each input
+    _F("inputs[]", "name", "string", required=True, default=NO_DEFAULT, widget="text",
+       placeholder="argument_name", doc="Argument name on the Python main() function."),
+    _F("inputs[]", "type", "string", choices=INPUT_TYPES, closed=True, required=True, default="string",
+       widget="choice", doc="string / number / integer / boolean / array / object."),
+    _F("inputs[]", "description", "string", required=True, default="", widget="text", doc="One sentence."),
+    _F("inputs[]", "required", "boolean", default=True, widget="switch",
+       doc="If false, the tool's main() should provide a default."),
+    _F("inputs[]", "default", "any", widget="json", placeholder="JSON, or text",
+       doc="Optional. A JSON value used when the argument is not given."),
+    _F("inputs[]", "tainted_ok", "boolean", default=False, widget="switch",
+       doc="If true, this input may legitimately receive untrusted content. The runtime won't block "
+       "tainted data from flowing in."),
+    _F("inputs[]", "items", "object", of="items", nullable=True, widget="type",
+       doc="For array types: the type of each element, e.g. {type: \"string\"}."),
+    # -- what main() returns
+    _F("outputs", "type", "string", choices=OUTPUT_TYPES, required=True, default="object", widget="choice",
+       doc="The JSON type main() returns: string / number / integer / boolean / array / object / null."),
+    _F("outputs", "description", "string", nullable=True, widget="text", doc="Optional. What the result means."),
+    _F("outputs", "items", "any", widget="type",
+       doc="For an array result: the type of each element ({type: object}, or just object)."),
+    # -- what the tool may do
+    _F("capabilities", "network", "boolean", required=True, default=False, widget="switch",
+       doc="If false, the sandbox boots with allowInternetAccess: false. Enforced at runtime."),
+    _F("capabilities", "filesystem", "string", choices=FILESYSTEM_MODES, closed=True, required=True,
+       default="none", widget="choice",
+       doc="none / read-only / read-write. Declared, and checked by lint against the body."),
+    _F("capabilities", "human_confirm", "boolean", required=True, default=False, widget="switch",
+       doc="If true, the runtime returns confirmation_required instead of executing. A person must "
+       "approve the call before patch_confirm_action(token) actually runs it."),
+    _F("capabilities", "browser", "boolean", default=False, widget="switch",
+       doc="The tool drives a headless browser (Patch runtime extension). Needs network: true."),
+    # -- how it is run
+    _F("runtime", "language", "string", choices=("python",), closed=True, required=True, default="python",
+       widget="label", doc="Always python."),
+    _F("runtime", "python_version", "string", required=True, default="3.12", widget="text", label="python",
+       placeholder="3.12", doc="The Python version as a quoted string, like \"3.12\"."),
+    _F("runtime", "packages", "array", of="string", required=True, default=[], widget="list",
+       placeholder="requests==2.32.3, ...",
+       doc="Pinned third-party packages like [\"requests==2.32.3\"]; each must match "
+       "^[a-zA-Z0-9._-]+==\\d+(\\.\\d+){0,2}$."),
+    # -- an element type
+    _F("items", "type", "string", choices=INPUT_TYPES, default="string", widget="choice",
+       doc="Type of each element: string / number / integer / boolean / array / object."),
 )
-REQUIRED_FIELDS: tuple[str, ...] = (
-    "name",
-    "version",
-    "description",
-    "inputs",
-    "outputs",
-    "capabilities",
-    "runtime",
-)
-INPUT_FIELDS: tuple[str, ...] = (
-    "name",
-    "type",
-    "description",
-    "required",
-    "default",
-    "tainted_ok",
-    "items",
-)
-OUTPUT_FIELDS: tuple[str, ...] = ("type", "description", "items")
-CAPABILITY_FIELDS: tuple[str, ...] = ("network", "filesystem", "human_confirm", "browser")
-RUNTIME_FIELDS: tuple[str, ...] = ("language", "python_version", "packages")
+del _F
+
+GROUPS: tuple[str, ...] = ("", "inputs[]", "outputs", "capabilities", "runtime", "items")
+
+
+def fields_of(group: str) -> tuple[FieldSpec, ...]:
+    """The fields of one group, in the canonical order the Patch runtime writes them."""
+    return tuple(f for f in FIELDS if f.group == group)
+
+
+def spec(path: str) -> FieldSpec:
+    """The field at a table path ("inputs[].type"); KeyError for an unknown one."""
+    for f in FIELDS:
+        if f.path == path:
+            return f
+    raise KeyError(path)
+
+
+def _keys(group: str) -> tuple[str, ...]:
+    return tuple(f.key for f in fields_of(group))
+
+
+def _required(group: str) -> tuple[str, ...]:
+    return tuple(f.key for f in fields_of(group) if f.required)
+
+
+TOP_LEVEL_FIELDS: tuple[str, ...] = _keys("")
+REQUIRED_FIELDS: tuple[str, ...] = _required("")
+INPUT_FIELDS: tuple[str, ...] = _keys("inputs[]")
+OUTPUT_FIELDS: tuple[str, ...] = _keys("outputs")
+CAPABILITY_FIELDS: tuple[str, ...] = _keys("capabilities")
+RUNTIME_FIELDS: tuple[str, ...] = _keys("runtime")
+# The fields the writer always writes, by group (the format requires them).
+ALWAYS_WRITTEN: dict[str, tuple[str, ...]] = {g: _required(g) for g in GROUPS}
 
 # Canonical order of the keys of each mapping, by where it sits in the manifest.
 FIELD_ORDER: dict[str, tuple[str, ...]] = {
@@ -67,6 +212,9 @@ FIELD_ORDER: dict[str, tuple[str, ...]] = {
     "capabilities": CAPABILITY_FIELDS,
     "runtime": RUNTIME_FIELDS,
 }
+
+# The YAML shape of each field, by group, as the lint type check wants it ("list", "mapping"...).
+YAML_KINDS: dict[str, dict[str, str]] = {g: {f.key: f.yaml_kind for f in fields_of(g)} for g in GROUPS}
 
 
 # The Python types that hold a value of each JSON type once parsed.
@@ -120,74 +268,19 @@ def bump_version(version: str, part: Literal["major", "minor", "patch"] = "minor
     return f"{major}.{minor}.{patch + 1}"
 
 
-# Where each model of manifest.py sits in a field_doc path ("inputs.type" -> Input's `type`).
-_DOC_MODELS: dict[str, str] = {
-    "": "Manifest",
-    "inputs": "Input",
-    "outputs": "Outputs",
-    "capabilities": "Capabilities",
-    "runtime": "Runtime",
-    "items": "Items",
-}
+# Where a dotted help path's last part points in the table ("inputs.type" -> "inputs[].type").
+_DOC_GROUPS: dict[str, str] = {"inputs": "inputs[]"}
 
 
 def field_doc(path: str) -> str:
-    """The help text of a field, by dotted path: "name", "inputs.type", "capabilities.network".
-
-    The manifest model's field docs (manifest.py, STYLE.md 3), whitespace folded. The form asks
-    for them while it builds its first frame, so they are read from manifest.py's source the way
-    pydantic reads attribute docstrings, without importing pydantic; when the source cannot be
-    read, the model itself answers. tests/test_field_docs.py holds the two to the same text."""
+    """The help text of a field, by dotted path: "name", "inputs.type", "capabilities.network",
+    "outputs.items.type" (an element type's own field). "" for a path that names no field."""
     head, _, leaf = path.rpartition(".")
-    model = _DOC_MODELS.get(head.split(".")[-1] if head else "")
-    if model is None:
+    last = head.split(".")[-1] if head else ""
+    group = _DOC_GROUPS.get(last, last)
+    if group not in GROUPS:
         return ""
-    return _manifest_docs().get(model, {}).get(leaf, "")
-
-
-@cache
-def _manifest_docs() -> dict[str, dict[str, str]]:
-    try:
-        return _docs_from_source((Path(__file__).parent / "manifest.py").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
-        return _docs_from_model()
-
-
-def _docs_from_source(source: str) -> dict[str, dict[str, str]]:
-    """{class name: {field: doc}} for the module-level classes of `source`: a docstring right
-    under an annotated attribute is its doc (pydantic's `use_attribute_docstrings` rule)."""
-    import ast
-    import inspect
-
-    docs: dict[str, dict[str, str]] = {}
-    for node in ast.parse(source).body:
-        if not isinstance(node, ast.ClassDef) or node.name not in _DOC_MODELS.values():
-            continue
-        fields: dict[str, str] = {}
-        for before, stmt in zip(node.body, node.body[1:], strict=False):
-            if (
-                isinstance(before, ast.AnnAssign)
-                and isinstance(before.target, ast.Name)
-                and isinstance(stmt, ast.Expr)
-                and isinstance(stmt.value, ast.Constant)
-                and isinstance(stmt.value.value, str)
-            ):
-                fields[before.target.id] = " ".join(inspect.cleandoc(stmt.value.value).split())
-        docs[node.name] = fields
-    if set(docs) != set(_DOC_MODELS.values()):
-        raise ValueError("manifest.py does not define every model")
-    return docs
-
-
-def _docs_from_model() -> dict[str, dict[str, str]]:
-    from patch_tui.format import manifest
-
-    docs: dict[str, dict[str, str]] = {}
-    for name in _DOC_MODELS.values():
-        model = getattr(manifest, name)
-        docs[name] = {
-            field: " ".join(info.description.split())
-            for field, info in model.model_fields.items()
-            if info.description
-        }
-    return docs
+    for f in FIELDS:
+        if f.group == group and f.key == leaf:
+            return f.doc
+    return ""
