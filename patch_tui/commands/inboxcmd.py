@@ -66,7 +66,7 @@ def approve_edited(args: argparse.Namespace) -> int:
             )
             return EXIT_FAILED
         path = _tool_file(action, _open_toolbox(args))
-        tf = toolfile.read(path) if path is not None else None
+        tf = toolfile.read(str(path)) if path is not None else None
         if tf is None or tf.sha256 != action.source_sha256 or tf.manifest is None:
             _err(
                 f"cannot approve {token} with edited args: {visible(action.tool)} changed (or is "
@@ -115,7 +115,7 @@ def run_allow(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         path = find_tool(args.tool, _open_toolbox(args))
-        tf = toolfile.read(path)
+        tf = toolfile.read(str(path))
     except (GateError, OSError) as exc:
         _err(visible(str(exc)))
         return EXIT_USAGE

@@ -6,13 +6,13 @@ before its first frame, and the help screen is not needed until F1.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from textual.app import App
 
 
-def install_keymap(app: App[object], keymap: dict[str, str] | None = None) -> dict[str, str]:
+def install_keymap(app: App[Any], keymap: dict[str, str] | None = None) -> dict[str, str]:
     """Apply the user's keymap (`[keymap]` in config.toml: binding id -> "key,key"). Reads the
     settings when `keymap` is None; a broken config file leaves the default keys."""
     if keymap is None:

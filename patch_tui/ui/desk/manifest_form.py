@@ -531,12 +531,12 @@ class ManifestForm(VerticalScroll):
             path = getattr(widget, "field_path", None)
             widget.tooltip = field_doc(doc_path(path)) if path else None
         for path, message in problems.items():
-            widget = self.widget_for(path)
-            if widget is None or getattr(widget, "field_path", None) is None:
+            target = self.widget_for(path)
+            if target is None or getattr(target, "field_path", None) is None:
                 continue
-            widget.add_class("-problem")
-            doc = field_doc(doc_path(widget.field_path))  # type: ignore[attr-defined]
-            widget.tooltip = message + (f"\n\n{doc}" if doc else "")
+            target.add_class("-problem")
+            doc = field_doc(doc_path(target.field_path))  # type: ignore[attr-defined]
+            target.tooltip = message + (f"\n\n{doc}" if doc else "")
 
     # -- finding fields ----------------------------------------------------------------------
 

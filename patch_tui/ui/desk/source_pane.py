@@ -197,8 +197,8 @@ def text_area_theme(variables: dict[str, str]) -> TextAreaTheme:
         except Exception:  # a theme value Color cannot read: fall back, never crash
             return Color.parse(variables.get("foreground", "ansi_default"))
 
-    def c(name: str, **extra: bool) -> Style:
-        return Style(color=colour(name).rich_color, **extra)
+    def c(name: str, bold: bool | None = None) -> Style:
+        return Style(color=colour(name).rich_color, bold=bold)
 
     muted = colour("foreground").blend(colour("background", "surface"), 0.45)
     return TextAreaTheme(

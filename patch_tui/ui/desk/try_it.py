@@ -20,7 +20,7 @@ import math
 import threading
 import time
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -223,7 +223,8 @@ class InputField(Vertical):
         event.stop()
         if self.spec.type in ("array", "object", "integer", "number"):
             _present, _value, error = self.value()
-            empty = not (self.widget.text if isinstance(self.widget, TextArea) else self.widget.value).strip()
+            widget = self.widget
+            empty = not (widget.text if isinstance(widget, TextArea) else cast(Input, widget).value).strip()
             self.show_error(None if empty else error)
 
     def show_error(self, error: str | None) -> None:
@@ -608,10 +609,10 @@ class TryItScreen(Screen[None]):
             label = "✗ invalid call" if status == "invalid" else "✗ failed"
             if run is not None and run.error == CANCELLED:
                 label = "✗ cancelled"
-            head, _, tail = error.partition("\n")
+            first, _, tail = error.partition("\n")
             if run is not None and tail.strip() and tail.strip() in run.stderr:
                 # The error ends with the tail of stderr: the traceback shows once, under stderr.
-                error = head.rstrip(":") + " (the traceback is under stderr)"
+                error = first.rstrip(":") + " (the traceback is under stderr)"
             self._status(Content.assemble((label, "bold"), self._run_facts(run)), "failed")
             self._put(
                 "output",

@@ -21,6 +21,7 @@ and the run's result or error; filter by tool and status; export the filtered ro
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 from collections.abc import Callable
@@ -111,7 +112,7 @@ def tool_info(action: Action) -> ToolInfo:
     if found is not None:
         return found
     try:
-        tf = toolfile.read(path)
+        tf = toolfile.read(str(path))
     except (OSError, ValueError) as exc:
         return ToolInfo(path, problem=f"cannot read the tool file: {exc}")
     manifest = tf.manifest
@@ -607,7 +608,7 @@ class InboxScreen(Screen[None]):
         except RuntimeError:
             pass
 
-    def _events_loaded(self, token: str, events: list[Event]) -> None:
+    def _events_loaded(self, token: str, events: builtins.list[Event]) -> None:
         if self.current is not None and self.current.token == token:
             self.events = events
             report = SafeReport()
@@ -932,7 +933,7 @@ class InboxScreen(Screen[None]):
         )
 
     @work(thread=True, group="inbox-export", exit_on_error=False)
-    def _export(self, target: Path, rows: list[Action]) -> None:
+    def _export(self, target: Path, rows: builtins.list[Action]) -> None:
         from patch_tui.runtime.toolbox import atomic_write
 
         data = [

@@ -233,7 +233,7 @@ class ActionList(ScrollView, can_focus=True):
     def action_jump(self, where: int) -> None:
         self.cursor = 0 if where == 0 else len(self.actions) - 1
 
-    def _on_click(self, event: events.Click) -> None:
+    async def _on_click(self, event: events.Click) -> None:
         row = int(self.scroll_offset.y) + event.y
         if 0 <= row < len(self.actions):
             self.cursor = row
