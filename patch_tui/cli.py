@@ -23,7 +23,7 @@ HANDLERS: dict[str, tuple[str, str]] = {
     "rules": ("patch_tui.commands.lintcmd", "run_rules"),
     "run": ("patch_tui.commands.runtime", "run_run"),
     "confirm": ("patch_tui.commands.runtime", "run_confirm"),
-    "inbox": ("patch_tui.commands.runtime", "run_inbox"),
+    "inbox": ("patch_tui.commands.inboxcmd", "run_inbox"),
     "serve": ("patch_tui.commands.runtime", "run_serve"),
     "guard": ("patch_tui.commands.guardcmd", "run_guard"),
     "generate": ("patch_tui.commands.generate", "run_generate"),

@@ -1,6 +1,9 @@
-"""`patch-tui inbox allow / grants / revoke / export` and `inbox approve TOKEN --args JSON`.
+"""`patch-tui inbox`: list, approve, reject, allow, grants, revoke, export, and with no
+subcommand the TUI's inbox on its own.
 
-Exit codes: 0 done; 1 the store or the action says no (not pending, unknown grant, the tool
+Exit codes (part of the interface): list: 0; approve / reject: 0 when this call made the
+decision, 1 when the action is not pending; store problems are 1 everywhere, with one clear line,
+never a traceback. allow / grants / revoke / export and `approve TOKEN --args JSON`: 0 done; 1 the store or the action says no (not pending, unknown grant, the tool
 changed), with one line on stderr; 2 usage (bad JSON, args the tool's inputs refuse, a bad
 duration or pattern, an unknown tool). Nothing is decided when the exit code is not 0.
 """
@@ -8,6 +11,7 @@ duration or pattern, an unknown tool). Nothing is decided when the exit code is 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -263,4 +267,123 @@ def run_export(args: argparse.Namespace) -> int:
         _err(f"{visible(args.out)}: cannot write the export: {exc.strerror or exc}")
         return EXIT_FAILED
     _err(f"{count} actions written to {visible(args.out)}")
+    return EXIT_OK
+
+
+# -- inbox ------------------------------------------------------------------------------------
+
+
+def _format_row(action: Any) -> str:
+    if action.damaged:
+        # Shown, never hidden: the person can reject it (`inbox reject TOKEN`).
+        args_text = f"DAMAGED: {action.damaged}"
+    else:
+        args_text = json.dumps(action.args, ensure_ascii=False)
+    if len(args_text) > 120:
+        args_text = args_text[:119] + "\u2026"
+    # A tampered approval shows as such in the status column: it will never run.
+    status = "TAMPERED" if action.tampered else action.status
+    lines = [
+        f"{visible(action.token)}  {visible(status):<11} {visible(action.kind):<13} "
+        f"{visible(action.tool)} {visible(action.version)}"
+        + ("  [damaged: can only be rejected]" if action.damaged else ""),
+        f"    args:    {visible(args_text)}",
+        f"    reason:  {visible(action.reason)}",
+        f"    created: {action.created_at}   expires: {action.expires_at}",
+    ]
+    if action.decided_at:
+        decided = f"    decided: {action.decided_at} by {visible(action.decided_by or '?')}"
+        if action.note:
+            decided += f" ({visible(action.note)})"
+        lines.append(decided)
+    if action.tampered:
+        lines.append(
+            f"    TAMPERED: {visible(action.tampered)}; never run (status in the store: "
+            f"{action.status})"
+        )
+    return "\n".join(lines)
+
+
+def _inbox_list(args: argparse.Namespace) -> int:
+    from patch_tui.approvals.store import StoreError
+
+    store = _open_store(args, "cli")
+    if store is None:
+        return EXIT_FAILED
+    try:
+        if args.all:
+            actions = store.list_actions(statuses=None)
+        else:
+            # Pending ones, and any approval that is not genuine: a person must see those.
+            actions = [
+                a
+                for a in store.list_actions(statuses=("pending", "approved"))
+                if a.status == "pending" or a.tampered
+            ]
+    except StoreError as exc:
+        _err(str(exc))
+        return EXIT_FAILED
+    finally:
+        store.close()
+    if args.json:
+        _out([a.to_json() for a in actions])
+        return EXIT_OK
+    if not actions:
+        print("No pending actions." if not args.all else "No actions.")
+        return EXIT_OK
+    print("\n\n".join(_format_row(a) for a in actions))
+    return EXIT_OK
+
+
+def _inbox_decide(args: argparse.Namespace, verb: str) -> int:
+    from patch_tui.approvals.store import StoreError
+
+    if verb == "approve" and getattr(args, "args", None) is not None:
+        return approve_edited(args)
+
+    store = _open_store(args, "cli")
+    if store is None:
+        return EXIT_FAILED
+    try:
+        if verb == "approve":
+            decision = store.approve(args.token, note=args.note)
+        else:
+            decision = store.reject(args.token, reason=args.reason)
+    except StoreError as exc:
+        _err(str(exc))
+        return EXIT_FAILED
+    finally:
+        store.close()
+    if not decision.ok:
+        _err(f"cannot {verb} {visible(args.token)}: {visible(decision.why)}")
+        return EXIT_FAILED
+    action = decision.action
+    done = "approved" if verb == "approve" else "rejected"
+    print(f"{done} {action.token} ({action.tool} {action.version})")
+    return EXIT_OK
+
+
+def run_inbox(args: argparse.Namespace) -> int:
+    action = getattr(args, "inbox_command", None)
+    if action == "list":
+        return _inbox_list(args)
+    if action in ("approve", "reject"):
+        return _inbox_decide(args, action)
+    more = {"allow": run_allow, "grants": run_grants, "revoke": run_revoke, "export": run_export}
+    if action in more:
+        return int(more[action](args))
+    return _open_inbox_screen(args)
+
+
+def _open_inbox_screen(args: argparse.Namespace) -> int:
+    """`patch-tui inbox` with no subcommand: the TUI's inbox on its own."""
+    from patch_tui.settings.config import ConfigError, load_settings
+    from patch_tui.ui.inbox.inbox import InboxApp
+
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
+    InboxApp(getattr(args, "store", None), settings=settings, theme=getattr(args, "theme", None)).run()
     return EXIT_OK

@@ -1,4 +1,5 @@
-"""`patch-tui run`, `confirm`, `inbox` and `serve`: the runtime side, headless.
+"""`patch-tui run`, `confirm` and `serve`: the runtime side, headless (`inbox` is in inboxcmd.py,
+which shares this module's helpers).
 
 Exit codes are part of the interface (issue 3):
 - run:     0 and the result JSON on stdout; 3 and the confirmation_required JSON on stdout when
@@ -8,8 +9,7 @@ Exit codes are part of the interface (issue 3):
            with the status JSON on stdout (awaiting_approval, rejected, expired, tool_changed,
            args_changed, tampered, unknown_token, already_used) and a sentence on stderr; 3 when confirming a taint
            approval opened the tool's own human_confirm action.
-- inbox approve / reject: 0 when this call made the decision; 1 when the action is not pending.
-- inbox list: 0; store problems are 1 everywhere, with one clear line, never a traceback.
+- store problems are 1 everywhere, with one clear line, never a traceback.
 
 Module import stays light: core modules are imported inside the functions.
 """
@@ -197,131 +197,6 @@ def run_confirm(args: argparse.Namespace) -> int:
     finally:
         store.close()
     return _report_outcome(outcome, confirming=True)
-
-
-# -- inbox ------------------------------------------------------------------------------------
-
-
-def _format_row(action: Any) -> str:
-    if action.damaged:
-        # Shown, never hidden: the person can reject it (`inbox reject TOKEN`).
-        args_text = f"DAMAGED: {action.damaged}"
-    else:
-        args_text = json.dumps(action.args, ensure_ascii=False)
-    if len(args_text) > 120:
-        args_text = args_text[:119] + "\u2026"
-    # A tampered approval shows as such in the status column: it will never run.
-    status = "TAMPERED" if action.tampered else action.status
-    lines = [
-        f"{visible(action.token)}  {visible(status):<11} {visible(action.kind):<13} "
-        f"{visible(action.tool)} {visible(action.version)}"
-        + ("  [damaged: can only be rejected]" if action.damaged else ""),
-        f"    args:    {visible(args_text)}",
-        f"    reason:  {visible(action.reason)}",
-        f"    created: {action.created_at}   expires: {action.expires_at}",
-    ]
-    if action.decided_at:
-        decided = f"    decided: {action.decided_at} by {visible(action.decided_by or '?')}"
-        if action.note:
-            decided += f" ({visible(action.note)})"
-        lines.append(decided)
-    if action.tampered:
-        lines.append(
-            f"    TAMPERED: {visible(action.tampered)}; never run (status in the store: "
-            f"{action.status})"
-        )
-    return "\n".join(lines)
-
-
-def _inbox_list(args: argparse.Namespace) -> int:
-    from patch_tui.approvals.store import StoreError
-
-    store = _open_store(args, "cli")
-    if store is None:
-        return EXIT_FAILED
-    try:
-        if args.all:
-            actions = store.list_actions(statuses=None)
-        else:
-            # Pending ones, and any approval that is not genuine: a person must see those.
-            actions = [
-                a
-                for a in store.list_actions(statuses=("pending", "approved"))
-                if a.status == "pending" or a.tampered
-            ]
-    except StoreError as exc:
-        _err(str(exc))
-        return EXIT_FAILED
-    finally:
-        store.close()
-    if args.json:
-        _out([a.to_json() for a in actions])
-        return EXIT_OK
-    if not actions:
-        print("No pending actions." if not args.all else "No actions.")
-        return EXIT_OK
-    print("\n\n".join(_format_row(a) for a in actions))
-    return EXIT_OK
-
-
-def _inbox_decide(args: argparse.Namespace, verb: str) -> int:
-    from patch_tui.approvals.store import StoreError
-
-    if verb == "approve" and getattr(args, "args", None) is not None:
-        from patch_tui.commands.inboxcmd import approve_edited
-
-        return approve_edited(args)
-
-    store = _open_store(args, "cli")
-    if store is None:
-        return EXIT_FAILED
-    try:
-        if verb == "approve":
-            decision = store.approve(args.token, note=args.note)
-        else:
-            decision = store.reject(args.token, reason=args.reason)
-    except StoreError as exc:
-        _err(str(exc))
-        return EXIT_FAILED
-    finally:
-        store.close()
-    if not decision.ok:
-        _err(f"cannot {verb} {visible(args.token)}: {visible(decision.why)}")
-        return EXIT_FAILED
-    action = decision.action
-    done = "approved" if verb == "approve" else "rejected"
-    print(f"{done} {action.token} ({action.tool} {action.version})")
-    return EXIT_OK
-
-
-def run_inbox(args: argparse.Namespace) -> int:
-    action = getattr(args, "inbox_command", None)
-    if action == "list":
-        return _inbox_list(args)
-    if action in ("approve", "reject"):
-        return _inbox_decide(args, action)
-    if action in ("allow", "grants", "revoke", "export"):
-        from patch_tui.commands import inboxcmd
-
-        return int(getattr(inboxcmd, f"run_{action}")(args))
-    # `patch-tui inbox`: the TUI's inbox screen, when it is built.
-    import importlib
-
-    try:
-        module = importlib.import_module("patch_tui.ui.inbox.inbox")
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.startswith("patch_tui.ui.inbox.inbox"):
-            _err(
-                "the inbox screen is not part of this build yet; use `patch-tui inbox list`, "
-                "`patch-tui inbox approve TOKEN` or `patch-tui inbox reject TOKEN`"
-            )
-            return EXIT_USAGE
-        raise
-    entry = getattr(module, "run_inbox", None) or getattr(module, "main", None)
-    if entry is None:
-        _err("the inbox screen has no entry point (run_inbox); use `patch-tui inbox list`")
-        return EXIT_USAGE
-    return int(entry(args) or 0)
 
 
 # -- serve ------------------------------------------------------------------------------------

@@ -584,7 +584,7 @@ class InboxScreen(Screen[None]):
             parts += [_label("note "), safe(action.note, report=report), "\n"]
         if action.result is not None:
             label = "error" if action.status == "failed" else "result"
-            view = json_view(action.result, expanded={"*"} if False else self.expanded)
+            view = json_view(action.result, expanded=self.expanded)
             report.add(view.report)
             parts += [_label(f"{label}\n"), view.content]
         if self.events:
@@ -1018,18 +1018,3 @@ class InboxApp(SafeTitles, DialogKeyGuard, App[None]):
 
         if event.state == WorkerState.ERROR:
             self.notify(f"{event.worker.name or 'background task'} failed: {event.worker.error}", severity="error", markup=False)
-
-
-def run_inbox(args: Any) -> int:
-    """`patch-tui inbox [--store PATH]`."""
-    import sys
-
-    from patch_tui.settings.config import ConfigError, load_settings
-
-    try:
-        settings = load_settings()
-    except ConfigError as exc:
-        print(f"patch-tui: {exc}", file=sys.stderr)
-        return 2
-    InboxApp(getattr(args, "store", None), settings=settings, theme=getattr(args, "theme", None)).run()
-    return 0
