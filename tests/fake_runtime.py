@@ -10,6 +10,11 @@ stdio, exactly as a host config would start the real runtime. What it does, as t
   base64url token; the tokens live in this process's memory for `FAKE_CONFIRM_TTL` seconds,
   default 60; single use); `patch_confirm_action` consumes the token and runs the call, or
   answers the runtime's PatchError ("invalid, expired, or already used");
+- tainted input, as the runtime's taint tracker: a string of 16+ characters in an input without
+  `tainted_ok` that occurs in one of the last 20 tool outputs holds the call as `tainted_input`
+  (checked before human_confirm); confirming any token skips every check, as the runtime does
+  (`invokeTool(..., {skipChecks: true})`), so a confirmed taint hold of a human_confirm tool
+  runs it;
 - results are one text content with the JSON (2-space indent); errors add isError and the text
   `{"error": <class>, "message": ...}`.
 
@@ -40,15 +45,18 @@ import mcp_types as types
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
 
+from patch_tui.approvals.gate import find_tainted_inputs
 from patch_tui.format import toolfile
 from patch_tui.format.manifest import input_json_schema
 
-TOOLBOX = Path(os.environ.get("PATCH_CAT_TOOLBOX_DIR", "."))
+# FAKE_TOOLBOX: a toolbox other than the one guard is told about (tests of a guard without it).
+TOOLBOX = Path(os.environ.get("FAKE_TOOLBOX") or os.environ.get("PATCH_CAT_TOOLBOX_DIR", "."))
 TTL = float(os.environ.get("FAKE_CONFIRM_TTL", "60"))
 PLAIN = os.environ.get("FAKE_PLAIN") == "1"
 LOG = os.environ.get("FAKE_LOG")
 
 PENDING: dict[str, tuple[str, dict[str, Any], float]] = {}
+OUTPUTS: list[tuple[str, str]] = []  # (tool, output text), oldest first: the taint tracker
 
 
 def _log(name: str, args: dict[str, Any]) -> None:
@@ -92,31 +100,53 @@ def _run(tf: toolfile.ToolFile, args: dict[str, Any]) -> types.CallToolResult:
     )
     if proc.returncode != 0:
         return _error("SandboxError", proc.stderr.strip()[-500:] or f"exit {proc.returncode}")
-    return _text(json.loads(proc.stdout))
+    result = json.loads(proc.stdout)
+    OUTPUTS.append((tf.manifest.name if tf.manifest else "", json.dumps(result)))
+    del OUTPUTS[:-20]
+    return _text(result)
+
+
+def _hold(kind: str, name: str, args: dict[str, Any], reason: str, **extra: Any) -> types.CallToolResult:
+    token = base64.urlsafe_b64encode(secrets.token_bytes(24)).decode().rstrip("=")
+    PENDING[token] = (name, args, time.time() + TTL)
+    return _text(
+        {
+            "status": "confirmation_required",
+            "kind": kind,
+            "tool": name,
+            "confirmation_token": token,
+            "args_summary": _summary(args),
+            "reason": reason,
+            **extra,
+            "instruction": (
+                "Surface this to the user. Only after explicit user approval, call "
+                f'patch_confirm_action({{ confirmation_token: "{token}" }}). Do NOT '
+                "auto-approve. Token expires in 60 seconds."
+            ),
+        }
+    )
 
 
 def _invoke(name: str, args: dict[str, Any], *, skip_checks: bool) -> types.CallToolResult:
     tf = _tools().get(name)
     if tf is None or tf.manifest is None:
         return _error("ToolNotFoundError", f'Tool "{name}" not found in toolbox.')
-    if not PLAIN and not skip_checks and tf.manifest.capabilities.human_confirm:
-        token = base64.urlsafe_b64encode(secrets.token_bytes(24)).decode().rstrip("=")
-        PENDING[token] = (name, args, time.time() + TTL)
-        return _text(
-            {
-                "status": "confirmation_required",
-                "kind": "human_confirm",
-                "tool": name,
-                "confirmation_token": token,
-                "args_summary": _summary(args),
-                "reason": "Tool is marked capabilities.human_confirm: true (irreversible action).",
-                "instruction": (
-                    "Surface this to the user. Only after explicit user approval, call "
-                    f'patch_confirm_action({{ confirmation_token: "{token}" }}). Do NOT '
-                    "auto-approve. Token expires in 60 seconds."
-                ),
-            }
-        )
+    if not PLAIN and not skip_checks:
+        tainted = find_tainted_inputs(args, tf.manifest, list(reversed(OUTPUTS)))
+        if tainted:
+            sources = list(dict.fromkeys(t for v in tainted for t in v["matchedTools"]))
+            reason = (
+                "Tainted data is being passed to inputs that are not declared tainted_ok: "
+                f"{', '.join(v['inputName'] for v in tainted)}. Origin: {', '.join(sources)}."
+            )
+            return _hold("tainted_input", name, args, reason, tainted_inputs=tainted)
+        if tf.manifest.capabilities.human_confirm:
+            return _hold(
+                "human_confirm",
+                name,
+                args,
+                "Tool is marked capabilities.human_confirm: true (irreversible action).",
+            )
     return _run(tf, args)
 
 

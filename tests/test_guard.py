@@ -349,3 +349,137 @@ async def test_a_standing_grant_confirms_at_once(box: dict[str, Any]) -> None:
         other = await client.call_tool("mark", {"marker": str(marker) + ".x", "text": "no"})
         assert data(other)["status"] == "confirmation_required"  # outside the grant's pattern
     assert runs_in(marker) == ["granted"]
+
+
+TAINT = "a string the agent read from a tool's output"  # 16+ characters: taint-tracked
+
+
+async def test_approving_tainted_input_never_runs_a_human_confirm_tool_by_itself(
+    box: dict[str, Any],
+) -> None:
+    """The attack: data from a tool's output flows into `mark` (human_confirm). The runtime holds
+    it as tainted_input (its taint gate comes first); confirming that token upstream skips the
+    runtime's human_confirm gate too. So one approval of the taint must not run the irreversible
+    call: guard opens the human_confirm action (a second inbox item, a new token), and only its
+    approval runs the call, once."""
+    marker = box["marker"]
+    async with guarded(box) as client:
+        assert data(await client.call_tool("echo", {"text": TAINT})) == {"echo": TAINT}
+        held = await client.call_tool("mark", {"marker": str(marker), "text": TAINT})
+        first = data(held)
+        assert first["status"] == "confirmation_required" and first["kind"] == "tainted_input"
+        assert first["tainted_inputs"] == [{"inputName": "text", "matchedTools": ["echo"]}]
+        taint_token = first["confirmation_token"]
+        assert decide(box, taint_token)  # the person approves the taint only
+
+        answer = await client.call_tool("patch_confirm_action", {"confirmation_token": taint_token})
+        second = data(answer)
+        assert not answer.is_error, second
+        assert second["status"] == "confirmation_required" and second["kind"] == "human_confirm"
+        assert second["tool"] == "mark" and second["confirmation_token"] != taint_token
+        assert runs_in(marker) == []  # the irreversible call did not run
+        assert "patch_confirm_action" not in [c["name"] for c in upstream_calls(box)]
+        hc_token = second["confirmation_token"]
+        taint = action(box, taint_token)
+        assert taint.status == "executed"
+        assert taint.result == {"status": "passed_to_human_confirm", "confirmation_token": hc_token}
+        pending = action(box, hc_token)
+        assert pending.status == "pending" and pending.kind == "human_confirm"
+        assert pending.args == {"marker": str(marker), "text": TAINT}
+        assert pending.details["after_tainted_input"] == taint_token
+        assert pending.upstream_token == taint.upstream_token
+
+        # The taint's token is spent; the new one waits for the person.
+        spent = await client.call_tool("patch_confirm_action", {"confirmation_token": taint_token})
+        assert data(spent)["status"] == "already_used" and runs_in(marker) == []
+        early = await client.call_tool("patch_confirm_action", {"confirmation_token": hc_token})
+        assert data(early)["status"] == "awaiting_approval" and runs_in(marker) == []
+
+        assert decide(box, hc_token)  # the person approves the irreversible call itself
+        ran = await client.call_tool("patch_confirm_action", {"confirmation_token": hc_token})
+        assert not ran.is_error and data(ran) == {"written": TAINT}
+        assert runs_in(marker) == [TAINT]
+        assert action(box, hc_token).status == "executed"
+        again = await client.call_tool("patch_confirm_action", {"confirmation_token": hc_token})
+        assert data(again)["status"] == "already_used" and runs_in(marker) == [TAINT]
+
+
+async def test_a_rejected_second_approval_runs_nothing(box: dict[str, Any]) -> None:
+    marker = box["marker"]
+    async with guarded(box) as client:
+        await client.call_tool("echo", {"text": TAINT})
+        held = await client.call_tool("mark", {"marker": str(marker), "text": TAINT})
+        taint_token = data(held)["confirmation_token"]
+        assert decide(box, taint_token)
+        second = data(
+            await client.call_tool("patch_confirm_action", {"confirmation_token": taint_token})
+        )
+        assert decide(box, second["confirmation_token"], "reject", "not that file")
+        no = await client.call_tool(
+            "patch_confirm_action", {"confirmation_token": second["confirmation_token"]}
+        )
+        assert data(no)["status"] == "rejected" and data(no)["reason"] == "not that file"
+    assert runs_in(marker) == []
+
+
+async def test_tainted_input_to_a_tool_that_is_not_human_confirm_needs_one_approval(
+    box: dict[str, Any],
+) -> None:
+    marker = box["marker"]
+    async with guarded(box) as client:
+        await client.call_tool("echo", {"text": TAINT})
+        held = await client.call_tool("note", {"marker": str(marker), "text": TAINT})
+        token = data(held)["confirmation_token"]
+        assert data(held)["kind"] == "tainted_input"
+        assert decide(box, token)
+        ran = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
+        assert not ran.is_error and data(ran) == {"written": TAINT}
+    assert runs_in(marker) == [TAINT]
+
+
+async def test_a_taint_approval_for_a_tool_guard_cannot_read_asks_for_the_second_too(
+    box: dict[str, Any],
+) -> None:
+    """Without the tool file guard cannot tell whether the tool is human_confirm: it assumes it
+    is (the runtime would skip that gate on confirm), so the person approves the call itself."""
+    marker = box["marker"]
+    elsewhere = box["tmp"] / "elsewhere"
+    (box["root"]).rename(elsewhere)
+    box["root"].mkdir()  # guard's toolbox: empty; the upstream's: the real one
+    async with guarded(box, extra_env={"FAKE_TOOLBOX": str(elsewhere)}) as client:
+        await client.call_tool("echo", {"text": TAINT})
+        held = await client.call_tool("note", {"marker": str(marker), "text": TAINT})
+        token = data(held)["confirmation_token"]
+        assert decide(box, token)
+        second = data(await client.call_tool("patch_confirm_action", {"confirmation_token": token}))
+        assert second["status"] == "confirmation_required" and second["kind"] == "human_confirm"
+        assert "cannot read" in second["reason"]
+        assert runs_in(marker) == []
+        assert decide(box, second["confirmation_token"])
+        ran = await client.call_tool(
+            "patch_confirm_action", {"confirmation_token": second["confirmation_token"]}
+        )
+        assert data(ran) == {"written": TAINT}
+    assert runs_in(marker) == [TAINT]
+
+
+async def test_a_renewed_token_for_a_gate_the_person_did_not_pass_is_not_confirmed(
+    box: dict[str, Any],
+) -> None:
+    """An approved human_confirm call whose upstream token expired is made again; when the
+    runtime now holds it for tainted input (the agent read the same text from a tool since),
+    confirming that fresh token would skip the taint gate: it becomes a new inbox item."""
+    marker = box["marker"]
+    async with guarded(box, extra_env={"FAKE_CONFIRM_TTL": "1"}) as client:
+        held = await client.call_tool("mark", {"marker": str(marker), "text": TAINT})
+        token = data(held)["confirmation_token"]
+        assert data(held)["kind"] == "human_confirm"
+        await client.call_tool("echo", {"text": TAINT})  # the text is now a tool's output
+        await anyio.sleep(1.5)
+        assert decide(box, token)
+        answer = data(await client.call_tool("patch_confirm_action", {"confirmation_token": token}))
+        assert answer["status"] == "confirmation_required" and answer["kind"] == "tainted_input"
+        assert answer["confirmation_token"] != token
+        assert runs_in(marker) == []
+        confirms = [c for c in upstream_calls(box) if c["name"] == "patch_confirm_action"]
+        assert len(confirms) == 1  # the expired token only; the fresh one was never confirmed

@@ -57,9 +57,9 @@ from typing import Any
 
 from patch_tui import __version__
 from patch_tui.approvals import edits, grants
-from patch_tui.approvals.gate import confirmation_payload
+from patch_tui.approvals.gate import HUMAN_CONFIRM_REASON, confirmation_payload
 from patch_tui.approvals.store import KINDS, Action, Store, StoreError, args_sha256, canonical_json
-from patch_tui.format import toolfile
+from patch_tui.format import runtime_format, toolfile
 from patch_tui.mcp_server.confirm_wait import DEFAULT_WAIT, wait_for_decision
 from patch_tui.runtime.toolbox import Toolbox, ToolboxError
 
@@ -166,6 +166,10 @@ class Identity:
     sha256: str
     path: str | None
     basis: str  # "file" (the toolbox's tool file) or "listing" (the upstream's listing)
+    # capabilities.human_confirm as the runtime reads the file; None when guard cannot tell.
+    human_confirm: bool | None = None
+    # sha256 of the runtime's writer output for the file (what its audit records), when known.
+    runtime_sha256: str | None = None
 
 
 def _listing_sha(tool: Any) -> str:
@@ -270,7 +274,18 @@ class Guard:
         tf = toolfile.parse_bytes(raw, path=str(path))
         if tf.manifest is None or tf.manifest.name != name:
             return None
-        return Identity(tf.manifest.version, tf.sha256, str(path), "file")
+        human_confirm: bool | None = None
+        runtime_sha: str | None = None
+        try:
+            parsed = runtime_format.parse(tf.text)
+        except runtime_format.RuntimeRejects:
+            pass  # the runtime cannot load it either; unknown stays None (treated as held)
+        else:
+            human_confirm = parsed.manifest["capabilities"]["human_confirm"] is True
+            runtime_sha = runtime_format.source_sha256(parsed.manifest, parsed.body)
+        return Identity(
+            tf.manifest.version, tf.sha256, str(path), "file", human_confirm, runtime_sha
+        )
 
     # -- holding -----------------------------------------------------------------------------
 
@@ -431,10 +446,14 @@ class Guard:
             return _result(payload, payload["status"] != "awaiting_approval")
         action = decision.action
         assert action is not None
-        problem = await self._check(action)
+        problem, ident = await self._check(action)
         if problem is not None:
             await anyio.to_thread.run_sync(self.store.finish, token, False, problem)
             return _result(problem, True)
+        if action.kind == "tainted_input" and (ident is None or ident.human_confirm is not False):
+            # Confirming the runtime's taint token skips its human_confirm gate as well, so the
+            # person approves the irreversible call itself: a second action, as serve does.
+            return await self._second_approval(action, ident)
         try:
             result = await self._run_approved(action)
         except UpstreamGone as exc:
@@ -468,8 +487,54 @@ class Guard:
             return await self._relay(result, action.tool, action.args)
         return result
 
-    async def _check(self, action: Action) -> dict[str, Any] | None:
-        """Why a claimed approval must not be forwarded, or None."""
+    async def _second_approval(self, action: Action, ident: Identity | None) -> Any:
+        """The human_confirm action that follows an approved taint hold: the same call (its args,
+        the runtime's token, which stays unconfirmed) as a new pending action with its own
+        token. The taint action is finished as `passed_to_human_confirm`; the agent gets the new
+        confirmation_required."""
+        import anyio
+
+        if ident is not None and ident.human_confirm:
+            reason = HUMAN_CONFIRM_REASON
+        else:
+            reason = (
+                f"patch-tui guard cannot read {action.tool}'s manifest, so it cannot tell whether "
+                "the tool is marked human_confirm; the runtime would run it with no further "
+                "check once confirmed, so approve the call itself."
+            )
+        details = {
+            key: value
+            for key, value in (action.details or {}).items()
+            if key in ("upstream_tool", "args_known", "args_summary", "source_basis", "upstream")
+        }
+        details.update(held_by="guard", after_tainted_input=action.token)
+        if action.proposed_args is not None:
+            details["upstream_args_differ"] = True  # the runtime's token holds the proposed args
+        nxt = await anyio.to_thread.run_sync(
+            lambda: self.store.create_pending(
+                "human_confirm",
+                action.tool,
+                action.version,
+                action.source_sha256,
+                action.args,
+                reason,
+                tool_path=action.tool_path,
+                details=details,
+                upstream_token=action.upstream_token,
+            )
+        )
+        await anyio.to_thread.run_sync(
+            self.store.finish,
+            action.token,
+            True,
+            {"status": "passed_to_human_confirm", "confirmation_token": nxt.token},
+        )
+        log(f"{action.tool}: taint approved; the human_confirm approval is a new inbox item")
+        return _result(confirmation_payload(nxt), False)
+
+    async def _check(self, action: Action) -> tuple[dict[str, Any] | None, Identity | None]:
+        """(why a claimed approval must not be forwarded, or None; the tool's identity now, or
+        None when it was not looked up)."""
         import anyio
 
         events = await anyio.to_thread.run_sync(lambda: self.store.events(action.token))
@@ -479,23 +544,21 @@ class Guard:
                 "tool": action.tool,
                 "confirmation_token": action.token,
                 "message": "The store shows no approval event for this action; it was not run.",
-            }
+            }, None
         if args_sha256(action.args) != action.args_sha256:
             return {
                 "status": "args_changed",
                 "tool": action.tool,
                 "confirmation_token": action.token,
                 "message": "The stored args no longer match what was approved; it was not run.",
-            }
+            }, None
         if (action.details or {}).get("args_known") is False:
-            return (
-                None
-                if action.upstream_token
-                else {
-                    "status": "failed",
-                    "message": "The args of this call are not known exactly; it was not run.",
-                }
-            )
+            if action.upstream_token:
+                return None, None
+            return {
+                "status": "failed",
+                "message": "The args of this call are not known exactly; it was not run.",
+            }, None
         basis = (action.details or {}).get("source_basis", "file")
         current = await self.identity(action.tool, fresh=True)
         if basis == "file" and current.basis != "file":
@@ -513,14 +576,15 @@ class Guard:
                     f"{action.tool} changed (or is gone) since the call was approved; it was "
                     "not run. Make the call again to get a new confirmation."
                 ),
-            }
-        return None
+            }, current
+        return None, current
 
     async def _run_approved(self, action: Action) -> Any:
         if action.upstream_token is None:
             # Held by guard itself: the approved call goes upstream now, exactly as approved.
             return await self._upstream_call(action.tool, action.args)
-        if action.proposed_args is None:
+        details = action.details or {}
+        if action.proposed_args is None and not details.get("upstream_args_differ"):
             result = await self._upstream_call(
                 META_CONFIRM, {"confirmation_token": action.upstream_token}
             )
@@ -528,7 +592,7 @@ class Guard:
                 return result
         # else: a person edited the args before approving. The runtime's token holds the args the
         # agent proposed, so it is never confirmed: the approved args are called afresh below.
-        if (action.details or {}).get("args_known") is False:
+        if details.get("args_known") is False:
             return _error(
                 "PatchError",
                 "The upstream confirmation expired, and the args of this call are not known "
@@ -542,6 +606,14 @@ class Guard:
         fresh = answer_payload(again)
         if not is_confirmation(fresh):
             return again  # not held upstream any more: that call was the run
+        approved_kinds = {action.kind}
+        if details.get("after_tainted_input"):
+            approved_kinds.add("tainted_input")
+        if fresh.get("kind", "human_confirm") not in approved_kinds:
+            # A gate the person did not pass (a taint that appeared since, or human_confirm
+            # after a taint-only approval): confirming the token would skip it. A new inbox item.
+            log(f"{action.tool}: the repeated call is held for {fresh.get('kind')!r}: a new action")
+            return again
         if fresh.get("tool", action.tool) != action.tool or not same_args(
             fresh.get("args_summary"), action.args
         ):
