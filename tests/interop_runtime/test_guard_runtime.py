@@ -143,3 +143,31 @@ async def test_an_approval_after_the_runtimes_60_seconds(box: dict[str, Any]) ->
         assert not ran.is_error, ran.content[0].text
         assert data(ran) == {"written": "late"} and runs_in(marker) == ["late"]
     assert "calling it again upstream" in (box["tmp"] / "guard.log").read_text()
+
+
+TAINT = "a string the agent read from a tool's output"  # 16+ characters: the runtime tracks it
+
+
+async def test_a_taint_approval_does_not_run_a_human_confirm_tool(box: dict[str, Any]) -> None:
+    """The real runtime holds `mark` (human_confirm) for tainted input first, and confirming
+    that token skips its human_confirm gate. Through guard, the taint approval opens a second
+    inbox item; only its approval runs the call, once."""
+    marker = box["marker"]
+    async with guarded(box) as client:
+        assert data(await client.call_tool("echo", {"text": TAINT})) == {"echo": TAINT}
+        held = data(await client.call_tool("mark", {"marker": str(marker), "text": TAINT}))
+        assert held["kind"] == "tainted_input", held
+        assert held["tainted_inputs"] == [{"inputName": "text", "matchedTools": ["echo"]}]
+        decide(box, held["confirmation_token"])
+        answer = await client.call_tool(
+            "patch_confirm_action", {"confirmation_token": held["confirmation_token"]}
+        )
+        second = data(answer)
+        assert second["status"] == "confirmation_required" and second["kind"] == "human_confirm"
+        assert runs_in(marker) == []
+        decide(box, second["confirmation_token"])
+        ran = await client.call_tool(
+            "patch_confirm_action", {"confirmation_token": second["confirmation_token"]}
+        )
+        assert not ran.is_error, ran.content[0].text
+        assert data(ran) == {"written": TAINT} and runs_in(marker) == [TAINT]
