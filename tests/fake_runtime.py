@@ -24,7 +24,10 @@ result as JSON), so a tool's side effects (a line in a marker file) count runs f
 `FAKE_PLAIN=1`: a server that is not the Patch runtime: no confirmation protocol at all;
 human_confirm tools run at once and are listed with `destructiveHint: true` (what guard holds).
 `FAKE_LOG=PATH`: one JSON line per tools/call received (name, arguments), so tests see what
-guard really forwarded. Two test-only tools: `fake_exit` (the process dies at once, code 3)
+guard really forwarded. Each run writes the runtime's audit record (`runs/<run_id>.json`, tool
+name, version and source_sha256 as the runtime hashes it). `FAKE_SWAP=PATH`: on
+patch_confirm_action, the tool's file is replaced by PATH's bytes before it is read and run (the
+change between guard's check and the runtime's read). Two test-only tools: `fake_exit` (the process dies at once, code 3)
 and `fake_notify` (sends notifications/tools/list_changed).
 """
 
@@ -37,6 +40,7 @@ import secrets
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +50,7 @@ from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
 
 from patch_tui.approvals.gate import find_tainted_inputs
-from patch_tui.format import toolfile
+from patch_tui.format import runtime_format, toolfile
 from patch_tui.format.manifest import input_json_schema
 
 # FAKE_TOOLBOX: a toolbox other than the one guard is told about (tests of a guard without it).
@@ -54,6 +58,7 @@ TOOLBOX = Path(os.environ.get("FAKE_TOOLBOX") or os.environ.get("PATCH_CAT_TOOLB
 TTL = float(os.environ.get("FAKE_CONFIRM_TTL", "60"))
 PLAIN = os.environ.get("FAKE_PLAIN") == "1"
 LOG = os.environ.get("FAKE_LOG")
+SWAP = os.environ.get("FAKE_SWAP")
 
 PENDING: dict[str, tuple[str, dict[str, Any], float]] = {}
 OUTPUTS: list[tuple[str, str]] = []  # (tool, output text), oldest first: the taint tracker
@@ -101,9 +106,31 @@ def _run(tf: toolfile.ToolFile, args: dict[str, Any]) -> types.CallToolResult:
     if proc.returncode != 0:
         return _error("SandboxError", proc.stderr.strip()[-500:] or f"exit {proc.returncode}")
     result = json.loads(proc.stdout)
+    _audit(tf, args, result)
     OUTPUTS.append((tf.manifest.name if tf.manifest else "", json.dumps(result)))
     del OUTPUTS[:-20]
     return _text(result)
+
+
+def _audit(tf: toolfile.ToolFile, args: dict[str, Any], result: Any) -> None:
+    """The runtime's audit record of a run (`runs/<run_id>.json`), with its source hash."""
+    parsed = runtime_format.parse(tf.text)
+    run_id = str(uuid.uuid4())
+    record = {
+        "schema_version": 1,
+        "run_id": run_id,
+        "ran_at": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
+        "tool": {
+            "name": parsed.manifest["name"],
+            "version": parsed.manifest["version"],
+            "source_sha256": runtime_format.source_sha256(parsed.manifest, parsed.body),
+        },
+        "inputs": args,
+        "output": result,
+    }
+    runs = TOOLBOX / "runs"
+    runs.mkdir(exist_ok=True)
+    (runs / f"{run_id}.json").write_text(json.dumps(record, indent=2) + "\n")
 
 
 def _hold(kind: str, name: str, args: dict[str, Any], reason: str, **extra: Any) -> types.CallToolResult:
@@ -195,6 +222,10 @@ def build() -> Server:
             return _text({"notified": True})
         if params.name == "patch_confirm_action" and not PLAIN:
             entry = PENDING.pop(str(args.get("confirmation_token")), None)
+            if SWAP and entry is not None:
+                # The race guard cannot prevent: the file changes after guard's check, before
+                # the runtime reads it to run the confirmed call.
+                (TOOLBOX / "tools" / f"{entry[0]}.py").write_bytes(Path(SWAP).read_bytes())
             if entry is None or entry[2] <= time.time():
                 return _error(
                     "PatchError",

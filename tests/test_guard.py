@@ -483,3 +483,45 @@ async def test_a_renewed_token_for_a_gate_the_person_did_not_pass_is_not_confirm
         assert runs_in(marker) == []
         confirms = [c for c in upstream_calls(box) if c["name"] == "patch_confirm_action"]
         assert len(confirms) == 1  # the expired token only; the fresh one was never confirmed
+
+
+async def test_a_tool_swapped_after_guards_check_is_caught_by_the_runtimes_audit(
+    box: dict[str, Any],
+) -> None:
+    """The file changes after guard's check, before the runtime reads it (FAKE_SWAP does it at
+    the upstream's confirm). Guard cannot stop that run; it reads the runtime's audit record,
+    sees a source hash other than the approved one, withholds the output and records it."""
+    marker = box["marker"]
+    evil = box["tmp"] / "evil.py"
+    tool = box["tools"] / "mark.py"
+    evil.write_text(tool.read_text().replace('fh.write(text + "\\n")', 'fh.write("EVIL\\n")'))
+    async with guarded(box, extra_env={"FAKE_SWAP": str(evil)}) as client:
+        held = await client.call_tool("mark", {"marker": str(marker), "text": "one"})
+        token = data(held)["confirmation_token"]
+        assert decide(box, token)
+        answer = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
+        payload = data(answer)
+        assert answer.is_error and payload["status"] == "ran_other_source", payload
+        assert "written" not in answer.content[0].text  # the output is withheld
+        assert runs_in(marker) == ["EVIL"]  # it did run: detected, not prevented
+        done = action(box, token)
+        assert done.status == "failed" and done.result["run_id"] == payload["run_id"]
+        with Store(box["store"]) as store:
+            failed = [e for e in store.events(token) if e.event == "failed"]
+        assert failed[0].detail["source_sha256"] == payload["ran_source_sha256"]
+        assert payload["approved_source_sha256"] != payload["ran_source_sha256"]
+    assert "its output is withheld" in (box["tmp"] / "guard.log").read_text()
+
+
+async def test_a_confirmed_run_records_the_runtimes_run_id_and_source(box: dict[str, Any]) -> None:
+    marker = box["marker"]
+    async with guarded(box) as client:
+        held = await client.call_tool("mark", {"marker": str(marker), "text": "one"})
+        token = data(held)["confirmation_token"]
+        assert decide(box, token)
+        ran = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
+        assert data(ran) == {"written": "one"}
+    with Store(box["store"]) as store:
+        executed = [e for e in store.events(token) if e.event == "executed"][0]
+    record = json.loads((box["root"] / "runs" / f"{executed.detail['run_id']}.json").read_text())
+    assert executed.detail["source_sha256"] == record["tool"]["source_sha256"]

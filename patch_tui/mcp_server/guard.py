@@ -31,11 +31,24 @@ client on that side, its server on ours) and relays between the two:
 - a standing grant (approvals.grants) that matches a human_confirm hold approves it at once, and the
   call is confirmed in the same request, as serve does.
 
+Tainted input to a human_confirm tool takes two approvals. The runtime checks taint before
+human_confirm, and confirming its taint token runs the call with every check skipped, so one "yes"
+to the taint would let the irreversible call through. When a person approves a `tainted_input`
+action and the tool is human_confirm as the runtime reads its file (or guard cannot read the file,
+so cannot tell: it assumes so), confirming it forwards nothing: guard records a `human_confirm`
+action for the same call (same args, the runtime's token carried over, `after_tainted_input`
+naming the first), finishes the first as `passed_to_human_confirm`, and answers the agent a new
+confirmation_required. Only that action's approval confirms upstream. This is serve's behaviour
+too (approvals.gate), and no standing grant applies to the second action (as in serve). When a
+renewed upstream token (below) is held for a kind of gate the person did not approve, it is never
+confirmed: the answer becomes a new inbox item.
+
 What "the tool's source" is: the tool file's sha256 when guard finds it in the toolbox (`--toolbox`,
 else `PATCH_CAT_TOOLBOX_DIR`, else the runtime's default folder); otherwise the sha256 of the tool's
 listing by the upstream (name, description, input schema, annotations), which is what the agent
-and the person saw. The check and the upstream's own read of the file are two moments: a change
-between them (milliseconds) is not caught; every change before the confirm is.
+and the person saw. The check and the upstream's own read of the file are two moments; a change
+between them (milliseconds) cannot be prevented from here, and is detected after the run from the
+runtime's audit record (mcp_server.guard_audit): output withheld, action failed, run id kept.
 
 When the upstream dies, every call in flight and after answers an error naming its exit; an
 action claimed while it died is recorded `failed` ("unknown whether it ran"), never re-run.
@@ -60,6 +73,7 @@ from patch_tui.approvals import edits, grants
 from patch_tui.approvals.gate import HUMAN_CONFIRM_REASON, confirmation_payload
 from patch_tui.approvals.store import KINDS, Action, Store, StoreError, args_sha256, canonical_json
 from patch_tui.format import runtime_format, toolfile
+from patch_tui.mcp_server import guard_audit
 from patch_tui.mcp_server.confirm_wait import DEFAULT_WAIT, wait_for_decision
 from patch_tui.runtime.toolbox import Toolbox, ToolboxError
 
@@ -454,6 +468,11 @@ class Guard:
             # Confirming the runtime's taint token skips its human_confirm gate as well, so the
             # person approves the irreversible call itself: a second action, as serve does.
             return await self._second_approval(action, ident)
+        expected = ident.runtime_sha256 if ident is not None else None
+        runs_dir = self.toolbox.runs_dir if self.toolbox is not None else None
+        before: set[str] | None = None
+        if expected is not None and runs_dir is not None:
+            before = await anyio.to_thread.run_sync(guard_audit.run_names, runs_dir)
         try:
             result = await self._run_approved(action)
         except UpstreamGone as exc:
@@ -479,8 +498,41 @@ class Guard:
             elif isinstance(payload, dict):
                 payload = {**payload, "args_changed": note}
             result = _result(payload, not ok)
+        ran: dict[str, Any] | None = None
+        if before is not None and runs_dir is not None and not is_confirmation(payload):
+            runs = await anyio.to_thread.run_sync(
+                guard_audit.new_runs, runs_dir, before, action.tool
+            )
+            ran = {"audit": "not found"}
+            if runs:
+                ran = {"run_id": runs[-1][0], "source_sha256": runs[-1][1]}
+            other = [(run_id, sha) for run_id, sha in runs if sha != expected]
+            if other:
+                run_id, sha = other[0]
+                ran = {"run_id": run_id, "source_sha256": sha}
+                log(f"{action.tool}: the runtime ran source {sha} (run {run_id}), not the approved "
+                    f"{expected}; its output is withheld")
+                ok = False
+                payload = {
+                    "error": "PatchError",
+                    "status": "ran_other_source",
+                    "tool": action.tool,
+                    "confirmation_token": token,
+                    "run_id": run_id,
+                    "approved_source_sha256": expected,
+                    "ran_source_sha256": sha,
+                    "message": (
+                        f"{action.tool} changed between guard's check and the runtime's read: "
+                        "the runtime ran a source other than the one approved (its audit record "
+                        f"{run_id} says so). Its output is withheld; a person should look at "
+                        "that run."
+                    ),
+                }
+                result = _result(payload, True)
         await anyio.to_thread.run_sync(
-            self.store.finish, token, ok, payload if payload is not None else {"answer": "not JSON"}
+            lambda: self.store.finish(
+                token, ok, payload if payload is not None else {"answer": "not JSON"}, ran=ran
+            )
         )
         if payload is not None and is_confirmation(payload):
             # The upstream held the approved call again (another gate): a new inbox item.

@@ -112,6 +112,11 @@ async def test_guard_in_front_of_the_runtime(box: dict[str, Any]) -> None:
         decide(box, token)
         ran = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
         assert not ran.is_error and data(ran) == {"written": "one"} and runs_in(marker) == ["one"]
+        # Guard read the runtime's audit of that run: its source hash is the approved file's.
+        with Store(box["store"]) as store:
+            executed = [e for e in store.events(token) if e.event == "executed"][0]
+        audit = json.loads((box["root"] / "runs" / f"{executed.detail['run_id']}.json").read_text())
+        assert executed.detail["source_sha256"] == audit["tool"]["source_sha256"]
         again = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
         assert data(again)["status"] == "already_used" and runs_in(marker) == ["one"]
 
