@@ -12,13 +12,12 @@ read-only (an edit would replace the broken lines and lose what was typed), with
 from __future__ import annotations
 
 import json
-import time
+from collections.abc import Iterator
 from typing import Any
 
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.events import DescendantFocus
@@ -27,22 +26,24 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static, Switch
 
-from patch_tui.format.fields import (
-    AUTH_PROVIDERS,
-    AUTH_SCOPE_RE,
-    FILESYSTEM_MODES,
-    INPUT_TYPES,
-    field_doc,
-)
+from patch_tui.format import fields
+from patch_tui.format.fields import AUTH_PROVIDERS, AUTH_SCOPE_RE, FieldSpec, field_doc
 from patch_tui.format.toolfile import DELETE
-from patch_tui.ui.safe_text import SafeInput, safe, safe_line
+from patch_tui.ui.safe_text import safe, safe_line
 from patch_tui.ui.widgets.enum_field import EnumField
+from patch_tui.ui.widgets.field_input import FieldInput
+
+__all__ = ["FieldInput", "FieldRow", "ManifestForm", "path_id"]
 
 FieldPath = tuple[str | int, ...]
 
-OUTPUT_TYPES = (*INPUT_TYPES, "null")
 # Input cards built for the first frame (the rest mount right after it).
 FIRST_FRAME_CARDS = 2
+# The first top-level field whose section is below the fold at any usual terminal size: it and
+# everything after it mount right after the first frame (`Lazy`).
+LAZY_FROM = "runtime"
+# The field whose scopes get a provider check under them.
+AUTH_FIELD: FieldPath = ("external_auth",)
 
 
 def path_id(path: FieldPath) -> str:
@@ -125,83 +126,6 @@ class FieldRow(Widget):
         return Content(self._label[:13])  # coloured by the row's own `color`
 
 
-class FieldInput(SafeInput):
-    """A text field of the form. Whenever nobody is typing in it, it shows the start of its text:
-    Input keeps its cursor after the end of a value it was given, or where typing left it, and
-    scrolls there whenever it is laid out again.
-
-    Focus puts the cursor at the end without selecting (Input selects everything on focus, so
-    the first key typed after Tab replaced the whole field: `1.0.0` became `X`), and ctrl+z /
-    ctrl+y undo and redo what was typed here (Input has no undo of its own). Keystrokes less
-    than UNDO_MERGE seconds apart undo together, like a word."""
-
-    UNDO_MERGE = 1.0
-
-    BINDINGS = [
-        Binding("ctrl+z", "undo_field", "Undo", id="form.undo", show=False),
-        Binding("ctrl+y,ctrl+shift+z", "redo_field", "Redo", id="form.redo", show=False),
-    ]
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, select_on_focus=False, **kwargs)
-        self._undo: list[str] = []
-        self._redo: list[str] = []
-        self._before = self.value  # the value the next recorded change started from
-        self._last_change = 0.0
-
-    def on_mount(self) -> None:
-        self.call_after_refresh(self.show_start)
-
-    def on_focus(self) -> None:
-        self.cursor_position = len(self.value)
-        if self.value != self._before:
-            # Changed from outside (the source pane) since: the old steps no longer apply.
-            self._undo.clear()
-            self._redo.clear()
-            self._before = self.value
-
-    def on_blur(self) -> None:
-        self.cursor_position = 0
-
-    def show_start(self) -> None:
-        if not self.has_focus:
-            self.cursor_position = 0
-
-    def on_input_changed(self, event: Input.Changed) -> None:
-        # Not stopped: the form turns it into a source edit.
-        if event.input is not self or event.value == self._before:
-            return  # another field's, or our own undo / redo
-        if self.has_focus:
-            now = time.monotonic()
-            if not self._undo or now - self._last_change > self.UNDO_MERGE:
-                self._undo.append(self._before)
-            self._redo.clear()
-            self._last_change = now
-        self._before = event.value
-
-    def _restore(self, value: str) -> None:
-        self._before = value
-        self._last_change = 0.0  # the next keystroke starts a new step
-        self.value = value
-        self.cursor_position = len(value)
-
-    def action_undo_field(self) -> None:
-        if self._undo:
-            self._redo.append(self.value)
-            self._restore(self._undo.pop())
-
-    def action_redo_field(self) -> None:
-        if self._redo:
-            self._undo.append(self.value)
-            self._restore(self._redo.pop())
-
-
-def _input(path: FieldPath, placeholder: str = "", value: str = "") -> Input:
-    widget = FieldInput(value, id=path_id(path), placeholder=placeholder, compact=True)
-    widget.field_path = path  # type: ignore[attr-defined]
-    return widget
-
-
 def _enum_text(value: Any) -> str | None:
     """What an EnumField shows: the value, or JSON for a value of the wrong kind (lint says
     why), or None when there is none."""
@@ -210,42 +134,106 @@ def _enum_text(value: Any) -> str | None:
     return json.dumps(value)
 
 
-def _select(
-    path: FieldPath, options: tuple[str, ...], allow_blank: bool = False, value: Any = None
-) -> EnumField:
-    widget = EnumField(options, id=path_id(path), allow_blank=allow_blank, value=_enum_text(value))
-    widget.field_path = path  # type: ignore[attr-defined]
-    return widget
-
-
-def _switch(path: FieldPath, value: bool = False) -> Switch:
-    widget = Switch(value, id=path_id(path), animate=False)
-    widget.field_path = path  # type: ignore[attr-defined]
-    return widget
-
-
-def _field_value(path: FieldPath, data: dict[str, Any]) -> Any:
-    """The raw value a field widget shows (`items: object` is short for `{type: object}`)."""
+def _field_value(f: FieldSpec, path: FieldPath, data: dict[str, Any]) -> Any:
+    """The raw value a field's widget shows (`items: object` is short for `{type: object}`)."""
     value = _get(data, path)
-    if path[-2:] == ("items", "type"):
+    if f.widget == "type":
         parent = _get(data, path[:-1])
         value = parent if isinstance(parent, str) else value
     return value
 
 
-def _input_text(path: FieldPath, data: dict[str, Any]) -> str:
-    """What an Input shows for a field: lists comma-separated, defaults as JSON."""
-    value = _field_value(path, data)
-    if path[-1] in ("packages",) or path == ("external_auth",):
+def _input_text(f: FieldSpec, path: FieldPath, data: dict[str, Any]) -> str:
+    """What a text field shows: lists comma-separated, JSON values as JSON."""
+    value = _field_value(f, path, data)
+    if f.widget == "list":
         return ", ".join(str(v) for v in value) if isinstance(value, list) else _text_of(value)
-    if path[-1] == "default":
+    if f.widget == "json":
         return _default_text(value) if _has(data, path) else ""
     return _text_of(value)
 
 
-def _switch_flag(path: FieldPath, data: dict[str, Any]) -> bool:
-    value = _field_value(path, data)
-    return value if isinstance(value, bool) else path[-1] == "required"
+def _switch_flag(f: FieldSpec, path: FieldPath, data: dict[str, Any]) -> bool:
+    value = _field_value(f, path, data)
+    return value if isinstance(value, bool) else bool(f.default)
+
+
+def _typed_value(f: FieldSpec, text: str) -> Any:
+    """What a text field's text writes into the manifest; DELETE removes the field (an empty
+    optional one, a blank JSON value)."""
+    if f.widget == "list":
+        items = _split_list(text)
+        return DELETE if not items and not f.required else items
+    if f.widget == "json":
+        if not text.strip():
+            return DELETE
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text  # not JSON: the person means this text
+    return DELETE if not text and not f.required else text
+
+
+def _widget(f: FieldSpec, path: FieldPath, data: dict[str, Any]) -> Widget:
+    """The widget the table's hint asks for, showing the field's value in `data`. A type's
+    widget edits the element type under the field: its path ends in "type"."""
+    if f.widget == "type":
+        path = (*path, "type")
+    wid = path_id(path)
+    widget: Widget
+    if f.widget == "label":
+        value = _get(data, path, f.default)
+        widget = Label(safe_line(_text_of(value)), id=wid)
+    elif f.widget == "switch":
+        widget = Switch(_switch_flag(f, path, data), id=wid, animate=False)
+        value = _field_value(f, path, data)
+        widget.set_class(value is not None and not isinstance(value, bool), "-invalid")
+    elif f.widget in ("choice", "type"):
+        options = fields.spec("items.type").choices if f.widget == "type" else f.choices
+        value = _enum_text(_field_value(f, path, data))
+        widget = EnumField(options, id=wid, allow_blank=not f.required, value=value)
+    else:
+        text = _input_text(f, path, data)
+        widget = FieldInput(text, id=wid, placeholder=f.placeholder, compact=True)
+    widget.field_path = path  # type: ignore[attr-defined]
+    widget.field_spec = f  # type: ignore[attr-defined]
+    return widget
+
+
+def _row(f: FieldSpec, base: FieldPath, data: dict[str, Any]) -> FieldRow:
+    path = (*base, f.key)
+    return FieldRow(f.label or f.key, _widget(f, path, data), path)
+
+
+def _group_rows(group: str, base: FieldPath, data: dict[str, Any]) -> Iterator[FieldRow]:
+    """A group's fields; in a section, its on/off switches come first, then the rest."""
+    specs = fields.fields_of(group)
+    if base and not isinstance(base[-1], int):
+        specs = tuple(sorted(specs, key=lambda f: f.widget != "switch"))
+    for f in specs:
+        yield _row(f, base, data)
+
+
+def _top_level(data: dict[str, Any], *, lazy: bool) -> Iterator[Widget]:
+    """The form's sections for the top-level fields before LAZY_FROM (or from it, `lazy`)."""
+    top = fields.fields_of("")
+    split = next((i for i, f in enumerate(top) if f.key == LAZY_FROM), len(top))
+    for f in top[split:] if lazy else top[:split]:
+        if f.widget == "cards":
+            with Horizontal(classes="section-head"):
+                yield Label(f.section, classes="section")
+                yield Button("+ add input", id="input-add", compact=True)
+            yield Static("", id="inputs-note", classes="field-note -problem")
+            yield Vertical(id="inputs-list")
+            continue
+        if f.section:
+            yield Label(f.section, classes="section")
+        if f.widget == "group":
+            yield from _group_rows(f.of, (f.key,), data)
+        else:
+            yield _row(f, (), data)
+        if (f.key,) == AUTH_FIELD:
+            yield Static("", id="auth-check", classes="field-note")
 
 
 class InputCard(Vertical):
@@ -268,33 +256,7 @@ class InputCard(Vertical):
                 "↓", id=f"input-down-{i}", compact=True, disabled=i == self.total - 1, tooltip="Move down"
             )
             yield Button("✕", id=f"input-remove-{i}", compact=True, variant="error", tooltip="Remove")
-        p = ("inputs", i)
-
-        def text(key: str, placeholder: str = "") -> Input:
-            path = (*p, key)
-            return _input(path, placeholder, _input_text(path, data))
-
-        def switch(key: str) -> Switch:
-            path = (*p, key)
-            widget = _switch(path, _switch_flag(path, data))
-            value = _field_value(path, data)
-            widget.set_class(value is not None and not isinstance(value, bool), "-invalid")
-            return widget
-
-        items = (*p, "items", "type")
-        yield FieldRow("name", text("name", "argument_name"), (*p, "name"))
-        yield FieldRow(
-            "type", _select((*p, "type"), INPUT_TYPES, value=_field_value((*p, "type"), data)), (*p, "type")
-        )
-        yield FieldRow("description", text("description"), (*p, "description"))
-        yield FieldRow("required", switch("required"), (*p, "required"))
-        yield FieldRow("default", text("default", "JSON, or text"), (*p, "default"))
-        yield FieldRow("tainted_ok", switch("tainted_ok"), (*p, "tainted_ok"))
-        yield FieldRow(
-            "items",
-            _select(items, INPUT_TYPES, allow_blank=True, value=_field_value(items, data)),
-            (*p, "items"),
-        )
+        yield from _group_rows("inputs[]", ("inputs", i), data)
 
 
 class FormTail(Vertical):
@@ -303,24 +265,7 @@ class FormTail(Vertical):
     themselves: fewer widgets to build before it."""
 
     def compose(self) -> ComposeResult:
-        yield Label("Runtime", classes="section")
-        yield FieldRow("language", Label("python", id="f-runtime-language"), ("runtime", "language"))
-        yield FieldRow(
-            "python", _input(("runtime", "python_version"), "3.12"), ("runtime", "python_version")
-        )
-        yield FieldRow(
-            "packages",
-            _input(("runtime", "packages"), "requests==2.32.3, ..."),
-            ("runtime", "packages"),
-        )
-        yield Label("External auth", classes="section")
-        yield FieldRow(
-            "scopes", _input(("external_auth",), "gmail.read, slack.send_message"), ("external_auth",)
-        )
-        yield Static("", id="auth-check", classes="field-note")
-        yield Label("Provenance (read-only)", classes="section")
-        yield FieldRow("generated_by", Label("", id="f-generated__by"), ("generated_by",))
-        yield FieldRow("generated_at", Label("", id="f-generated__at"), ("generated_at",))
+        yield from _top_level(self.query_ancestor(ManifestForm).data, lazy=True)
 
     def on_mount(self) -> None:
         form = self.query_ancestor(ManifestForm)
@@ -349,31 +294,7 @@ class ManifestForm(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static("", id="form-error", classes="form-error")
         with Vertical(id="form-fields"):
-            yield Label("Tool", classes="section")
-            yield FieldRow("name", _input(("name",), "snake_case_name"), ("name",))
-            yield FieldRow("version", _input(("version",), "1.0.0"), ("version",))
-            yield FieldRow("description", _input(("description",), "One sentence."), ("description",))
-            with Horizontal(classes="section-head"):
-                yield Label("Inputs", classes="section")
-                yield Button("+ add input", id="input-add", compact=True)
-            yield Static("", id="inputs-note", classes="field-note -problem")
-            yield Vertical(id="inputs-list")
-            yield Label("Outputs", classes="section")
-            yield FieldRow("type", _select(("outputs", "type"), OUTPUT_TYPES), ("outputs", "type"))
-            yield FieldRow("description", _input(("outputs", "description")), ("outputs", "description"))
-            yield FieldRow(
-                "items",
-                _select(("outputs", "items", "type"), INPUT_TYPES, allow_blank=True),
-                ("outputs", "items"),
-            )
-            yield Label("Capabilities", classes="section")
-            for key in ("network", "human_confirm", "browser"):
-                yield FieldRow(key, _switch(("capabilities", key)), ("capabilities", key))
-            yield FieldRow(
-                "filesystem",
-                _select(("capabilities", "filesystem"), FILESYSTEM_MODES),
-                ("capabilities", "filesystem"),
-            )
+            yield from _top_level({}, lazy=False)
             # Below the fold in any terminal: mounted right after the first frame.
             yield Lazy(FormTail(id="form-tail"))
         yield Static("", id="field-help", classes="field-help")
@@ -478,10 +399,12 @@ class ManifestForm(VerticalScroll):
             if widget is focused and not isinstance(widget, EnumField):
                 continue  # never clobber what is being typed
             self._set_widget(widget, path, data)
-        if self.query("#form-tail"):  # mounted just after the first frame
-            self.query_one("#f-generated__by", Label).update(safe_line(_text_of(data.get("generated_by"))))
-            self.query_one("#f-generated__at", Label).update(safe_line(_text_of(data.get("generated_at"))))
-            self._check_auth(data.get("external_auth"))
+        for label in self.query("#form-fields Label"):
+            f = getattr(label, "field_spec", None)
+            if f is not None:
+                label.update(safe_line(_text_of(_get(data, label.field_path, f.default))))  # type: ignore[attr-defined]
+        if self.query("#auth-check"):  # mounted just after the first frame
+            self._check_auth(_get(data, AUTH_FIELD))
 
     def refill(self) -> None:
         """Show the data again, with its problem marks (the lazy sections call this)."""
@@ -489,23 +412,24 @@ class ManifestForm(VerticalScroll):
         self.mark_problems(self._problems)
 
     def _set_widget(self, widget: Widget, path: FieldPath, data: dict[str, Any]) -> None:
+        f: FieldSpec = widget.field_spec  # type: ignore[attr-defined]
         if isinstance(widget, Input):
-            text = _input_text(path, data)
+            text = _input_text(f, path, data)
             if widget.value != text:
                 with widget.prevent(Input.Changed):
                     widget.value = text
                 if isinstance(widget, FieldInput):
                     widget.show_start()
         elif isinstance(widget, Switch):
-            value = _field_value(path, data)
-            flag = _switch_flag(path, data)
+            value = _field_value(f, path, data)
+            flag = _switch_flag(f, path, data)
             widget.set_class(value is not None and not isinstance(value, bool), "-invalid")
             if widget.value != flag:
                 with widget.prevent(Switch.Changed):
                     widget.value = flag
         elif isinstance(widget, EnumField):
             # Set quietly: an EnumField reports only what a person picks.
-            widget.value = _enum_text(_field_value(path, data))
+            widget.value = _enum_text(_field_value(f, path, data))
 
     def _check_auth(self, scopes: Any) -> None:
         note = self.query_one("#auth-check", Static)
@@ -576,26 +500,8 @@ class ManifestForm(VerticalScroll):
     def _input_changed(self, event: Input.Changed) -> None:
         event.stop()
         path = getattr(event.input, "field_path", None)
-        if path is None:
-            return
-        text = event.value
-        if path[-1] == "packages" or path == ("external_auth",):
-            value: Any = _split_list(text)
-            if path == ("external_auth",) and not value:
-                value = DELETE
-        elif path[-1] == "default":
-            if not text.strip():
-                value = DELETE
-            else:
-                try:
-                    value = json.loads(text)
-                except ValueError:
-                    value = text  # not JSON: the person means this text
-        elif path == ("outputs", "description") and not text:
-            value = DELETE
-        else:
-            value = text
-        self._emit(path, value, event.input)
+        if path is not None:
+            self._emit(path, _typed_value(event.input.field_spec, event.value), event.input)  # type: ignore[attr-defined]
 
     @on(Switch.Changed)
     def _switch_changed(self, event: Switch.Changed) -> None:
@@ -612,7 +518,7 @@ class ManifestForm(VerticalScroll):
             return
         # An EnumField posts Changed only for a person's pick: no focus check needed (the
         # picker had the focus when the choice was made).
-        if path[-2:] == ("items", "type"):
+        if event.field.field_spec.widget == "type":  # type: ignore[attr-defined]
             self._emit(path[:-1], DELETE if event.value is None else {"type": event.value})
         elif event.value is not None:
             self._emit(path, event.value)
@@ -663,8 +569,8 @@ class ManifestForm(VerticalScroll):
         if path is None:
             help_box.update("")
             return
-        if path[-2:] == ("items", "type"):
-            path = path[:-1]
+        if event.widget.field_spec.widget == "type":  # type: ignore[attr-defined]
+            path = path[:-1]  # the help of the field, not of its element type's own `type`
         name = doc_path(path)
         help_box.update(Content.assemble((name, "bold"), ": ", field_doc(name)))
         # The help line docks over the bottom of the form: keep the focused field above it.
