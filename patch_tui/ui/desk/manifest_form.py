@@ -195,6 +195,11 @@ def _widget(f: FieldSpec, path: FieldPath, data: dict[str, Any]) -> Widget:
     else:
         text = _input_text(f, path, data)
         widget = FieldInput(text, id=wid, placeholder=f.placeholder, compact=True)
+    return _tagged(widget, path, f)
+
+
+def _tagged(widget: Widget, path: FieldPath, f: FieldSpec) -> Widget:
+    """The field a widget shows, for the form's handlers (one attribute read per event)."""
     widget.field_path = path  # type: ignore[attr-defined]
     widget.field_spec = f  # type: ignore[attr-defined]
     return widget
