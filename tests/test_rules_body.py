@@ -12,7 +12,7 @@ import pytest
 from lintkit import CLEAN, edit, line_of
 
 from patch_tui.format import toolfile
-from patch_tui.lint.body import analyse
+from patch_tui.lint.analysis import analyse
 from patch_tui.lint.engine import Diagnostic, apply_edits, fix_text, lint_text, selected_rules
 
 BODY_RULES = selected_rules(("PT03", "PT04"))

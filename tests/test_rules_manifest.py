@@ -10,7 +10,7 @@ from lintkit import CLEAN, diags, edit, fixed, line_of, only
 
 from patch_tui.format import toolfile
 from patch_tui.lint.engine import RULES, fix_text, iter_codes, lint_text
-from patch_tui.lint.rules_manifest import count_sentences
+from patch_tui.lint.rules.manifest.description import count_sentences
 
 
 def test_clean_tool_has_no_manifest_diagnostics() -> None:

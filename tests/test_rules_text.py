@@ -6,7 +6,7 @@ import pytest
 from lintkit import CLEAN, diags, edit, fixed, line_of, only
 
 from patch_tui.format import toolfile
-from patch_tui.lint.rules_text import ai_instructions
+from patch_tui.lint.rules.text.instructs_ai import ai_instructions
 
 DESC = "# description: Count the words in a text, e.g. a paragraph of 21.5 lines."
 INPUT_DESC = "#     description: The text to count."

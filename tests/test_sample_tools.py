@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from patch_tui.format import toolfile
-from patch_tui.lint.body import analyse, literal_value
+from patch_tui.lint.analysis import analyse, literal_value
 from patch_tui.lint.engine import lint_toolfile
 from patch_tui.settings.paths import sample_tools_dir
 

@@ -114,7 +114,7 @@ class LintRun:
 
 
 def _rules(select: list[str], ignore: list[str]) -> list[Rule]:
-    from patch_tui.lint.engine import iter_codes, selected_rules
+    from patch_tui.lint.registry import iter_codes, selected_rules
 
     codes = [r.code for r in iter_codes()]
     for prefix in select + ignore:
@@ -173,11 +173,11 @@ def _workers(jobs: int, n_files: int) -> int:
 
 
 def _lint_chunk(files: list[str], codes: list[str], fix: bool) -> LintRun:
-    from patch_tui.lint.engine import RULES, _load_rules
+    from patch_tui.lint.registry import load
 
-    _load_rules()
+    rules = load()
     run = LintRun()
-    _lint_files(files, [RULES[c] for c in codes], fix, run)
+    _lint_files(files, [rules[c] for c in codes], fix, run)
     return run
 
 
@@ -275,13 +275,14 @@ def _summary(diags: list[Diagnostic], fixed: int) -> str:
 
 
 def _statistics(diags: list[Diagnostic], out: TextIO) -> None:
-    from patch_tui.lint.engine import RULES
+    from patch_tui.lint.registry import load
 
+    rules = load()
     counts = Counter(d.code for d in diags)
     fixable = {d.code for d in diags if d.fix is not None and d.fix.safe}
     width = max((len(str(n)) for n in counts.values()), default=1)
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
-        name = RULES[code].name if code in RULES else ""
+        name = rules[code].name if code in rules else ""
         mark = "[*]" if code in fixable else "   "
         print(f"{n:>{width}}\t{code}\t{mark} {name}", file=out)
 
@@ -533,8 +534,8 @@ def _register(target: Path) -> None:
 
 
 def run_rules(args: argparse.Namespace) -> int:
-    from patch_tui.lint.docs import rule_doc, rule_severity
-    from patch_tui.lint.engine import iter_codes
+    from patch_tui.lint.docs import rule_doc
+    from patch_tui.lint.registry import iter_codes
 
     code = (getattr(args, "code", None) or "").strip().upper()
     rules = [r for r in iter_codes() if r.code.startswith(code)]
@@ -544,8 +545,8 @@ def run_rules(args: argparse.Namespace) -> int:
     if len(rules) == 1 and code:
         print(rule_doc(rules[0]))
         return EXIT_OK
-    sev_w = max(len(rule_severity(r.code)) for r in rules)
+    sev_w = max(len(r.severity_label) for r in rules)
     name_w = max(len(r.name) for r in rules)
     for r in rules:
-        print(f"{r.code}  {rule_severity(r.code):<{sev_w}}  {r.name:<{name_w}}  {r.summary}")
+        print(f"{r.code}  {r.severity_label:<{sev_w}}  {r.name:<{name_w}}  {r.summary}")
     return EXIT_OK

@@ -14,6 +14,7 @@ import hashlib
 import os
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from patch_tui.format import yamlio
@@ -48,11 +49,27 @@ class Span:
         return cls(line, 1, line, max(1, len(text)) + 1)
 
 
+class ProblemCode(StrEnum):
+    """The public lint codes of the problems the parser finds itself. Lint's rules of these codes
+    (lint/rules/) report them; codes are a public interface, never renumbered."""
+
+    MARKERS = "PT001"  # no frontmatter markers; also a binary or non-UTF-8 file
+    YAML = "PT002"  # invalid YAML, tags, duplicate keys
+    UNCOMMENTED = "PT003"  # a line between the markers that is not a comment
+    WRONG_TYPE = "PT022"  # a number no reader holds exactly
+
+
+# The problems that mean the file's structure or YAML could not be read.
+STRUCTURE_CODES: frozenset[str] = frozenset(
+    {ProblemCode.MARKERS, ProblemCode.YAML, ProblemCode.UNCOMMENTED}
+)
+
+
 @dataclass(frozen=True)
 class ParseProblem:
-    """Why the file's structure or YAML could not be read (lint turns these into PT001-PT003)."""
+    """Why the file's structure or YAML could not be read, or a value no reader holds."""
 
-    code: str
+    code: ProblemCode
     message: str
     span: Span
 
@@ -236,7 +253,7 @@ def parse_bytes(raw: bytes, path: str | None = None) -> ToolFile:
     if b"\x00" in raw:
         tf = ToolFile(text="", path=path)
         tf.problems.append(
-            ParseProblem("PT001", "the file holds NUL bytes: it is binary, not a tool file", Span(1, 1, 1, 2))
+            ParseProblem(ProblemCode.MARKERS, "the file holds NUL bytes: it is binary, not a tool file", Span(1, 1, 1, 2))
         )
         return tf
     try:
@@ -247,7 +264,7 @@ def parse_bytes(raw: bytes, path: str | None = None) -> ToolFile:
         tf = ToolFile(text="", path=path)
         tf.problems.append(
             ParseProblem(
-                "PT001",
+                ProblemCode.MARKERS,
                 f"the file is not valid UTF-8 (byte 0x{raw[exc.start]:02x}): save it as UTF-8",
                 Span(line, column, line, column + 1),
             )
@@ -281,14 +298,14 @@ def parse(text: str, path: str | None = None, *, bom: bool = False) -> ToolFile:
             if len(markers) == 2:
                 break
     if not markers:
-        tf.problems.append(ParseProblem("PT001", NO_FRONTMATTER, Span(1, 1, 1, 2)))
+        tf.problems.append(ParseProblem(ProblemCode.MARKERS, NO_FRONTMATTER, Span(1, 1, 1, 2)))
         return tf
     tf.open_index = markers[0]
     if len(markers) < 2:
         line = markers[0] + 1
         tf.problems.append(
             ParseProblem(
-                "PT001",
+                ProblemCode.MARKERS,
                 "the frontmatter is never closed: add a `# ---` line after the manifest",
                 Span.line_span(line, lines[markers[0]].rstrip("\r\n")),
             )
@@ -314,7 +331,7 @@ def parse(text: str, path: str | None = None, *, bom: bool = False) -> ToolFile:
             if stripped:
                 tf.problems.append(
                     ParseProblem(
-                        "PT003",
+                        ProblemCode.UNCOMMENTED,
                         "a line inside the frontmatter is not a comment: start it with `# `",
                         Span.line_span(index + 1, raw_line),
                     )
@@ -322,7 +339,7 @@ def parse(text: str, path: str | None = None, *, bom: bool = False) -> ToolFile:
     if size > MAX_FRONTMATTER_BYTES:
         tf.problems.append(
             ParseProblem(
-                "PT002",
+                ProblemCode.YAML,
                 f"the frontmatter is {size // 1024} KiB; a manifest is a few lines: remove what is not the manifest",
                 tf.frontmatter_span(),
             )
@@ -345,7 +362,7 @@ def parse(text: str, path: str | None = None, *, bom: bool = False) -> ToolFile:
             span = Span(line, col, end_line, max(end_col, col + 1) if end_line == line else end_col)
         else:
             span = tf.frontmatter_span()
-        tf.problems.append(ParseProblem("PT002", f"invalid YAML in the frontmatter: {exc.message}", span))
+        tf.problems.append(ParseProblem(ProblemCode.YAML, f"invalid YAML in the frontmatter: {exc.message}", span))
         return tf
     tf.data, tf.nodes, tf.anchors = loaded.data, loaded.nodes, loaded.anchors
     for start, end, raw in loaded.out_of_range:
@@ -355,7 +372,7 @@ def parse(text: str, path: str | None = None, *, bom: bool = False) -> ToolFile:
     if not isinstance(tf.data, dict):
         tf.problems.append(
             ParseProblem(
-                "PT002",
+                ProblemCode.YAML,
                 "the frontmatter must be a mapping of fields (`name: ...`), not a single value or list",
                 tf.frontmatter_span(),
             )
@@ -383,7 +400,7 @@ def _out_of_range_problem(tf: ToolFile, start: Pos, end: Pos, raw: str) -> Parse
             f"{yamlio.MAX_INT_DIGITS} digits, JSON readers round it)"
         )
     return ParseProblem(
-        "PT022",
+        ProblemCode.WRONG_TYPE,
         f"the number {shown} {why}: quote it as a string or write a smaller number",
         Span(line, col, end_line, max(end_col, col + 1)),
     )

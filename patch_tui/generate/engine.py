@@ -363,7 +363,7 @@ def _readable(tf: toolfile.ToolFile) -> bool:
     return (
         tf.has_frontmatter
         and isinstance(tf.data, dict)
-        and not any(p.code in ("PT001", "PT002", "PT003") for p in tf.problems)
+        and not any(p.code in toolfile.STRUCTURE_CODES for p in tf.problems)
     )
 
 

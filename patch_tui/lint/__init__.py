@@ -1,4 +1,9 @@
-"""Lint rules for Patch tools. Codes are a public interface: never renumber them."""
+"""Lint rules for Patch tools. Codes are a public interface: never renumber them.
+
+engine (run rules, apply fixes) · registry (find the rules) · rule (a rule object) · context
+(what a rule reads) · diagnostic (what it reports) · analysis/ (one pass over the body) ·
+rules/ (the rules, by family) · docs (docs/rules.md).
+"""
 
 from __future__ import annotations
 
@@ -14,7 +19,6 @@ from patch_tui.lint.engine import (
     iter_codes,
     lint_text,
     lint_toolfile,
-    rule,
     selected_rules,
 )
 
@@ -30,6 +34,5 @@ __all__ = [
     "iter_codes",
     "lint_text",
     "lint_toolfile",
-    "rule",
     "selected_rules",
 ]

@@ -518,7 +518,7 @@ class Toolbox:
         raw = path.read_bytes()
         tf = toolfile.parse_bytes(raw, path=str(path))
         if not isinstance(tf.data, dict) or any(
-            p.code in ("PT001", "PT002", "PT003") for p in tf.problems
+            p.code in toolfile.STRUCTURE_CODES for p in tf.problems
         ):
             # The manifest cannot be rewritten; the file moves with its text unchanged.
             return raw

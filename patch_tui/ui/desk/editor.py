@@ -63,7 +63,7 @@ LINT_DEBOUNCE = 0.12
 SPLIT_MIN_WIDTH = 120
 BROWSER_MIN_WIDTH = 70
 WIDE_WIDTH = 150  # from here the tool list takes its full width
-STRUCTURE_CODES = ("PT001", "PT002", "PT003")
+STRUCTURE_CODES = toolfile.STRUCTURE_CODES
 
 
 class ChangeBanner(Horizontal):
@@ -363,7 +363,7 @@ class EditorScreen(Screen[None]):
                 # Never had one: say so plainly, and show no fields (empty fields with their
                 # placeholders read like values).
                 fixable = not self.read_only_reason and any(
-                    d.code == "PT001" and d.fix is not None for d in lint_toolfile(tf)
+                    d.code == toolfile.ProblemCode.MARKERS and d.fix is not None for d in lint_toolfile(tf)
                 )
                 hint = " Write one in the source, or press F8 to insert a starter." if fixable else ""
                 error = f"No manifest: {where}{message}.{hint}"

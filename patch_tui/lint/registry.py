@@ -1,0 +1,65 @@
+"""The rule registry: finds every rule under `patch_tui/lint/rules/`, by family and code.
+
+Rules are discovered, not listed: each module of the rules package is imported once, on first
+use, and every `Rule` it defines at module level is registered under its code. Adding a rule is
+adding it to a module there (or a new module); nothing else names it. Rule modules import only
+the engine's types (rule, context, diagnostic, analysis), never this module or the engine, so
+there is no import cycle.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Iterable, Iterator
+
+from patch_tui.lint import rules as rules_package
+from patch_tui.lint.rule import Rule
+
+RULES: dict[str, Rule] = {}  # code -> rule, filled by load()
+_loaded = False
+
+
+def load() -> dict[str, Rule]:
+    """Import every rule module once and register its rules (codes must be unique)."""
+    global _loaded
+    if _loaded:
+        return RULES
+    found: dict[str, Rule] = {}
+    for info in pkgutil.walk_packages(rules_package.__path__, rules_package.__name__ + "."):
+        module = importlib.import_module(info.name)
+        for value in vars(module).values():
+            if not isinstance(value, Rule):
+                continue
+            seen = found.get(value.code)
+            if seen is not None and seen is not value:
+                raise ValueError(f"rule code {value.code} defined twice")
+            found[value.code] = value
+    RULES.update(sorted(found.items()))
+    _loaded = True
+    return RULES
+
+
+def iter_codes() -> Iterator[Rule]:
+    """Every rule, by code."""
+    rules = load()
+    yield from (rules[c] for c in sorted(rules))
+
+
+def get(code: str) -> Rule | None:
+    return load().get(code)
+
+
+def selected_rules(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> list[Rule]:
+    """Rules chosen by code prefixes, like ruff's --select/--ignore (PT04 selects PT040-PT046)."""
+    rules = load()
+    sel = [s.strip().upper() for s in select if s.strip()]
+    ign = [s.strip().upper() for s in ignore if s.strip()]
+    out = []
+    for code in sorted(rules):
+        if sel and not any(code.startswith(s) for s in sel):
+            continue
+        if any(code.startswith(i) for i in ign):
+            continue
+        out.append(rules[code])
+    return out

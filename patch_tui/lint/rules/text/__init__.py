@@ -1,0 +1,1 @@
+"""Rules on the texts people and agents read: hidden Unicode, instructions to an AI."""
