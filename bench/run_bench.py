@@ -1,7 +1,7 @@
 """What `patch-tui run` costs over running the tool by hand (issue 11, item 8).
 
     .venv/bin/python bench/run_bench.py [--runs 15] [--engine auto|landlock|bwrap|none]
-                                        [--baseline CHECKOUT]
+                                        [--baseline CHECKOUT] [--no-bytecode-cache]
 
 One trivial standard-library tool (filesystem: none, network: false), the same args, the same
 stdin; two commands timed in alternation, each a fresh process as a person or an agent runs them:
@@ -12,6 +12,10 @@ through PATCH_TUI_SANDBOX_ENGINE (`none` is the knowingly unisolated setting, fo
 `--baseline DIR` times a third command in the same alternation: `python -m patch_tui run` from
 another checkout (e.g. `git archive <commit> | tar -x -C DIR` of the code before a change), so
 both ratios are measured under the same load.
+Bytecode: every command reads and writes its compiled modules in a temporary PYTHONPYCACHEPREFIX
+(warmed before timing), as an installed package reads its .pyc files, even where the environment
+sets PYTHONDONTWRITEBYTECODE (this project's container does). `--no-bytecode-cache` times them
+with that variable set instead: every module of patch-tui compiled from source on every run.
 Everything happens in a temporary folder: a temporary HOME, store, config and toolbox.
 """
 
@@ -74,6 +78,11 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--engine", default=None, help="auto, landlock, bwrap or none")
     ap.add_argument("--baseline", type=Path, default=None, help="another checkout to time too")
+    ap.add_argument(
+        "--no-bytecode-cache",
+        action="store_true",
+        help="compile every module from source on every run (PYTHONDONTWRITEBYTECODE=1)",
+    )
     opts = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="run-bench-") as tmp:
         base = Path(tmp)
@@ -93,6 +102,11 @@ def main() -> int:
         )
         if opts.engine:
             env["PATCH_TUI_SANDBOX_ENGINE"] = opts.engine
+        if opts.no_bytecode_cache:
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
+        else:
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = str(base / "pycache")
         cli = [sys.executable, "-m", "patch_tui", "run", str(tool), "--args", '{"n": 7}']
         env["PYTHONPATH"] = str(ROOT)
         base_env = None
@@ -115,7 +129,8 @@ def main() -> int:
                 before.append(_time(cli, base_env, b"", tool.parent))
         a, b = statistics.median(ours), statistics.median(theirs)
         engine = opts.engine or env.get("PATCH_TUI_SANDBOX_ENGINE") or "default"
-        print(f"engine: {engine}   runs: {opts.runs}")
+        cache = "none (compiled every run)" if opts.no_bytecode_cache else "cached"
+        print(f"engine: {engine}   runs: {opts.runs}   bytecode: {cache}")
         print(f"patch-tui run:  median {a * 1000:7.1f} ms   (min {min(ours) * 1000:.1f})")
         print(f"python3 tool:   median {b * 1000:7.1f} ms   (min {min(theirs) * 1000:.1f})")
         print(f"ratio:          {a / b:.2f}x")

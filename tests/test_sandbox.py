@@ -492,3 +492,17 @@ def test_leftovers_of_killed_runs_are_swept(tmp_path: Path) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
         shutil.rmtree(live, ignore_errors=True)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_system_secrets_stay_hidden_from_every_capability(engine: str) -> None:
+    # Hidden only where this user can read them (root here): elsewhere the kernel already says no.
+    shadow = "/etc/shadow"
+    if not os.access(shadow, os.R_OK):
+        pytest.skip("this user cannot read /etc/shadow anyway")
+    iso = Isolation(engine=engine, workspace=Path("/"))
+    for fs in ("none", "read-only", "read-write"):
+        r = run_source(probe_tool(fs), {"path": shadow}, isolation=iso)
+        assert r.ok and "denied" in r.result, (fs, r.result)
+    hosts = run_source(probe_tool("none"), {"path": "/etc/hosts"}, isolation=iso)
+    assert hosts.ok and "ok" in hosts.result  # the rest of /etc stays readable

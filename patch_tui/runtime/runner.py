@@ -736,7 +736,7 @@ def _run(
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                pass_fds=(src_fd,),
+                pass_fds=(src_fd, *plan.pass_fds),
                 start_new_session=True,  # its own process group, killed as one
                 preexec_fn=_preexec(_limits(timeout), plan.preexec()),
             )
@@ -746,6 +746,7 @@ def _run(
             return base
         finally:
             os.close(src_fd)  # the child holds its own copy; ours would keep a pipe open
+            plan.close_fds()
             if feeder is not None:
                 feeder.start()  # with no child, its write fails at once and it closes
         out, err, timed_out, overflow = _communicate(proc, stdin, timeout)

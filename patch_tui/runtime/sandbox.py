@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import json
 import os
 import shutil
 import sys
@@ -56,6 +55,14 @@ ALLOW_UNISOLATED_SETTING = "sandbox_allow_unisolated"
 ENGINE_ENV = "PATCH_TUI_SANDBOX_ENGINE"
 ALLOW_ENV = "PATCH_TUI_SANDBOX_ALLOW_UNISOLATED"
 _EXEC_SOURCE = Path(__file__).with_name("sandbox_exec.py")
+_EXEC_TEXT: list[str] = []
+
+
+def _exec_source() -> str:
+    """sandbox_exec.py's text, read once per process."""
+    if not _EXEC_TEXT:
+        _EXEC_TEXT.append(_EXEC_SOURCE.read_text(encoding="utf-8"))
+    return _EXEC_TEXT[0]
 
 
 # -- what the host offers ---------------------------------------------------------------------
@@ -177,13 +184,12 @@ def probe() -> Host:
     with _HOST_LOCK:
         if _HOST is None:
             linux = sys.platform.startswith("linux")
-            import platform
-
             _HOST = Host(
                 linux=linux,
                 landlock_abi=_landlock_abi(),
                 bwrap=_bwrap() if linux else None,
-                seccomp=linux and platform.machine() in ("x86_64", "aarch64"),
+                # os.uname, not platform: importing platform costs every run a few ms
+                seccomp=linux and os.uname().machine in ("x86_64", "aarch64"),
                 cgroups=_cgroups(),
             )
         return _HOST
@@ -213,12 +219,9 @@ def serve_workspace() -> Path | None:
 
 
 def _setting(name: str, default: Any) -> Any:
-    from patch_tui.settings.config import ConfigError, load_settings
+    from patch_tui.settings.config import plain_setting
 
-    try:
-        return getattr(load_settings(), name, default)
-    except ConfigError:
-        return default  # a broken config file is reported where it is read for the user
+    return plain_setting(name, default)  # a broken config file gives the default
 
 
 def choose_engine(requested: str | None = None, host: Host | None = None) -> str:
@@ -446,6 +449,7 @@ class Plan:
     nproc: int | None = None  # RLIMIT_NPROC to set, when no cgroup caps processes
     attach: list[str] = field(default_factory=list)  # cgroup.procs files to join before exec
     pid_ns: bool = False  # the run had its own PID namespace (and /proc)
+    pass_fds: list[int] = field(default_factory=list)  # for the prefix (bwrap's --seccomp FD)
 
     @property
     def isolated(self) -> bool:
@@ -461,8 +465,16 @@ class Plan:
         runner's LOADER) or sandbox_exec reads."""
         if self.spec is None:
             return [python, *flags, "-c", loader, tool] if loader else [python, *flags, tool]
-        source = _EXEC_SOURCE.read_text(encoding="utf-8")
-        return [python, *flags, "-c", source, json.dumps(self.spec), tool]
+        # The spec goes in as a Python literal (strings, numbers, booleans, lists, dicts: repr
+        # writes each as one), so the tool's process parses nothing and imports no json for it.
+        call = f"\nmain({self.spec!r}, {tool!r})\n"
+        return [python, *flags, "-c", _exec_source() + call]
+
+    def close_fds(self) -> None:
+        """Close our copies of the FDs handed to the prefix (once the child holds its own)."""
+        while self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(self.pass_fds.pop())
 
     def preexec(self) -> Any:
         """A step for the child between fork and exec: join the run's cgroup, cap processes."""
@@ -486,6 +498,7 @@ class Plan:
 
     def finish(self) -> list[str]:
         """Remove the run's cgroup; what it stopped, for the result (e.g. OOM kills)."""
+        self.close_fds()
         notes: list[str] = []
         if self.cgroup is not None:
             kills = self.cgroup.oom_kills()
@@ -499,6 +512,12 @@ class Plan:
 
 def _real(p: Path | str) -> str:
     return os.path.realpath(p)
+
+
+def _outermost(paths: Any) -> list[str]:
+    """The paths, without those inside another one (/lib is /usr/lib: /usr covers it)."""
+    unique = list(dict.fromkeys(paths))
+    return [p for p in unique if not any(q != p and _inside(p, q) for q in unique)]
 
 
 def _inside(child: str, parent: str) -> bool:
@@ -518,7 +537,10 @@ def _count_user_processes(uid: int) -> int:
 def prepare(req: Request, host: Host | None = None) -> Plan:
     host = host or probe()
     engine = choose_engine(req.engine, host)
-    hidden = list(dict.fromkeys([_real(p) for p in req.hidden] + ALWAYS_HIDDEN))
+    # The system's secrets: only those this user can read need hiding (a rule that hides one
+    # makes Landlock grant all of /etc entry by entry, a hundred rules more for every run).
+    secrets = [p for p in ALWAYS_HIDDEN if os.access(p, os.R_OK)]
+    hidden = list(dict.fromkeys([_real(p) for p in req.hidden] + secrets))
     # The system stays read-only even for a workspace that holds it (a call made from /).
     system = [*SYSTEM_READ, "/proc", "/sys", "/dev", "/boot"]
     frozen = list(dict.fromkeys([_real(p) for p in req.frozen] + system))
@@ -545,11 +567,13 @@ def prepare(req: Request, host: Host | None = None) -> Plan:
     lines: list[str] = []
     spec: dict[str, Any] = {}
     prefix: list[str] = []
+    pass_fds: list[int] = []
     abi = host.landlock_abi
     if engine == "landlock":
         spec["landlock"] = {
             "abi": abi,
-            "read": read_roots,
+            # Landlock rules hold inodes: /lib (/usr/lib) needs no rule of its own beside /usr.
+            "read": _outermost(_real(r) for r in read_roots),
             "write": write_roots,
             "own": [run_dir],
             "hidden": hidden,
@@ -571,6 +595,12 @@ def prepare(req: Request, host: Host | None = None) -> Plan:
         prefix = _bwrap_words(
             host.bwrap, req, read_roots, write_roots, run_dir, hidden, frozen, sealed
         )
+        if not req.network and host.seccomp:
+            # bwrap loads the filter itself (--seccomp FD) just before it execs the tool: the
+            # tool's Python then needs no confining step of its own (no ctypes, no -c source).
+            seccomp_fd = _seccomp_fd()
+            pass_fds.append(seccomp_fd)
+            prefix[1:1] = ["--seccomp", str(seccomp_fd)]
         claims.append("filesystem:bwrap")
         lines.append(
             f'filesystem: "{fs}" enforced by bubblewrap (mount namespace): '
@@ -595,7 +625,8 @@ def prepare(req: Request, host: Host | None = None) -> Plan:
         if engine == "bwrap" or req.net_ns:
             parts.append("netns")
         if host.seccomp:
-            spec["seccomp_unix"] = True
+            if engine != "bwrap":  # (bwrap's --seccomp above)
+                spec["seccomp_unix"] = True
             parts.append("seccomp-unix")
         if engine == "landlock" and abi >= 4:
             parts.append("landlock-tcp")
@@ -661,7 +692,26 @@ def prepare(req: Request, host: Host | None = None) -> Plan:
         nproc=nproc,
         attach=attach,
         pid_ns=req.pid_ns or engine == "bwrap",
+        pass_fds=pass_fds,
     )
+
+
+def _seccomp_fd() -> int:
+    """A sealed memfd holding the seccomp program (sandbox_exec's), read from offset 0."""
+    import fcntl
+
+    from patch_tui.runtime.sandbox_exec import seccomp_bytes
+
+    fd = os.memfd_create("patch-seccomp", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        os.write(fd, seccomp_bytes(os.uname().machine))
+        seals = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _fs_words(fs: str, workspace: str | None) -> str:

@@ -1,16 +1,20 @@
-"""The last step before a tool runs: confine this process, then exec the tool's command.
+"""The last step before a tool runs under Landlock: confine this process, then run the tool.
 
-    python -I -S -c "$(cat sandbox_exec.py)" SPEC_JSON tool.py
+    python -I -S -c "$(cat sandbox_exec.py)
+    main(SPEC, 'FD')"
 
 Its text is handed to the tool's own Python with `-c` (standard library only: patch-tui itself is
-not importable there): it confines the process, then runs tool.py in it as `python tool.py`
-would. Confining in the tool's own process, after `unshare` made the run's namespaces (Landlock
-forbids the mount that gives the run its own /proc), costs no second interpreter start-up.
-SPEC_JSON holds:
+not importable there), followed by one line the runner adds: `main(SPEC, TOOL)`, SPEC a Python
+literal (a dict of strings, numbers, booleans and lists: no json import, no parsing at run time).
+It confines the process, then runs the tool in it as `python tool.py` would. Confining in the
+tool's own process, after `unshare` made the run's namespaces (Landlock forbids the mount that
+gives the run its own /proc), costs no second interpreter start-up. SPEC holds:
 - "landlock": null, or {"abi", "read", "write", "own", "hidden", "readonly", "sealed", "files_rw",
   "scope_signal", "scope_abstract_unix", "deny_tcp"}: the Landlock ruleset (`apply_landlock`);
 - "seccomp_unix": deny socket(AF_UNIX) and io_uring (network: false; Landlock up to ABI 7 does
   not control connect() on a pathname socket, and io_uring can open sockets without socket(2)).
+Under bubblewrap this file is not used in the tool's process: bwrap loads the same seccomp
+program (`seccomp_bytes`, built by patch-tui) with its `--seccomp FD`.
 Anything that cannot be applied as asked stops the run (exit 126, one line on stderr): the runner
 claims it, so the tool never runs without it.
 """
@@ -18,7 +22,6 @@ claims it, so the tool never runs without it.
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import struct
 import sys
@@ -114,13 +117,11 @@ def expand(roots: list[str], exclude: list[str], sealed: list[str] | None = None
             out.append(path)
             return
         try:
-            names = os.listdir(path)
+            with os.scandir(path) as entries:  # file types from the listing: no stat per entry
+                children = [e.path for e in entries if not e.is_symlink()]
         except OSError:
             return
-        for name in names:
-            child = os.path.join(path, name)
-            if os.path.islink(child):
-                continue  # its target is granted (or not) under its own name
+        for child in children:  # a symlink's target is granted (or not) under its own name
             walk(child)
 
     for root in roots:
@@ -170,7 +171,7 @@ def apply_landlock(spec: dict) -> None:
         except OSError:
             continue  # gone since it was listed: nothing to grant
         try:
-            is_dir = os.path.isdir(f"/proc/self/fd/{fd}") or os.path.isdir(path)
+            is_dir = os.fstat(fd).st_mode & 0o170000 == 0o040000  # S_ISDIR, without a path
             allowed = (rights if is_dir else rights & FILE_ONLY) & handled_fs
             rule = struct.pack("=Qi", allowed, fd)
             rbuf = ctypes.create_string_buffer(rule, len(rule))
@@ -229,19 +230,23 @@ def seccomp_program(machine: str) -> list[tuple[int, int, int, int]]:
     return prog
 
 
+def seccomp_bytes(machine: str) -> bytes:
+    """The program as the kernel (and bwrap's --seccomp) takes it: struct sock_filter[]."""
+    return b"".join(struct.pack("=HBBI", *ins) for ins in seccomp_program(machine))
+
+
 def apply_seccomp() -> None:
     machine = os.uname().machine  # (not platform: its import costs every run)
     if machine not in ARCHES:
         _fail(f"no seccomp filter for {machine}")
     libc = _libc()
-    prog = seccomp_program(machine)
-    raw = b"".join(struct.pack("=HBBI", *ins) for ins in prog)
+    raw = seccomp_bytes(machine)
     filters = ctypes.create_string_buffer(raw, len(raw))
 
     class SockFprog(ctypes.Structure):
         _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
-    fprog = SockFprog(len(prog), ctypes.cast(filters, ctypes.c_void_p))
+    fprog = SockFprog(len(raw) // 8, ctypes.cast(filters, ctypes.c_void_p))
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         _fail("prctl(PR_SET_NO_NEW_PRIVS) failed")
     if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0:
@@ -279,7 +284,7 @@ def confine(spec: dict) -> None:
         apply_seccomp()
 
 
-# Run as `python -c <this file's text> SPEC_JSON tool.py`: confined first, then the tool.
-if __name__ == "__main__" and sys.argv[:1] == ["-c"] and len(sys.argv) == 3:
-    confine(json.loads(sys.argv[1]))
-    run_tool(sys.argv[2])
+def main(spec: dict, tool: str) -> None:
+    """Confined first, then the tool (the line the runner appends to this text calls it)."""
+    confine(spec)
+    run_tool(tool)

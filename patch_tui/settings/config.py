@@ -251,6 +251,20 @@ def start_settings() -> StartSettings:
     return StartSettings(**{name: values[name] for name in START_FIELDS if name in values})
 
 
+def plain_setting(name: str, default: Any) -> Any:
+    """One setting, read as start_settings() reads them (without pydantic: a tool run reads its
+    sandbox settings on every run), else by load_settings(). A broken config file gives
+    `default`: it is reported where the user reads their settings."""
+    try:
+        return _read_plainly().get(name, default)
+    except (_Unsure, OSError, ValueError, RecursionError):
+        pass
+    try:
+        return getattr(load_settings(), name, default)
+    except ConfigError:
+        return default
+
+
 def _read_plainly() -> dict[str, Any]:
     from_file: dict[str, Any] = {}
     path = paths.config_file().expanduser()  # what pydantic-settings' TOML source opens
