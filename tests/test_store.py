@@ -116,9 +116,45 @@ def test_expiry(store: Store) -> None:
     assert store.get(action.token).status == "expired"
     other = _pending(store, ttl=0)
     assert store.pending_count() == 0
+    assert [a.token for a in store.list_actions()] == [other.token]  # listing never writes
+    assert store.get(other.token).status == "pending"
+    assert store.settle() == 1  # expiry is settled explicitly
     assert store.list_actions() == []
-    assert store.get(other.token).status == "expired"  # list settled it
+    assert store.get(other.token).status == "expired"
     assert [e.event for e in store.events(other.token)] == ["created", "expired"]
+    assert store.settle() == 0
+
+
+def test_reading_never_writes(store: Store) -> None:
+    """Listing, counting and getting leave the file alone, even with expiries due and a dead
+    claimer: a second connection sees no commit (its data_version does not move)."""
+    due = _pending(store, ttl=0)
+    claimed = _pending(store)
+    assert store.approve(claimed.token).ok and store.claim(claimed.token).ok
+    with sqlite3.connect(store.path) as conn:
+        conn.execute("UPDATE actions SET claim_pid = 2147483646 WHERE token = ?", (claimed.token,))
+    watcher = sqlite3.connect(store.path)
+    before = watcher.execute("PRAGMA data_version").fetchone()[0]
+    local = store.data_version()
+    for _ in range(3):
+        store.list_actions(statuses=None)
+        store.list_actions()
+        store.pending_count()
+        store.get(due.token)
+        store.events()
+    assert watcher.execute("PRAGMA data_version").fetchone()[0] == before
+    assert store.data_version() == local
+    assert {a.token: a.status for a in store.list_actions(statuses=None)} == {
+        due.token: "pending",
+        claimed.token: "executing",
+    }
+    assert store.settle() == 2  # now, explicitly: one expired, one interrupted
+    assert watcher.execute("PRAGMA data_version").fetchone()[0] != before
+    assert {a.token: a.status for a in store.list_actions(statuses=None)} == {
+        due.token: "expired",
+        claimed.token: "interrupted",
+    }
+    watcher.close()
 
 
 def test_claim_finish_and_events(store: Store) -> None:

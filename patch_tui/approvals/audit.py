@@ -24,9 +24,10 @@ import json
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import IO, Any
 
-from patch_tui.approvals.store import Action, Event, Store, now_iso
+from patch_tui.approvals.store import Action, ActionStatus, Event, Store, now_iso
 
 CSV_FIELDS: tuple[str, ...] = (
     "token",
@@ -74,31 +75,47 @@ def _decision(action: Action, events: list[Event]) -> str:
     for ev in events:
         if ev.event in ("approved", "rejected"):
             return ev.event
-    if action.status == "expired":
+    if action.status == ActionStatus.EXPIRED:
         return "expired"
     return "pending"
 
 
-def _outcome(action: Action, decision: str) -> str:
+class Outcome(StrEnum):
+    """What became of an action (the export's `outcome`)."""
+
+    EXECUTED = "executed"
+    PASSED_TO_HUMAN_CONFIRM = "passed_to_human_confirm"
+    FAILED = "failed"
+    TOOL_CHANGED = "tool_changed"
+    INTERRUPTED = "interrupted"
+    RUNNING = "running"
+    AWAITING_CONFIRM = "awaiting_confirm"
+    NOT_RUN = "not_run"
+    EXPIRED = "expired"
+    PENDING = "pending"
+
+
+# The outcome of an action in a status that says it all.
+_OUTCOMES: dict[ActionStatus, Outcome] = {
+    ActionStatus.INTERRUPTED: Outcome.INTERRUPTED,
+    ActionStatus.EXECUTING: Outcome.RUNNING,
+    ActionStatus.APPROVED: Outcome.AWAITING_CONFIRM,
+    ActionStatus.REJECTED: Outcome.NOT_RUN,
+    ActionStatus.EXPIRED: Outcome.EXPIRED,
+    ActionStatus.PENDING: Outcome.PENDING,
+}
+
+
+def _outcome(action: Action, decision: str) -> Outcome:
     status = action.status
     result = action.result if isinstance(action.result, dict) else {}
-    if status == "executed":
+    if status == ActionStatus.EXECUTED:
         if result.get("status") == "passed_to_human_confirm":
-            return "passed_to_human_confirm"
-        return "executed"
-    if status == "failed":
-        return "tool_changed" if result.get("status") == "tool_changed" else "failed"
-    if status == "interrupted":
-        return "interrupted"
-    if status == "executing":
-        return "running"
-    if status == "approved":
-        return "awaiting_confirm"
-    if status == "rejected":
-        return "not_run"
-    if status == "expired":
-        return "expired"
-    return "pending"
+            return Outcome.PASSED_TO_HUMAN_CONFIRM
+        return Outcome.EXECUTED
+    if status == ActionStatus.FAILED:
+        return Outcome.TOOL_CHANGED if result.get("status") == "tool_changed" else Outcome.FAILED
+    return _OUTCOMES.get(status, Outcome.PENDING)
 
 
 def record(action: Action, events: list[Event]) -> dict[str, Any]:

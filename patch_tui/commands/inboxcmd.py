@@ -241,6 +241,7 @@ def run_export(args: argparse.Namespace) -> int:
     if store is None:
         return EXIT_FAILED
     try:
+        store.settle()  # the export says what is expired or interrupted as of now
         rows = audit.records(store, since)
     except StoreError as exc:
         _err(str(exc))
@@ -311,6 +312,8 @@ def _inbox_list(args: argparse.Namespace) -> int:
     if store is None:
         return EXIT_FAILED
     try:
+        # Listing is a pure read: settle first, so a listed pending action is approvable now.
+        store.settle()
         if args.all:
             actions = store.list_actions(statuses=None)
         else:

@@ -1,0 +1,322 @@
+"""The store's connection: opening (permissions, key, WAL, migrations), the write transaction,
+reads, the event log, the seal bound into every approval, and the taint gate's shared memory of
+recent outputs. `Store` (approvals/store.py) builds the actions API on it."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sqlite3
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Self
+
+from patch_tui.approvals.schema import (
+    _ACTION_COLUMNS,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    _row_to_action,
+    _split_sql,
+    _translate,
+)
+from patch_tui.approvals.seal import _LIVE, _SEALED_FIELDS, _seal, _tamper_note
+from patch_tui.approvals.store_files import _check_permissions, _load_key
+from patch_tui.approvals.values import (
+    BUSY_TIMEOUT_MS,
+    DEFAULT_TTL,
+    RECENT_OUTPUT_MAX_AGE,
+    RECENT_OUTPUTS,
+    Action,
+    StoreError,
+    StoreReadOnly,
+    StoreUnavailable,
+    args_sha256,
+    canonical_json,
+    default_actor,
+)
+
+
+def _pid_start(pid: int) -> str | None:
+    """The process's start time in clock ticks (Linux), so a reused pid is not taken for alive."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses: split after its last ')'.
+    fields = stat[stat.rfind(")") + 2 :].split()
+    return fields[19] if len(fields) > 19 else None
+
+
+def _pid_alive(pid: int, start: str | None) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # alive, owned by someone else
+    if start is not None:
+        current = _pid_start(pid)
+        if current is not None and current != start:
+            return False  # the pid was reused by a new process
+    return True
+
+
+class StoreConnection:
+    """One connection to the store file behind a lock (safe to share between threads), and the
+    plumbing every operation of `Store` uses."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        actor: str = "cli",
+        ttl: float = DEFAULT_TTL,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+    ) -> None:
+        self.path = Path(path)
+        # A bare label ("tui", "mcp") becomes "user@label"; a full "user@label" is kept.
+        self.actor = actor if "@" in actor else default_actor(actor)
+        self.ttl = ttl
+        self._lock = threading.RLock()
+        self._local_commits = 0
+        self._host = socket.gethostname()
+        self._pid = os.getpid()
+        self._key = b""  # the approval key, read by _open
+        self._conn = self._open(busy_timeout_ms)
+
+    # -- opening ------------------------------------------------------------------------------
+
+    def _open(self, busy_timeout_ms: int) -> sqlite3.Connection:
+        path = self.path
+        if path.is_dir():
+            raise StoreUnavailable(f"{path}: is a folder, not a confirmation store file")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:
+            raise StoreUnavailable(
+                f"{path}: cannot create the store's folder: {exc.strerror or exc}"
+            ) from None
+        # Before anything is read or created: a store others can write holds no real decision.
+        _check_permissions(path)
+        if not path.exists():
+            # Created 0600 before SQLite touches it: args may hold private data. O_EXCL and no
+            # symlink following: a name planted meanwhile fails instead of being written through.
+            try:
+                flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_NOFOLLOW", 0)
+                fd = os.open(path, flags, 0o600)
+                os.close(fd)
+            except FileExistsError:
+                _check_permissions(path)  # another patch-tui created it first
+            except OSError as exc:
+                raise StoreReadOnly(
+                    f"{path}: cannot create the confirmation store: {exc.strerror or exc}"
+                ) from None
+        elif not os.access(path, os.R_OK):
+            raise StoreUnavailable(f"{path}: the confirmation store is not readable (permissions)")
+        # Checked before SQLite opens it: a WAL database cannot even be read without writing its
+        # -shm file, and SQLite's own message ("unable to open database file") explains nothing.
+        if not os.access(path, os.W_OK) or not os.access(path.parent, os.W_OK):
+            raise StoreReadOnly(
+                f"{path}: the confirmation store is read-only; no decision can be recorded "
+                "(check the file's and its folder's permissions, or the disk's mount)"
+            )
+        self._key = _load_key(path)
+        try:
+            conn = sqlite3.connect(
+                str(path),
+                timeout=busy_timeout_ms / 1000,
+                isolation_level=None,  # we issue BEGIN IMMEDIATE ourselves
+                check_same_thread=False,
+            )
+        except sqlite3.Error as exc:
+            raise _translate(exc, path) from None
+        try:
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            # Reading the header first turns "not a database" into StoreCorrupt before any write.
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+            if str(mode).lower() != "wal":
+                raise StoreUnavailable(f"{path}: cannot switch the store to WAL mode (got {mode})")
+            conn.execute("PRAGMA synchronous = FULL")
+            conn.execute("PRAGMA foreign_keys = ON")
+            self._migrate(conn)
+        except sqlite3.Error as exc:
+            conn.close()
+            raise _translate(exc, path) from None
+        except StoreError:
+            conn.close()
+            raise
+        return conn
+
+    def _migrate(self, conn: sqlite3.Connection) -> None:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise StoreUnavailable(
+                f"{self.path}: the store was written by a newer patch-tui (schema {version}, "
+                f"this one knows {SCHEMA_VERSION}); upgrade patch-tui"
+            )
+        if version == SCHEMA_VERSION:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Re-read under the write lock: another process may have migrated meanwhile.
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            for index in range(version, SCHEMA_VERSION):
+                for statement in _split_sql(MIGRATIONS[index]):
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _now(self) -> float:
+        return time.time()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One BEGIN IMMEDIATE transaction: the write lock is taken up front, so the conditional
+        UPDATE inside sees the latest committed state and no one else can change it meanwhile."""
+        with self._lock:
+            conn = self._conn
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise _translate(exc, self.path) from None
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback()
+                raise _translate(exc, self.path) from None
+            except BaseException:
+                self._rollback()
+                raise
+            self._local_commits += 1
+
+    def _rollback(self) -> None:
+        try:
+            self._conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+
+    def _read(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            try:
+                return self._conn.execute(sql, tuple(params)).fetchall()
+            except sqlite3.Error as exc:
+                raise _translate(exc, self.path) from None
+
+    def _event(
+        self,
+        conn: sqlite3.Connection,
+        action_id: int,
+        event: str,
+        at: str,
+        *,
+        actor: str | None = None,
+        **detail: Any,
+    ) -> None:
+        actor = actor or self.actor
+        if event == "approved":
+            # Every way to approve goes through here, in the approval's own transaction.
+            detail["bound"] = self._bind(conn, action_id, actor, at)
+        conn.execute(
+            "INSERT INTO events (action_id, at, actor, event, detail) VALUES (?, ?, ?, ?, ?)",
+            (action_id, at, actor, event, canonical_json(detail)),
+        )
+
+    def _bind(
+        self, conn: sqlite3.Connection, action_id: int, actor: str, at: str
+    ) -> dict[str, Any]:
+        """The seal of an approval: the approved row as it is now (after the approving UPDATE:
+        edited args, the new expiry) and who approved when, with their HMAC."""
+        row = conn.execute(
+            f"SELECT {_ACTION_COLUMNS} FROM actions WHERE id = ?", (action_id,)
+        ).fetchone()
+        action = _row_to_action(row)
+        bound: dict[str, Any] = {f: getattr(action, f) for f in _SEALED_FIELDS}
+        # The hash of the args as stored, the ones the person saw and confirm will run.
+        bound.update(args_sha256=args_sha256(action.args), actor=actor, at=at)
+        bound["mac"] = _seal(self._key, bound)
+        return bound
+
+    def _approvals(
+        self, conn: sqlite3.Connection, ids: list[int]
+    ) -> dict[int, list[tuple[str, str, str]]]:
+        """The (actor, at, detail) of the `approved` events of these actions, oldest first."""
+        out: dict[int, list[tuple[str, str, str]]] = {i: [] for i in ids}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            rows = conn.execute(
+                "SELECT action_id, actor, at, detail FROM events WHERE event = 'approved' "
+                f"AND action_id IN ({', '.join('?' * len(chunk))}) ORDER BY id",
+                chunk,
+            ).fetchall()
+            for action_id, actor, at, detail in rows:
+                out[action_id].append((actor, at, detail))
+        return out
+
+    def _annotate(self, rows: list[tuple[Any, ...]]) -> list[Action]:
+        """Actions from `id, {_ACTION_COLUMNS}` rows, each with `tampered` set."""
+        actions = [(int(r[0]), _row_to_action(r[1:])) for r in rows]
+        ids = [i for i, a in actions if a.status in _LIVE]
+        with self._lock:
+            try:
+                approvals = self._approvals(self._conn, ids)
+            except sqlite3.Error as exc:
+                raise _translate(exc, self.path) from None
+        out = []
+        for action_id, action in actions:
+            note = _tamper_note(self._key, action, approvals.get(action_id, []))
+            out.append(replace(action, tampered=note) if note else action)
+        return out
+
+    def _select_action(self, conn: sqlite3.Connection, token: str) -> tuple[int, Action] | None:
+        row = conn.execute(
+            f"SELECT id, {_ACTION_COLUMNS} FROM actions WHERE token = ?", (token,)
+        ).fetchone()
+        if row is None:
+            return None
+        return row[0], _row_to_action(row[1:])
+
+    # -- taint memory -------------------------------------------------------------------------
+
+    def record_output(self, tool: str, text: str) -> None:
+        """Remember a tool's output text for the taint gate (every process sees it)."""
+        now = self._now()
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO recent_outputs (tool, text, recorded_at) VALUES (?, ?, ?)",
+                (tool, text, now),
+            )
+            conn.execute(
+                "DELETE FROM recent_outputs WHERE recorded_at < ? OR id NOT IN "
+                "(SELECT id FROM recent_outputs ORDER BY id DESC LIMIT ?)",
+                (now - RECENT_OUTPUT_MAX_AGE, RECENT_OUTPUTS),
+            )
+
+    def recent_outputs(self) -> list[tuple[str, str]]:
+        """(tool, text) of the last 20 outputs of the last 30 minutes, newest first."""
+        cutoff = self._now() - RECENT_OUTPUT_MAX_AGE
+        rows = self._read(
+            "SELECT tool, text FROM recent_outputs WHERE recorded_at >= ? ORDER BY id DESC LIMIT ?",
+            (cutoff, RECENT_OUTPUTS),
+        )
+        return [(r[0], r[1]) for r in rows]

@@ -1,0 +1,264 @@
+"""The store's schema (migrations, append-only) and how a row becomes an Action; sqlite3's errors
+in words for a person."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from patch_tui.approvals.values import (
+    BUSY_TIMEOUT_MS,
+    KINDS,
+    STATUSES,
+    Action,
+    ActionKind,
+    ActionStatus,
+    StoreBusy,
+    StoreCorrupt,
+    StoreError,
+    StoreReadOnly,
+    StoreUnavailable,
+)
+
+_STATUS_CHECK = ", ".join(f"'{s}'" for s in STATUSES)
+_KIND_CHECK = ", ".join(f"'{k}'" for k in KINDS)
+
+# MIGRATIONS[i] takes the schema from user_version i to i + 1. Append, never edit.
+MIGRATIONS: tuple[str, ...] = (
+    f"""
+    CREATE TABLE actions (
+        id            INTEGER PRIMARY KEY,
+        token         TEXT NOT NULL UNIQUE,
+        kind          TEXT NOT NULL CHECK (kind IN ({_KIND_CHECK})),
+        tool          TEXT NOT NULL,
+        version       TEXT NOT NULL,
+        source_sha256 TEXT NOT NULL,
+        tool_path     TEXT,
+        args_json     TEXT NOT NULL,
+        args_sha256   TEXT NOT NULL,
+        reason        TEXT NOT NULL,
+        details_json  TEXT,
+        status        TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ({_STATUS_CHECK})),
+        created_at    TEXT NOT NULL,
+        expires_at    TEXT NOT NULL,
+        decided_at    TEXT,
+        decided_by    TEXT,
+        note          TEXT,
+        claimed_at    TEXT,
+        claimed_by    TEXT,
+        claim_host    TEXT,
+        claim_pid     INTEGER,
+        claim_pid_start TEXT,
+        finished_at   TEXT,
+        result_json   TEXT
+    );
+    CREATE INDEX actions_by_status ON actions (status, created_at);
+    CREATE INDEX actions_by_created ON actions (created_at);
+    CREATE TABLE events (
+        id        INTEGER PRIMARY KEY,
+        action_id INTEGER NOT NULL REFERENCES actions (id),
+        at        TEXT NOT NULL,
+        actor     TEXT NOT NULL,
+        event     TEXT NOT NULL,
+        detail    TEXT NOT NULL DEFAULT '{{}}'
+    );
+    CREATE INDEX events_by_action ON events (action_id, id);
+    -- Append-only: the audit trail of decisions cannot be edited through SQL by mistake.
+    CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+        BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
+    CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+        BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
+    CREATE TABLE recent_outputs (
+        id          INTEGER PRIMARY KEY,
+        tool        TEXT NOT NULL,
+        text        TEXT NOT NULL,
+        recorded_at REAL NOT NULL
+    );
+    """,
+    # 1 -> 2: guard's upstream token (NULL for every action made before, and for serve's).
+    """
+    ALTER TABLE actions ADD COLUMN upstream_token TEXT;
+    """,
+    # 2 -> 3: edited approvals and standing grants (issue 17). `args_json` always holds the args that
+    # run; an edit moves the agent's proposal to `proposed_args_json`, so every reader that runs
+    # an approved action (confirm, a proxy) runs the approved args without knowing about edits.
+    """
+    ALTER TABLE actions ADD COLUMN proposed_args_json TEXT;
+    ALTER TABLE actions ADD COLUMN grant_id INTEGER;
+    CREATE TABLE grants (
+        id            INTEGER PRIMARY KEY,
+        tool          TEXT NOT NULL,
+        version       TEXT NOT NULL,
+        source_sha256 TEXT NOT NULL,
+        patterns_json TEXT NOT NULL,
+        created_at    TEXT NOT NULL,
+        created_by    TEXT NOT NULL,
+        expires_at    TEXT NOT NULL,
+        revoked_at    TEXT,
+        revoked_by    TEXT,
+        uses          INTEGER NOT NULL DEFAULT 0,
+        last_used_at  TEXT
+    );
+    CREATE INDEX grants_by_tool ON grants (tool, expires_at);
+    """,
+)
+SCHEMA_VERSION = len(MIGRATIONS)
+
+_ACTION_COLUMNS = (
+    "token, kind, tool, version, source_sha256, tool_path, args_json, args_sha256, reason, "
+    "details_json, status, created_at, expires_at, decided_at, decided_by, note, claimed_at, "
+    "claimed_by, finished_at, result_json, upstream_token, proposed_args_json, grant_id"
+)
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+class _Damaged(Exception):
+    """A stored column that cannot be read; the message says which and why."""
+
+
+def _column_json(name: str, text: Any, *, want_object: bool = False) -> Any:
+    """A JSON column's value; _Damaged when another program (or a disk fault) left text that is
+    not JSON (or not an object where one is required)."""
+    if text is None and not want_object:
+        return None
+    try:
+        if not isinstance(text, str | bytes):
+            raise ValueError(f"a {type(text).__name__}, not JSON text")
+        value = json.loads(text)
+    except (ValueError, RecursionError) as exc:  # json errors, too-long ints, deep nesting
+        reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
+        raise _Damaged(f"stored {name} are not valid JSON ({reason})") from None
+    if want_object and not isinstance(value, dict):
+        raise _Damaged(f"stored {name} are not a JSON object")
+    return value
+
+
+def _text_column(value: Any) -> str:
+    return value if isinstance(value, str) else "" if value is None else str(value)
+
+
+def _row_to_action(row: sqlite3.Row | tuple[Any, ...]) -> Action:
+    """An Action from a row. A row whose JSON cannot be read becomes a damaged Action (empty
+    args, `damaged` saying why) rather than an exception: one bad row must not hide the rest."""
+    try:
+        return _row_to_action_strict(row)
+    except _Damaged as exc:
+        why = str(exc)
+    values = list(tuple(row))
+    values[_ARGS_COLUMN] = "{}"
+    # Keep whatever else of the row is readable; each JSON column on its own.
+    for index, name in _JSON_COLUMNS.items():
+        if index != _ARGS_COLUMN:
+            try:
+                _column_json(name, values[index])
+            except _Damaged:
+                values[index] = None
+    return replace(_row_to_action_strict(tuple(values)), damaged=why)
+
+
+# Positions in _ACTION_COLUMNS of the columns holding JSON.
+_ARGS_COLUMN = 6
+_JSON_COLUMNS = {_ARGS_COLUMN: "args", 9: "details", 19: "result", 21: "proposed args"}
+
+
+def _row_to_action_strict(row: sqlite3.Row | tuple[Any, ...]) -> Action:
+    (
+        token,
+        kind,
+        tool,
+        version,
+        source_sha256,
+        tool_path,
+        args_json,
+        args_hash,
+        reason,
+        details_json,
+        status,
+        created_at,
+        expires_at,
+        decided_at,
+        decided_by,
+        note,
+        claimed_at,
+        claimed_by,
+        finished_at,
+        result_json,
+        upstream_token,
+        proposed_args_json,
+        grant_id,
+    ) = tuple(row)
+    return Action(
+        token=token,
+        kind=ActionKind(kind),
+        tool=tool,
+        version=version,
+        source_sha256=source_sha256,
+        args=_column_json("args", args_json, want_object=True),
+        args_sha256=args_hash,
+        reason=reason,
+        status=ActionStatus(status),
+        created_at=created_at,
+        expires_at=expires_at,
+        decided_at=decided_at,
+        decided_by=decided_by,
+        note=note,
+        result=_column_json("result", result_json),
+        details=_column_json("details", details_json),
+        tool_path=tool_path,
+        claimed_at=claimed_at,
+        claimed_by=claimed_by,
+        finished_at=finished_at,
+        upstream_token=upstream_token,
+        proposed_args=_column_json("proposed args", proposed_args_json),
+        grant_id=grant_id,
+    )
+
+
+def _translate(exc: sqlite3.Error, path: Path) -> StoreError:
+    """sqlite3's errors, in words for a person who has never heard of SQLite."""
+    msg = str(exc).lower()
+    if "locked" in msg or "busy" in msg:
+        return StoreBusy(
+            f"{path}: the confirmation store is busy (another process held it for more than "
+            f"{BUSY_TIMEOUT_MS // 1000} s); try again"
+        )
+    if "readonly" in msg or "read-only" in msg:
+        return StoreReadOnly(
+            f"{path}: the confirmation store is read-only; no decision can be recorded "
+            "(check the file's and its folder's permissions)"
+        )
+    if "not a database" in msg or "malformed" in msg or "corrupt" in msg:
+        return StoreCorrupt(
+            f"{path}: the confirmation store is damaged ({exc}); it was left untouched. "
+            "Move it aside to start a new one (its recorded decisions stay in the old file)"
+        )
+    if "unable to open" in msg or "disk i/o" in msg:
+        return StoreUnavailable(f"{path}: cannot open the confirmation store ({exc})")
+    return StoreUnavailable(f"{path}: the confirmation store failed: {exc}")
+
+
+def _event_detail(text: Any) -> dict[str, Any]:
+    try:
+        value = _column_json("event details", text)
+    except _Damaged as exc:
+        return {"damaged": str(exc)}
+    return value if isinstance(value, dict) else {"value": value}
+
+
+def _split_sql(script: str) -> list[str]:
+    """Statements of a migration script; triggers keep their inner `;` (BEGIN ... END)."""
+    out: list[str] = []
+    buf = ""
+    for piece in script.split(";"):
+        buf += piece + ";"
+        if sqlite3.complete_statement(buf):
+            if buf.strip(" \n;"):
+                out.append(buf.strip())
+            buf = ""
+    return out
