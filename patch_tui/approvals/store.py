@@ -257,6 +257,13 @@ class Store(StoreConnection):
         )
         return int(rows[0][0])
 
+    def next_expiry(self) -> str | None:
+        """The earliest expiry of a pending or approved action (what `settle` will expire next)."""
+        rows = self._read(
+            "SELECT min(expires_at) FROM actions WHERE status IN ('pending', 'approved')"
+        )
+        return rows[0][0] if rows else None
+
     def data_version(self) -> int:
         """A number that changes whenever any process commits a change to the store.
 

@@ -1,9 +1,10 @@
 """The confirmation inbox: what agents asked to run, shown exactly, decided by a person.
 
-Live: every 300 ms a thread worker reads the store's `data_version()` (one cheap read) and
-re-lists only when something committed, or when the first pending action's expiry has passed
-(expiry commits nothing by itself). So a new action appears within a second without a key press,
-and decided or expired ones leave. The list is a line-API view (inbox/inbox_list.py): 10,000
+Live: the app's one store watch (inbox/inbox_badge.py, approvals/watcher.py) polls the store
+every 300 ms and publishes a StoreChanged when something committed or an expiry fell due (the
+watcher settles it); the inbox re-lists in a thread worker when the version it last read is not
+the one announced. So a new action appears within a second without a key press, and decided or
+expired ones leave. The list is a line-API view (inbox/inbox_list.py): 10,000
 pending actions are one list assignment.
 
 Exactly what you approve: the detail pane shows the tool (description, capabilities, external
@@ -42,19 +43,20 @@ from textual.timer import Timer
 from textual.widgets import Header, Input, Select, Static
 
 from patch_tui.approvals.store import (
-    STATUSES,
     Action,
+    ActionStatus,
     Decision,
     Event,
     StoreBusy,
     StoreError,
     parse_iso,
 )
+from patch_tui.approvals.watcher import StoreChanged
 from patch_tui.format import toolfile
 from patch_tui.ui.commands import CommandList
 from patch_tui.ui.dialogs.dialog import DialogKeyGuard
 from patch_tui.ui.inbox import inbox_list
-from patch_tui.ui.inbox.inbox_badge import POLL_INTERVAL, app_store, store_path
+from patch_tui.ui.inbox.inbox_badge import app_store, pending_watch, store_path
 from patch_tui.ui.inbox.inbox_dialogs import DecideModal
 from patch_tui.ui.inbox.inbox_list import (
     HISTORY_COLUMNS,
@@ -66,7 +68,7 @@ from patch_tui.ui.inbox.inbox_list import (
 from patch_tui.ui.safe_text import JsonView, SafeReport, SafeTitles, json_view, safe, safe_line
 from patch_tui.ui.widgets.key_bar import KeyBar
 
-HISTORY_STATUSES = tuple(s for s in STATUSES if s != "pending")
+HISTORY_STATUSES = tuple(s for s in ActionStatus if s != ActionStatus.PENDING)
 # Rows read first on opening (the newest), before the whole list.
 FIRST_PAGE = 200
 # The args recalled in the decide dialog (the details pane above it has them all).
@@ -230,6 +232,8 @@ class InboxScreen(Screen[None]):
         self.version: int | None = None
         self.next_due = float("inf")
         self.polling = False
+        self._again = False  # a read was asked for while one was running: read again after it
+        self._stale = False  # the last read failed: read at the next change, whatever its version
         self.busy = False
         self.error: str | None = None
         self.loaded = False
@@ -239,7 +243,6 @@ class InboxScreen(Screen[None]):
         self.view: JsonView | None = None
         self.seen_end = False
         self.events: list[Event] = []
-        self._force = True
         self._detail_timer: Timer | None = None
 
     # -- layout -------------------------------------------------------------------------------
@@ -282,7 +285,10 @@ class InboxScreen(Screen[None]):
         self.list.focus()
         self.watch(self.detail, "scroll_y", self._detail_scrolled, init=False)
         self.watch(self.detail, "virtual_size", self._detail_laid_out, init=False)
-        self.set_interval(POLL_INTERVAL, self._tick, name="inbox-poll")
+        watch = pending_watch(self.app)
+        if watch.last is not None:
+            self.next_due = watch.last.next_due
+        watch.store_changed.subscribe(self, self._store_changed)
         self.set_interval(1.0, self._clock, name="inbox-clock")
         self._tick()
 
@@ -298,31 +304,39 @@ class InboxScreen(Screen[None]):
 
     # -- reading the store --------------------------------------------------------------------
 
+    def _store_changed(self, changed: StoreChanged) -> None:
+        """The store watch says something changed: re-list unless this version was read."""
+        self.next_due = changed.next_due
+        if changed.error is not None:
+            self._loaded(changed.error, final=False)
+            return
+        if self._stale or changed.version != self.version:
+            self._stale = False
+            self._tick()
+
     def _tick(self) -> None:
+        """Re-list now (once the read under way, if any, is in)."""
         if self.polling:
-            return  # the last read is still waiting on a lock: never pile up threads
+            self._again = True  # never pile up threads: one read at a time
+            return
         self.polling = True
-        self._poll(self.mode, self._force, self.version, self.next_due)
-        self._force = False
+        self._poll(self.mode, self.version)
 
     @work(thread=True, group="inbox-poll", exit_on_error=False)
-    def _poll(self, mode: str, force: bool, known: int | None, due: float) -> None:
+    def _poll(self, mode: str, known: int | None) -> None:
         try:
             store = app_store(self.app)
+            # The version before reading: a change committed meanwhile is announced again.
             version = store.data_version()
-            if not force and version == known and inbox_list.clock() < due:
-                result: Any = None
-            else:
-                statuses = ("pending",) if mode == "pending" else HISTORY_STATUSES
-                if known is None:
-                    # First read: the newest rows first, so the screen fills at once even with
-                    # 10,000 actions, then the whole list right after.
-                    first = store.list_actions(statuses=statuses, limit=FIRST_PAGE)
-                    if len(first) == FIRST_PAGE:
-                        self.app.call_from_thread(self._loaded, (first, None, mode), False)
-                actions = store.list_actions(statuses=statuses)
-                # list_actions may have committed expiries: take the version after it.
-                result = (actions, store.data_version(), mode)
+            statuses = (ActionStatus.PENDING,) if mode == "pending" else HISTORY_STATUSES
+            if known is None:
+                # First read: the newest rows first, so the screen fills at once even with
+                # 10,000 actions, then the whole list right after.
+                first = store.list_actions(statuses=statuses, limit=FIRST_PAGE)
+                if len(first) == FIRST_PAGE:
+                    self.app.call_from_thread(self._loaded, (first, None, mode), False)
+            actions = store.list_actions(statuses=statuses)
+            result: Any = (actions, version, mode)
         except StoreError as exc:  # StoreBusy included: shown, and retried on the next tick
             result = exc
         except Exception as exc:  # a damaged row, say: said, and the next tick tries again
@@ -335,6 +349,9 @@ class InboxScreen(Screen[None]):
     def _loaded(self, result: Any, final: bool = True) -> None:
         if final:
             self.polling = False
+            if self._again:
+                self._again = False
+                self.call_later(self._tick)
         status = self.query_one("#inbox-status", Static)
         if isinstance(result, StoreError):
             busy = isinstance(result, StoreBusy)
@@ -343,7 +360,7 @@ class InboxScreen(Screen[None]):
             status.update(
                 safe_line(("store busy, retrying… " if busy else "store unavailable: ") + str(result))
             )
-            self._force = True
+            self._stale = True  # read again at the next change (the watch retries meanwhile)
             return
         if self.busy or self.error:
             self.busy, self.error = False, None
@@ -352,7 +369,7 @@ class InboxScreen(Screen[None]):
             return
         actions, version, mode = result
         if mode != self.mode:
-            self._force = True  # the mode changed while reading: read again
+            self._tick()  # the mode changed while reading: read again
             return
         self.actions = actions
         if not final:  # the first page: shown now, the rest follows
@@ -362,13 +379,6 @@ class InboxScreen(Screen[None]):
         self.version = version
         self.loaded = True
         self.load_count += 1
-        if mode == "pending":
-            # The times are fixed-width ISO strings: the smallest string is the earliest time,
-            # so 10,000 rows cost one parse, not 10,000.
-            first = min((a.expires_at for a in actions), default=None)
-            self.next_due = _ts(first) if first else float("inf")
-        else:
-            self.next_due = float("inf")
         self._apply_filter()
         self._update_status()
 
@@ -403,6 +413,9 @@ class InboxScreen(Screen[None]):
         self.query_one("#inbox-status", Static).update(safe_line(text))
 
     def _clock(self) -> None:
+        if self._stale and not self.polling:
+            self._stale = False
+            self._tick()  # the last read failed and nothing was announced since: try again
         # Ages and countdowns move every second; only the visible lines render.
         self.list.refresh()
         if self.current is not None and self.mode == "pending":
@@ -755,7 +768,6 @@ class InboxScreen(Screen[None]):
                     "will be told what changed.",
                     markup=False,
                 )
-            self._force = True
             self._tick()
 
         open_edit_dialog(self, action, done)
@@ -774,7 +786,6 @@ class InboxScreen(Screen[None]):
         def done(grant: Any) -> None:
             if grant is not None:
                 self.notify(describe(grant), markup=False)
-            self._force = True
             self._tick()
 
         open_allow_dialog(self, action, done)
@@ -834,7 +845,6 @@ class InboxScreen(Screen[None]):
                     + ("will now run it." if verb == "approve" else "will be told it was rejected."),
                     markup=False,
                 )
-            self._force = True
             self._tick()
 
         self.app.push_screen(
@@ -872,7 +882,6 @@ class InboxScreen(Screen[None]):
         self._show_columns()
         self.list.set_actions([])
         self.query_one("#inbox-status", Static).update("Reading the confirmation store…")
-        self._force = True
         self._tick()
         self.refresh_bindings()
 

@@ -2,7 +2,9 @@
 
     app_store(app)            -> Store   opened once per app, from a worker thread only (opening
                                          may wait on a lock); StoreError when it cannot be opened
-    install_pending_watch(app)           polls the count and keeps a PendingBadge on each screen
+    install_pending_watch(app)           the app's one store watch (approvals/watcher.py): keeps a
+                                         PendingBadge on each screen, and publishes every
+                                         StoreChanged on `pending_watch(app).store_changed`
 
 Why a badge mounted into each screen rather than a line in one screen's header: the desk, help,
 generate and inbox screens each have their own layout, and some have no header at all. The badge
@@ -23,9 +25,11 @@ from typing import Any
 from textual.app import App
 from textual.content import Content
 from textual.screen import ModalScreen, Screen
+from textual.signal import Signal
 from textual.widgets import Static
 
-from patch_tui.approvals.store import Store, StoreBusy, StoreError
+from patch_tui.approvals.store import Store, StoreError
+from patch_tui.approvals.watcher import StoreChanged, StoreWatcher
 
 POLL_INTERVAL = 0.3
 # The TUI waits on a lock for at most this long per read, then says "store busy" and retries.
@@ -94,29 +98,40 @@ class PendingBadge(Static):
 
 
 class PendingWatch:
-    """Polls the store's pending count (data_version first: a cheap read) in a thread worker."""
+    """The app's one watch on the store: a StoreWatcher (approvals/watcher.py) polled in a thread
+    worker. Each StoreChanged updates the badge and the alerts here, and goes out on
+    `store_changed` (a Textual Signal) to whoever else shows the store: the inbox."""
 
     def __init__(self, app: App[Any]) -> None:
         self.app = app
         self.count = 0
         self.busy = False
-        self._version: int | None = None
+        self.last: StoreChanged | None = None
         self._running = False
         self._last_read = 0.0
-        self._seen_tokens = 0
-        # Tokens pending at the last read (None before the first): what is new since then
-        # is what the alerts announce (ui/alerts.py); what was waiting at start-up is not.
-        self._known: set[str] | None = None
+        self.watcher = StoreWatcher(self._open_store)
+        self.store_changed: Signal[StoreChanged] = Signal(app, "store-changed")
         from patch_tui.ui.alerts import Alerter
 
         self.alerter = Alerter(app)
 
-    def start(self) -> None:
-        self.app.set_interval(POLL_INTERVAL, self._tick, name="pending-watch")
-        self.app.screen_change_signal.subscribe(self.app, self._screen_changed)
-        self._tick()
+    @property
+    def _known(self) -> set[str] | None:
+        return self.watcher.known
 
-    def _tick(self) -> None:
+    def _open_store(self) -> Store | None:
+        # Never creates a store: with no store file yet there is nothing to watch.
+        if getattr(self.app, "_patch_store", None) is None and not store_path(self.app).exists():
+            return None
+        return app_store(self.app)
+
+    def start(self) -> None:
+        self.app.set_interval(POLL_INTERVAL, self.poll, name="pending-watch")
+        self.app.screen_change_signal.subscribe(self.app, self._screen_changed)
+        self.poll()
+
+    def poll(self) -> None:
+        """Look at the store now (also what the timer calls)."""
         if self._running:
             return  # a read is still waiting on the store: never pile up threads
         self._running = True
@@ -125,46 +140,32 @@ class PendingWatch:
         )
 
     def _read(self) -> None:
-        count, busy = self.count, False
-        arrived: list[Any] = []
         try:
-            if getattr(self.app, "_patch_store", None) is None and not store_path(self.app).exists():
-                count = 0
-                self._known = set()
-            else:
-                store = app_store(self.app)
-                version = store.data_version()
-                # Re-count on a change, and every second anyway: expiry changes no version.
-                if version != self._version or time.monotonic() - self._last_read > 1.0:
-                    count = store.pending_count()
-                    if version != self._version or self._known is None:
-                        arrived = self._arrivals(store)
-                    self._version = version
-                    self._last_read = time.monotonic()
-        except StoreBusy:
-            busy = True
-        except StoreError:
-            count = 0
-        except Exception:  # never let one bad read stop the badge for good
-            count = self.count
+            changed = self.watcher.poll()
+        except Exception as exc:  # never let one bad read stop the watch for good
+            changed = StoreChanged(
+                version=None,
+                pending_count=self.count,
+                error=StoreError(f"{store_path(self.app)}: cannot read the store: {exc!r}"),
+            )
+        self._last_read = time.monotonic()
         try:
-            self.app.call_from_thread(self._apply, count, busy, arrived)
+            self.app.call_from_thread(self._apply, changed)
         except RuntimeError:
             self._running = False  # the app is closing
 
-    def _arrivals(self, store: Store) -> list[Any]:
-        pending = store.list_actions(statuses=("pending",), limit=200)
-        known, self._known = self._known, {a.token for a in pending}
-        if known is None:
-            return []
-        return [a for a in reversed(pending) if a.token not in known]
-
-    def _apply(self, count: int, busy: bool, arrived: list[Any] | None = None) -> None:
+    def _apply(self, changed: StoreChanged | None) -> None:
         self._running = False
-        if arrived:
-            self.alerter.arrived(arrived)
+        if changed is None:
+            return
+        self.last = changed
+        if changed.arrived:
+            self.alerter.arrived(list(changed.arrived))
+        busy = changed.busy
+        # An unavailable store (not busy) shows no count, as before: nothing can be decided.
+        count = 0 if changed.error is not None and not busy else changed.pending_count
         grew = count > self.count
-        changed = count != self.count or busy != self.busy
+        moved = count != self.count or busy != self.busy
         self.count, self.busy = count, busy
         if grew and type(self.app.screen).__name__ != "InboxScreen":
             noun = "action is" if count == 1 else "actions are"
@@ -174,8 +175,9 @@ class PendingWatch:
                 severity="warning",
                 markup=False,
             )
-        if changed:
+        if moved:
             self._update_badge(self.app.screen)
+        self.store_changed.publish(changed)
 
     def _screen_changed(self, screen: Screen[Any]) -> None:
         self._update_badge(screen)
@@ -194,8 +196,17 @@ class PendingWatch:
         badges[0].show_count(self.count, self.busy)
 
 
+def pending_watch(app: App[Any]) -> PendingWatch:
+    """The app's watch, made (not started) on first use: the inbox subscribes to it on mount,
+    which may come before the app starts it."""
+    watch: PendingWatch | None = getattr(app, "_pending_watch", None)
+    if watch is None:
+        watch = PendingWatch(app)
+        app._pending_watch = watch  # type: ignore[attr-defined]
+    return watch
+
+
 def install_pending_watch(app: App[Any]) -> PendingWatch:
-    watch = PendingWatch(app)
-    app._pending_watch = watch  # type: ignore[attr-defined]
+    watch = pending_watch(app)
     watch.start()
     return watch

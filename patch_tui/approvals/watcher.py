@@ -1,0 +1,135 @@
+"""One watcher of the confirmation store for everything in a process that shows it live.
+
+    watcher = StoreWatcher(open_store)     open_store() -> Store, or None while no store file exists
+    changed = watcher.poll()               -> StoreChanged | None   (None: nothing changed)
+
+A UI calls `poll()` every 300 ms or so, off its UI thread (a poll may wait on the store's lock),
+and hands each `StoreChanged` to whatever shows the store: the pending badge, the inbox. So one
+process reads the store once per tick however many views it has.
+
+What a poll costs: `data_version()` (one cheap read) when nothing changed and nothing is due.
+When the version moved, on the first poll, or once the earliest expiry has passed, it settles
+the store (`Store.settle()`: due actions become expired, dead claimers interrupted; a write only
+when something is due), then counts the pending actions, reads the next expiry and the newest
+pending ones (to say which arrived). Expiry is settled here, explicitly, because reading the
+store never writes (`Store.list_actions` is a pure read).
+
+`StoreChanged` carries what the views need: the version it describes (a view re-reads its own
+rows when that differs from the version of its last read), the pending count, the next expiry,
+the pending actions that arrived since the previous change (none on the first), and the error
+when the store could not be read (`StoreBusy`: the next poll tries again).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from patch_tui.approvals.store import (
+    Action,
+    ActionStatus,
+    Store,
+    StoreBusy,
+    StoreError,
+    parse_iso,
+)
+
+# The newest pending actions read to find arrivals: more than a person reads in one toast.
+ARRIVALS_WINDOW = 200
+
+
+@dataclass(frozen=True)
+class StoreChanged:
+    """What changed in the store since the previous `StoreChanged` (or the first look at it)."""
+
+    # The store's data_version after settling; None while there is no store file yet, or when
+    # it could not be read.
+    version: int | None
+    pending_count: int
+    # The earliest expiry of a pending or approved action, in epoch seconds (inf: none).
+    next_due: float = float("inf")
+    # Pending actions that arrived since the previous change, oldest first. Empty on the first
+    # look: what was waiting before is not news.
+    arrived: tuple[Action, ...] = ()
+    # Why the store could not be read this time (StoreBusy: another process holds its lock).
+    error: StoreError | None = None
+
+    @property
+    def busy(self) -> bool:
+        return isinstance(self.error, StoreBusy)
+
+    def _same_as(self, other: StoreChanged | None) -> bool:
+        return (
+            other is not None
+            and not self.arrived
+            and (self.version, self.pending_count, self.next_due, _error_key(self.error))
+            == (other.version, other.pending_count, other.next_due, _error_key(other.error))
+        )
+
+
+def _error_key(error: StoreError | None) -> tuple[type, str] | None:
+    return None if error is None else (type(error), str(error))
+
+
+class StoreWatcher:
+    """Polls one store and says what changed. Not thread-safe: poll from one thread at a time."""
+
+    def __init__(
+        self,
+        open_store: Callable[[], Store | None],
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._open_store = open_store
+        self._clock = clock
+        self.last: StoreChanged | None = None
+        # Tokens pending at the last read (None before the first): what is new since then is
+        # what arrived.
+        self.known: set[str] | None = None
+        self.polls = 0
+
+    def poll(self) -> StoreChanged | None:
+        """One look at the store: a StoreChanged when anything a view shows changed, else None."""
+        self.polls += 1
+        try:
+            changed = self._look()
+        except StoreError as exc:
+            last = self.last
+            changed = StoreChanged(
+                version=None,
+                pending_count=0 if last is None else last.pending_count,
+                next_due=float("inf") if last is None else last.next_due,
+                error=exc,
+            )
+        if changed is None or changed._same_as(self.last):
+            return None
+        self.last = changed
+        return changed
+
+    def _look(self) -> StoreChanged | None:
+        store = self._open_store()
+        if store is None:
+            self.known = set()
+            return StoreChanged(version=None, pending_count=0)
+        last = self.last
+        version = store.data_version()
+        due = last is not None and self._clock() >= last.next_due
+        if last is not None and last.error is None and version == last.version and not due:
+            return None  # the common case: one cheap read
+        if store.settle():
+            version = store.data_version()
+        expiry = store.next_expiry()
+        return StoreChanged(
+            version=version,
+            pending_count=store.pending_count(),
+            next_due=parse_iso(expiry) if expiry else float("inf"),
+            arrived=tuple(self._arrivals(store)),
+        )
+
+    def _arrivals(self, store: Store) -> list[Action]:
+        pending = store.list_actions(statuses=(ActionStatus.PENDING,), limit=ARRIVALS_WINDOW)
+        known, self.known = self.known, {a.token for a in pending}
+        if known is None:
+            return []
+        return [a for a in reversed(pending) if a.token not in known]
