@@ -658,7 +658,7 @@ class Guard:
         fresh = answer_payload(again)
         if not is_confirmation(fresh):
             return again  # not held upstream any more: that call was the run
-        approved_kinds = {action.kind}
+        approved_kinds: set[str] = {action.kind}
         if details.get("after_tainted_input"):
             approved_kinds.add("tainted_input")
         if fresh.get("kind", "human_confirm") not in approved_kinds:
