@@ -154,3 +154,37 @@ def test_no_lint_module_over_600_lines() -> None:
     }
     assert not long, long
 
+
+
+# A value of the wrong YAML shape for each kind of field the table knows.
+_WRONG_SHAPE = {"string": [1, 2], "boolean": [1, 2], "list": {"a": 1}, "mapping": [1, 2]}
+# Where each group of the field table sits in a manifest built from lintkit's CLEAN tool (its
+# second input is an array with `items`).
+_GROUP_PATH = {
+    "": (),
+    "inputs[]": ("inputs", 1),
+    "outputs": ("outputs",),
+    "capabilities": ("capabilities",),
+    "runtime": ("runtime",),
+    "items": ("inputs", 1, "items"),
+}
+
+
+def test_the_type_check_follows_the_field_table() -> None:
+    """PT022's type checks come from format/fields.py: every field the table types is checked
+    at its path, so adding a field to the table is all lint needs."""
+    from patch_tui.format import fields, toolfile
+    from patch_tui.lint.engine import selected_rules
+
+    pt022 = selected_rules(["PT022"])
+    tf = toolfile.parse(CLEAN)
+    checked = 0
+    for spec in fields.FIELDS:
+        if spec.yaml_kind == "any" or spec.path == "runtime.python_version":  # PT023's own
+            continue
+        path = (*_GROUP_PATH[spec.group], spec.key)
+        text = toolfile.with_frontmatter(tf, toolfile.set_field(tf.data, path, _WRONG_SHAPE[spec.yaml_kind]))
+        found = [d for d in lint_text(text, rules=pt022) if d.field == path]
+        assert found, f"{spec.path}: a {spec.yaml_kind} field given the wrong shape is not reported"
+        checked += 1
+    assert checked >= 20

@@ -6,12 +6,14 @@ import re
 from collections.abc import Iterator
 
 from patch_tui.format.fields import (
-    FILESYSTEM_MODES,
+    spec,
 )
 from patch_tui.lint.context import LintContext
 from patch_tui.lint.diagnostic import Diagnostic, Fix
 from patch_tui.lint.rule import Rule
 from patch_tui.lint.rules.manifest.helpers import did_you_mean, show, suggest
+
+_MODES = spec("capabilities.filesystem").choices  # from the field table
 
 PT017 = Rule(
     "PT017",
@@ -33,8 +35,8 @@ def bad_filesystem(ctx: LintContext) -> Iterator[Diagnostic]:
     corrects spellings like `read_only` or `ReadOnly`.
     """
     value = ctx.get("capabilities", "filesystem")
-    if isinstance(value, str) and value not in FILESYSTEM_MODES:
-        matches = suggest(value, FILESYSTEM_MODES, cutoff=0.6)
+    if isinstance(value, str) and value not in _MODES:
+        matches = suggest(value, _MODES, cutoff=0.6)
         exact = [
             m for m in matches if re.sub(r"[-_ ]", "", m) == re.sub(r"[-_ ]", "", value.lower())
         ]

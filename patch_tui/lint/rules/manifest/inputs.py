@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from patch_tui.format.fields import (
-    INPUT_TYPES,
     json_type,
+    spec,
 )
 from patch_tui.format.yamlio import Path
 from patch_tui.lint.context import LintContext
@@ -16,6 +16,11 @@ from patch_tui.lint.rule import Rule
 from patch_tui.lint.rules.manifest.helpers import did_you_mean, inputs_of, show, suggest
 
 # Type names people write out of habit, mapped to the JSON type they mean.
+# The types each place takes, from the field table (format/fields.py).
+_INPUT_TYPE_CHOICES = spec("inputs[].type").choices
+_OUTPUT_TYPE_CHOICES = spec("outputs.type").choices
+_ITEM_TYPE_CHOICES = spec("items.type").choices
+
 _TYPE_ALIASES = {
     "str": "string",
     "text": "string",
@@ -48,12 +53,12 @@ def bad_input_type(ctx: LintContext) -> Iterator[Diagnostic]:
     """
     targets: list[tuple[Path, tuple[str, ...]]] = []
     for i, _inp in inputs_of(ctx):
-        targets.append((("inputs", i, "type"), INPUT_TYPES))
-        targets.append((("inputs", i, "items", "type"), INPUT_TYPES))
-    targets.append((("outputs", "type"), (*INPUT_TYPES, "null")))
-    targets.append((("outputs", "items", "type"), INPUT_TYPES))
+        targets.append((("inputs", i, "type"), _INPUT_TYPE_CHOICES))
+        targets.append((("inputs", i, "items", "type"), _ITEM_TYPE_CHOICES))
+    targets.append((("outputs", "type"), _OUTPUT_TYPE_CHOICES))
+    targets.append((("outputs", "items", "type"), _ITEM_TYPE_CHOICES))
     if isinstance(ctx.get("outputs", "items"), str):
-        targets.append((("outputs", "items"), INPUT_TYPES))
+        targets.append((("outputs", "items"), _ITEM_TYPE_CHOICES))
     for path, allowed in targets:
         value = ctx.get(*path)
         if not isinstance(value, str) or value in allowed:

@@ -6,18 +6,28 @@ from collections.abc import Iterator
 from typing import Any
 
 from patch_tui.format.fields import (
+    NO_DEFAULT,
     REQUIRED_FIELDS,
+    FieldSpec,
+    fields_of,
 )
 from patch_tui.lint.context import LintContext
 from patch_tui.lint.diagnostic import Diagnostic
 from patch_tui.lint.rule import Rule
 from patch_tui.lint.rules.manifest.helpers import inputs_of, raw_of, show
 
+
+def _starter(f: FieldSpec) -> Any:
+    """What the quick fix writes for a missing field: its default, or for a mapping the
+    defaults of the fields the format requires in it (least privilege, for the person to review)."""
+    if f.type == "object":
+        return {g.key: g.default for g in fields_of(f.of) if g.required}
+    return f.default
+
+
+# From the field table (format/fields.py): the required fields that have a default.
 _DEFAULTS: dict[str, Any] = {
-    "inputs": [],
-    "outputs": {"type": "object"},
-    "capabilities": {"network": False, "filesystem": "none", "human_confirm": False},
-    "runtime": {"language": "python", "python_version": "3.12", "packages": []},
+    f.key: _starter(f) for f in fields_of("") if f.required and f.default is not NO_DEFAULT
 }
 
 

@@ -11,12 +11,15 @@ from patch_tui.format.fields import (
     OUTPUT_FIELDS,
     RUNTIME_FIELDS,
     TOP_LEVEL_FIELDS,
+    fields_of,
 )
 from patch_tui.format.yamlio import Path
 from patch_tui.lint.context import LintContext
 from patch_tui.lint.diagnostic import Diagnostic, Fix
 from patch_tui.lint.rule import Rule
 from patch_tui.lint.rules.manifest.helpers import did_you_mean, inputs_of, show, suggest
+
+_ITEM_FIELDS: tuple[str, ...] = tuple(f.key for f in fields_of("items"))
 
 
 def _mappings(ctx: LintContext) -> Iterator[tuple[Path, dict[str, Any], tuple[str, ...], str]]:
@@ -25,7 +28,7 @@ def _mappings(ctx: LintContext) -> Iterator[tuple[Path, dict[str, Any], tuple[st
     for i, inp in inputs_of(ctx):
         yield ("inputs", i), inp, INPUT_FIELDS, "input"
         if isinstance(inp.get("items"), dict):
-            yield ("inputs", i, "items"), inp["items"], ("type",), "items"
+            yield ("inputs", i, "items"), inp["items"], _ITEM_FIELDS, "items"
     for key, fields in (
         ("outputs", OUTPUT_FIELDS),
         ("capabilities", CAPABILITY_FIELDS),
@@ -36,7 +39,7 @@ def _mappings(ctx: LintContext) -> Iterator[tuple[Path, dict[str, Any], tuple[st
             yield (key,), value, fields, f"`{key}`"
     items = ctx.get("outputs", "items")
     if isinstance(items, dict):
-        yield ("outputs", "items"), items, ("type",), "`outputs.items`"
+        yield ("outputs", "items"), items, _ITEM_FIELDS, "`outputs.items`"
 
 
 PT004 = Rule(

@@ -10,6 +10,7 @@ from patch_tui.format import yamlio
 from patch_tui.format.fields import (
     INPUT_TYPES,
     REQUIRED_FIELDS,
+    YAML_KINDS,
     fits_json_type,
 )
 from patch_tui.format.toolfile import ProblemCode
@@ -23,41 +24,23 @@ from patch_tui.untrusted.text_safety import visible
 _STR, _BOOL, _LIST, _DICT, _ANY = "string", "boolean", "list", "mapping", "any"
 
 
-_TOP_TYPES = {
-    "name": _STR,
-    "version": _STR,
-    "description": _STR,
-    "inputs": _LIST,
-    "outputs": _DICT,
-    "capabilities": _DICT,
-    "runtime": _DICT,
-    "external_auth": _LIST,
-    "generated_by": _STR,
-    "generated_at": _STR,
-}
+def _kinds(group: str) -> dict[str, str]:
+    """The YAML shape each field of a group must have, from the field table (format/fields.py)."""
+    kinds = dict(YAML_KINDS[group])
+    if group == "runtime":
+        # PT023 owns python_version: a number there gets its own message and fix.
+        kinds["python_version"] = _ANY
+    return kinds
 
 
-_INPUT_TYPES = {
-    "name": _STR,
-    "type": _STR,
-    "description": _STR,
-    "required": _BOOL,
-    "default": _ANY,
-    "tainted_ok": _BOOL,
-    "items": _DICT,
-}
-
-
-_OUTPUT_TYPES = {"type": _STR, "description": _STR, "items": _ANY}
-
-
-_CAP_TYPES = {"network": _BOOL, "filesystem": _STR, "human_confirm": _BOOL, "browser": _BOOL}
-
-
-_RUNTIME_TYPES = {"language": _STR, "python_version": _ANY, "packages": _LIST}
-
-
-_ITEMS_TYPES = {"type": _STR}
+_TOP_TYPES = _kinds("")
+_INPUT_TYPES = _kinds("inputs[]")
+_OUTPUT_TYPES = _kinds("outputs")
+_CAP_TYPES = _kinds("capabilities")
+_RUNTIME_TYPES = _kinds("runtime")
+_ITEMS_TYPES = _kinds("items")
+# Required mappings left empty (`outputs:`) are reported as such, not as a wrong type.
+_REQUIRED_MAPPINGS = frozenset(k for k, kind in _TOP_TYPES.items() if kind == _DICT and k in REQUIRED_FIELDS)
 
 
 # The first characters of every plain scalar YAML 1.1 reads as a bool, null, number or date.
@@ -225,7 +208,7 @@ def wrong_type(ctx: LintContext) -> Iterator[Diagnostic]:
     for key, expected in _TOP_TYPES.items():
         if key not in data or expected == _ANY:
             continue
-        if key in REQUIRED_FIELDS[3:] and data[key] is None and key != "inputs":
+        if key in _REQUIRED_MAPPINGS and data[key] is None:
             yield PT022.diag(ctx, f"`{key}` is empty: fill in its fields", key)
             continue
         if not _fine(data[key], expected):
