@@ -366,7 +366,7 @@ def test_plain_reader_agrees_with_the_model(data: dict) -> None:
     from pydantic import ValidationError
 
     from patch_tui.ui.theming.theme_file import ThemeFile
-    from patch_tui.ui.theming.themes import _plain_theme
+    from patch_tui.ui.theming.theme_schema import plain_theme as _plain_theme
 
     plain = _plain_theme(dict(data))
     try:
@@ -385,7 +385,7 @@ def test_shipped_and_builtin_themes_are_read_plainly() -> None:
     from textual.theme import BUILTIN_THEMES
 
     from patch_tui.ui.theming.theme_file import ThemeFile
-    from patch_tui.ui.theming.themes import _plain_theme
+    from patch_tui.ui.theming.theme_schema import plain_theme as _plain_theme
 
     for path in sorted(paths.themes_dir().glob("*.toml")):
         data = tomllib.loads(path.read_text(encoding="utf-8"))

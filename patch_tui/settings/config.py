@@ -3,14 +3,16 @@
 The config file is `config.toml` in the user config folder, or `PATCH_TUI_CONFIG` (tests point it
 at a temporary file so they never read or write the real one).
 
-Two ways to read them:
-- `load_settings()`: the validated `Settings` (pydantic-settings, in settings/model.py): the
-  source of truth for every setting, imported on first use;
-- `start_settings()`: what the desk needs before its first frame (theme, keymap, watch_tools,
-  watch_themes), read with tomllib alone, because importing pydantic and pydantic-settings
-  costs more than a tenth of a second. It takes a value only where it reads it exactly as
-  pydantic-settings does, and hands anything else to `load_settings()`: the two never disagree,
-  and a broken config file gives the same ConfigError (tests/test_config.py holds them to it).
+Every setting is described once, in settings/schema.py (name, kind, default, range, doc). Two
+ways to read them:
+- `start_settings()`: what the desk needs before its first frame (the table's start-up
+  settings), read by the table's kinds with tomllib alone, because importing pydantic and
+  pydantic-settings costs more than a tenth of a second. It takes a value only where it reads
+  it exactly as pydantic-settings does, and hands anything else to `load_settings()`: the two
+  never disagree, and a broken config file gives the same ConfigError (tests/test_config.py);
+- `load_settings()`: the validated `Settings` (pydantic-settings, settings/model.py, over the
+  same table), imported on first use: it decides unusual input and words what is wrong.
+This module imports the model, never the other way round.
 """
 
 from __future__ import annotations
@@ -25,25 +27,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from patch_tui.settings import paths
+from patch_tui.settings.schema import (  # noqa: F401 - DEFAULT_MODEL and RANGES are read from here too
+    BY_NAME,
+    DEFAULT_MODEL,
+    ENV_PREFIX,
+    KINDS,
+    RANGES,
+    START_FIELDS,
+)
+from patch_tui.settings.toml_file import (  # noqa: F401 - the config file's reader, re-exported
+    MAX_TOML_BYTES,
+    MAX_TOML_DEPTH,
+    loads_toml,
+    read_toml,
+)
 
 if TYPE_CHECKING:
     from patch_tui.settings.model import Settings
-
-DEFAULT_MODEL = "claude-sonnet-5-5"
-
-# Every numeric setting's allowed range, inclusive (one home: settings.py's fields take their
-# bounds from here, and start_settings() hands a value outside them to the validated reader).
-RANGES: dict[str, tuple[int, int]] = {
-    "max_repairs": (0, 10),
-    "confirm_ttl": (1, 30 * 24 * 3600),  # seconds: up to 30 days
-    "confirm_wait": (0, 3600),  # seconds patch_confirm_action waits for a decision
-    "serve_max_args_bytes": (1024, 64 << 20),
-}
-
-# Config and theme files are tiny and flat; tomllib recurses once per nested array or inline
-# table, so deeper text is refused before it is parsed (a RecursionError otherwise).
-MAX_TOML_DEPTH = 32
-MAX_TOML_BYTES = 1 << 20
 
 
 def __getattr__(name: str) -> Any:
@@ -107,87 +107,24 @@ def describe_settings_error(exc: Any) -> str:
     return "; ".join(parts)
 
 
-def _too_deep(text: str, limit: int) -> bool:
-    """Whether arrays or inline tables nest deeper than `limit` (brackets inside strings and
-    comments do not count). A cheap scan: tomllib does the real parsing afterwards."""
-    depth = 0
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i]
-        if c == "#":
-            end = text.find("\n", i)
-            i = n if end < 0 else end
-            continue
-        if c == '"' or c == "'":
-            quote = c * 3 if text.startswith(c * 3, i) else c
-            j = i + len(quote)
-            while j < n and not text.startswith(quote, j):
-                if c == '"' and text[j] == "\\":
-                    j += 1
-                elif len(quote) == 1 and text[j] == "\n":
-                    break
-                j += 1
-            i = j + len(quote)
-            continue
-        if c == "[" or c == "{":
-            depth += 1
-            if depth > limit:
-                return True
-        elif (c == "]" or c == "}") and depth:
-            depth -= 1
-        i += 1
-    return False
-
-
-def _data_depth(value: Any) -> int:
-    """How deep tables and arrays nest in parsed data (dotted keys nest without brackets)."""
-    deepest = 0
-    stack = [(value, 0)]
-    while stack:
-        item, depth = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, depth + 1)
-            if deepest > MAX_TOML_DEPTH:
-                break
-            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
-    return deepest
-
-
-def loads_toml(text: str) -> dict[str, Any]:
-    """tomllib.loads with a nesting limit. Too deep is a TOMLDecodeError, which every caller
-    already reports in one line (never a RecursionError)."""
-    if _too_deep(text, MAX_TOML_DEPTH):
-        raise tomllib.TOMLDecodeError(f"nested deeper than {MAX_TOML_DEPTH} levels")
-    try:
-        data = tomllib.loads(text)
-    except RecursionError:  # should the scan ever miss a way to nest
-        raise tomllib.TOMLDecodeError(f"nested deeper than {MAX_TOML_DEPTH} levels") from None
-    if _data_depth(data) > MAX_TOML_DEPTH:
-        raise tomllib.TOMLDecodeError(f"nested deeper than {MAX_TOML_DEPTH} levels")
-    return data
-
-
-def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """A TOML file read by type and size first (a FIFO or /dev/zero is refused, see
-    untrusted/files.py), then `loads_toml`. Raises OSError, UnicodeDecodeError, TOMLDecodeError."""
-    from patch_tui.untrusted.files import read_bytes
-
-    return loads_toml(read_bytes(path, limit=MAX_TOML_BYTES).decode("utf-8"))
-
-
 # -- start-up settings, without pydantic ------------------------------------------------------
+
+
+def _start_default(name: str) -> Any:
+    return field(default_factory=BY_NAME[name].fresh_default)
 
 
 @dataclass
 class StartSettings:
-    """The settings the desk needs before its first frame. Any other one (`model`,
-    `confirm_ttl`, ...) is read from the validated Settings on first use, so code that takes
-    the app's settings never needs to know which kind it holds."""
+    """The settings the desk needs before its first frame (the table's `at_start` ones, with
+    its defaults). Any other one (`model`, `confirm_ttl`, ...) is read from the validated
+    Settings on first use, so code that takes the app's settings never needs to know which
+    kind it holds."""
 
-    theme: str = "patch-dark"
-    keymap: dict[str, str] = field(default_factory=dict)
-    watch_tools: bool = True
-    watch_themes: bool = True
+    theme: str = _start_default("theme")
+    keymap: dict[str, str] = _start_default("keymap")
+    watch_tools: bool = _start_default("watch_tools")
+    watch_themes: bool = _start_default("watch_themes")
 
     def __getattr__(self, name: str) -> Any:
         # Called only for names the dataclass lacks: the other settings.
@@ -206,28 +143,10 @@ class StartSettings:
             return Settings.model_construct()
 
 
-START_FIELDS = ("theme", "keymap", "watch_tools", "watch_themes")
-# Every field of Settings and how start_settings() reads it (a test keeps the two in step).
-# Fields it does not return are still read, so that a bad value anywhere is never let through.
-_KINDS: dict[str, str] = {
-    "theme": "str",
-    "model": "str",
-    "anthropic_api_key": "str",
-    "max_repairs": "int",
-    "confirm_ttl": "int",
-    "confirm_wait": "int",
-    "keymap": "keymap",
-    "watch_tools": "bool",
-    "watch_themes": "bool",
-    "sandbox_engine": "str",
-    "sandbox_allow_unisolated": "bool",
-    "serve_workspace": "str",
-    "alert_bell": "bool",
-    "alert_osc": "bool",
-    "alert_notify_send": "bool",
-    "serve_max_args_bytes": "int",
-}
-_ENV_PREFIX = "patch_tui_"  # pydantic-settings matches env names without regard to case
+# How start_settings() reads each setting: the table's kinds. Settings it does not return are
+# still read, so that a bad value anywhere is never let through.
+_KINDS = KINDS
+_ENV_PREFIX = ENV_PREFIX.lower()  # pydantic-settings matches env names without regard to case
 # pydantic's spellings of a boolean in text (any case; no spaces).
 _BOOL_WORDS = {w: True for w in ("1", "on", "t", "true", "y", "yes")} | {
     w: False for w in ("0", "off", "f", "false", "n", "no")

@@ -1,8 +1,10 @@
-"""The validated settings: a pydantic-settings class, the source of truth for every setting.
+"""The validated settings: a pydantic-settings class over the settings table (settings/schema.py).
 
 Imported by `config.load_settings()` on first use, never at start-up: pydantic and
 pydantic-settings take a tenth of a second and more to import, and the desk's first frame needs
-only four settings (`config.start_settings()` reads those without them).
+only the table's start-up settings (`config.start_settings()` reads those without them). The
+defaults, bounds and docs come from the table; the types are declared here, and
+`schema_disagreements()` holds them to the table's kinds.
 """
 
 from __future__ import annotations
@@ -19,16 +21,25 @@ from pydantic_settings import (
 )
 
 from patch_tui.settings import paths
-from patch_tui.settings.config import DEFAULT_MODEL, RANGES, read_toml
+from patch_tui.settings.schema import BY_NAME, ENV_PREFIX, SETTINGS, Setting
+from patch_tui.settings.toml_file import read_toml
 
 
-def _bounded(name: str, default: int) -> Any:
-    low, high = RANGES[name]
-    return Field(default=default, ge=low, le=high, strict=False)
+def _setting(name: str) -> Any:
+    """A field's default, bounds and doc from the table."""
+    s = BY_NAME[name]
+    extra: dict[str, Any] = {}
+    if s.bounds is not None:
+        extra = {"ge": s.bounds[0], "le": s.bounds[1], "strict": False}
+    if s.secret:
+        extra["repr"] = False
+    if isinstance(s.default, dict):
+        return Field(default_factory=s.fresh_default, description=s.doc, **extra)
+    return Field(default=s.default, description=s.doc, **extra)
 
 
 class _TomlSource(TomlConfigSettingsSource):
-    """The config file read by type, size and nesting depth first (config.read_toml)."""
+    """The config file read by type, size and nesting depth first (toml_file.read_toml)."""
 
     def _read_file(self, file_path: Path) -> dict[str, Any]:  # type: ignore[override]
         return read_toml(file_path)
@@ -37,65 +48,24 @@ class _TomlSource(TomlConfigSettingsSource):
 class Settings(BaseSettings):
     """patch-tui's settings. Each one can be set in config.toml or as PATCH_TUI_<NAME>."""
 
-    model_config = SettingsConfigDict(
-        env_prefix="PATCH_TUI_",
-        extra="ignore",
-        use_attribute_docstrings=True,
-    )
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
 
-    theme: str = "patch-dark"
-    """The theme's name: a shipped one (patch-dark, patch-light, patch-contrast) or your own."""
-
-    model: str = DEFAULT_MODEL
-    """The Claude model used to generate and refine tools."""
-
-    anthropic_api_key: str | None = Field(default=None, repr=False)
-    """An API key for Claude, used when ANTHROPIC_API_KEY is not set."""
-
-    max_repairs: int = _bounded("max_repairs", 2)
-    """How many times the generator sends lint errors back to the model for a fix."""
-
-    confirm_ttl: int = _bounded("confirm_ttl", 300)
-    """Seconds a pending confirmation stays approvable before it expires."""
-
-    confirm_wait: int = _bounded("confirm_wait", 50)
-    """Seconds patch_confirm_action waits for a person's decision before answering
-    awaiting_approval (serve and guard; 0: at once). Kept below common MCP host request
-    timeouts (60 s)."""
-
-    keymap: dict[str, str] = Field(default_factory=dict)
-    """Binding id -> keys, e.g. {"desk.save" = "ctrl+s,f2"}: remaps the app's bindings."""
-
-    watch_tools: bool = True
-    """Follow tool files changed outside the app (live reload)."""
-
-    watch_themes: bool = True
-    """Reload theme files when they change."""
-
-    sandbox_engine: str = "auto"
-    """What isolates tool runs: auto (bubblewrap where installed, else Landlock), bwrap,
-    landlock, or none (no filesystem isolation; gated calls are then refused)."""
-
-    sandbox_allow_unisolated: bool = False
-    """Run gated calls (human_confirm, tainted input) even where nothing can isolate them."""
-
-    serve_workspace: str | None = None
-    """The folder read-write tools may write when called through `patch-tui serve` (unset: none,
-    only their own run folder). `run`, `confirm` and try-it use the folder they are started from."""
-
-    alert_bell: bool = True
-    """Ring the terminal bell when an action arrives in the confirmation inbox."""
-
-    alert_osc: bool = True
-    """Send a desktop notification through the terminal (OSC 9 or OSC 777) when an action
-    arrives, in terminals known to show them (iTerm2, WezTerm, ghostty, Windows Terminal, foot,
-    rxvt-unicode; not inside tmux or screen)."""
-
-    alert_notify_send: bool = True
-    """Send a desktop notification with `notify-send` when an action arrives, if it is installed."""
-
-    serve_max_args_bytes: int = _bounded("serve_max_args_bytes", 1 << 20)
-    """The largest arguments (JSON, in bytes) `patch-tui serve` accepts for one tool call."""
+    theme: str = _setting("theme")
+    model: str = _setting("model")
+    anthropic_api_key: str | None = _setting("anthropic_api_key")
+    max_repairs: int = _setting("max_repairs")
+    confirm_ttl: int = _setting("confirm_ttl")
+    confirm_wait: int = _setting("confirm_wait")
+    keymap: dict[str, str] = _setting("keymap")
+    watch_tools: bool = _setting("watch_tools")
+    watch_themes: bool = _setting("watch_themes")
+    sandbox_engine: str = _setting("sandbox_engine")
+    sandbox_allow_unisolated: bool = _setting("sandbox_allow_unisolated")
+    serve_workspace: str | None = _setting("serve_workspace")
+    alert_bell: bool = _setting("alert_bell")
+    alert_osc: bool = _setting("alert_osc")
+    alert_notify_send: bool = _setting("alert_notify_send")
+    serve_max_args_bytes: int = _setting("serve_max_args_bytes")
 
     @classmethod
     def settings_customise_sources(
@@ -111,3 +81,36 @@ class Settings(BaseSettings):
             env_settings,
             _TomlSource(settings_cls, toml_file=paths.config_file()),
         )
+
+
+_TYPES: dict[str, Any] = {"str": str, "int": int, "bool": bool, "keymap": dict[str, str]}
+
+
+def _expected(s: Setting) -> Any:
+    base = _TYPES[s.kind]
+    return base | None if s.default is None else base
+
+
+def schema_disagreements() -> list[str]:
+    """Where Settings and the settings table differ (names, order, types, defaults, bounds,
+    docs). [] when they agree."""
+    problems: list[str] = []
+    declared = Settings.model_fields
+    if list(declared) != [s.name for s in SETTINGS]:
+        problems.append(f"Settings has {list(declared)}, the table {[s.name for s in SETTINGS]}")
+    for s in SETTINGS:
+        info = declared.get(s.name)
+        if info is None:
+            continue
+        default = info.default_factory() if info.default_factory is not None else info.default  # type: ignore[call-arg]
+        if info.annotation != _expected(s):
+            problems.append(f"{s.name}: {info.annotation} in Settings, {_expected(s)} in the table")
+        if default != s.default:
+            problems.append(f"{s.name}: default {default!r} in Settings, {s.default!r} in the table")
+        if (info.description or "") != s.doc:
+            problems.append(f"{s.name}: Settings' doc is not the table's")
+        bounds = [getattr(m, "ge", None) for m in info.metadata] + [getattr(m, "le", None) for m in info.metadata]
+        found = tuple(b for b in bounds if b is not None) or None
+        if found != s.bounds:
+            problems.append(f"{s.name}: bounds {found} in Settings, {s.bounds} in the table")
+    return problems

@@ -1,59 +1,40 @@
-"""The theme file model (pydantic): how a theme file is validated and its errors worded.
+"""The theme file model (pydantic), built from the theme table (theme_schema.THEME_KEYS): how a
+theme file the plain reader is not sure of is validated, and its errors worded.
 
-themes.py reads an ordinary theme file without it (importing pydantic would slow every start);
-anything unusual comes here, so what is refused, and why, is this model's word.
+Imported only then (importing pydantic would slow every start); it imports the table and its
+checks, never themes.py.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model, field_validator
 from textual.theme import Theme
 
-from patch_tui.ui.theming.themes import _NAME, _check_colour, _check_variable
+from patch_tui.ui.theming.theme_schema import (
+    _NAME,
+    COLOURS,
+    REQUIRED,
+    THEME_KEYS,
+    ThemeKey,
+    _check_colour,
+    _check_variable,
+)
 
 
-class ThemeFile(BaseModel):
+class ThemeFileBase(BaseModel):
     """One theme file. Colours are anything Textual understands: `#rrggbb`, `#rrggbbaa`,
     `rgb(…)`, `hsl(…)`, colour names, `ansi_*`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    name: str = Field(pattern=_NAME.pattern)
-    """The name you pick it by (`--theme NAME`, `theme = "NAME"` in config.toml)."""
-    dark: bool = True
-    """A dark theme (light text on a dark background)?"""
-    primary: str
-    """The main accent: borders of focused widgets, the cursor, highlights."""
-    secondary: str | None = None
-    accent: str | None = None
-    foreground: str | None = None
-    """Default text colour."""
-    background: str | None = None
-    """The screen's background."""
-    surface: str | None = None
-    """The background of widgets (inputs, lists)."""
-    panel: str | None = None
-    """The background of panels and the lint list."""
-    boost: str | None = None
-    warning: str | None = None
-    error: str | None = None
-    success: str | None = None
-    luminosity_spread: float = Field(default=0.15, ge=0.0, le=1.0)
-    text_alpha: float = Field(default=0.95, ge=0.0, le=1.0)
-    variables: dict[str, str] = Field(default_factory=dict)
-    """Textual theme variables, e.g. `footer-key-foreground = "#4FA3F7"`."""
-    ansi: bool = False
-    """Use the terminal's own ANSI palette (colours given as `ansi_*`)."""
-
-    @field_validator(
-        "primary", "secondary", "accent", "foreground", "background", "surface", "panel",
-        "boost", "warning", "error", "success",
-    )
+    @field_validator(*COLOURS, check_fields=False)
     @classmethod
     def _colour(cls, value: str | None) -> str | None:
         return None if value is None else _check_colour(value)
 
-    @field_validator("variables")
+    @field_validator("variables", check_fields=False)
     @classmethod
     def _variables(cls, value: dict[str, str]) -> dict[str, str]:
         for name, var in value.items():
@@ -62,6 +43,27 @@ class ThemeFile(BaseModel):
 
     def to_theme(self) -> Theme:
         return Theme(**self.model_dump())
+
+
+def _field(key: ThemeKey) -> tuple[Any, Any]:
+    """A model field for a table key: its type and default, bounds and doc."""
+    doc = key.doc or None
+    if key.kind == "name":
+        return str, Field(pattern=_NAME.pattern, description=doc)
+    if key.kind == "colour":
+        if key.default is REQUIRED:
+            return str, Field(description=doc)
+        return str | None, Field(default=key.default, description=doc)
+    if key.kind == "bool":
+        return bool, Field(default=key.default, description=doc)
+    if key.kind == "fraction":
+        return float, Field(default=key.default, ge=0.0, le=1.0, description=doc)
+    return dict[str, str], Field(default_factory=dict, description=doc)
+
+
+ThemeFile: type[ThemeFileBase] = create_model(  # type: ignore[call-overload]
+    "ThemeFile", __base__=ThemeFileBase, **{key.name: _field(key) for key in THEME_KEYS}
+)
 
 
 def describe(exc: ValidationError) -> str:

@@ -1,8 +1,10 @@
 """Themes: TOML data files validated with pydantic, turned into Textual `Theme` objects.
 
-An ordinary file (known keys, values of the right types, passing the model's own checks) is read
-without importing pydantic, which would slow every start; anything else is validated by the
-model (`ThemeFile`, ui/theming/theme_file.py), which also words what is wrong.
+What a theme file may hold is one table (`THEME_KEYS`, ui/theming/theme_schema.py). An ordinary
+file (known keys, values of the right types, passing the checks) is read by the table's plain
+reader without importing pydantic, which would slow every start; anything else is validated by
+the model built from the same table (`ThemeFile`, ui/theming/theme_file.py), which also words
+what is wrong.
 
 Where they come from, later folders winning on a name clash:
 1. the themes shipped with the app (`paths.themes_dir()`: patch-dark, patch-light, patch-contrast);
@@ -19,7 +21,6 @@ Wiring from the app (a few lines):  `install_themes(self, choice=args.theme)` in
 from __future__ import annotations
 
 import dataclasses
-import re
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -27,11 +28,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from textual.color import Color, ColorParseError
+from textual.color import ColorParseError
 from textual.theme import Theme
 
 from patch_tui.settings import paths
 from patch_tui.ui.commands import CommandList
+from patch_tui.ui.theming.theme_schema import plain_theme
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -41,70 +43,13 @@ if TYPE_CHECKING:
 DEFAULT_THEME = "patch-dark"
 SHIPPED_THEMES = ("patch-dark", "patch-light", "patch-contrast")
 
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
-_VARIABLE_NAME = re.compile(r"^[a-z][a-z0-9-]*$")
-# Text-style variables (`block-cursor-text-style = "bold"`) take style flags, not colours.
-_STYLE_FLAGS = frozenset(
-    "bold b dim italic i underline u uu overline o strike reverse blink not none".split()
-)
-_PERCENT = re.compile(r"^\d{1,3}(\.\d+)?%$")
-_BASE_COLOURS = frozenset(
-    "primary secondary accent foreground background surface panel boost warning error success".split()
-)
-# Where Textual itself uses "auto" (a contrasting text colour); elsewhere it breaks the CSS.
-_AUTO_OK = frozenset(
-    "text text-muted text-disabled block-cursor-foreground link-color link-color-hover "
-    "button-color-foreground".split()
-)
-
-
-def _check_colour(value: str) -> str:
-    try:
-        Color.parse(value)
-    except ColorParseError as exc:
-        raise ValueError(f"{value!r} is not a colour ({exc})") from None
-    return value
-
-
-def _check_variable(name: str, value: str) -> None:
-    """A theme variable ends up inside the app's stylesheet: a bad one would break CSS parsing
-    for the whole app later, so it is refused here, where we can still say which file is wrong."""
-    if not _VARIABLE_NAME.match(name):
-        raise ValueError(f"variable name {name!r}: use lower-case letters, digits and '-'")
-    if name in _BASE_COLOURS:
-        # Our widgets read these as plain colours; the top-level field is the place for them.
-        raise ValueError(f"variable {name!r}: set `{name}` at the top level, not in [variables]")
-    words = value.split()
-    if not words:
-        raise ValueError(f"variable {name!r} is empty")
-    if "-style" in name:  # block-cursor-text-style, link-style-hover…
-        bad = [w for w in words if w.lower() not in _STYLE_FLAGS]
-        if bad:
-            raise ValueError(
-                f"variable {name!r}: {' '.join(bad)!r} is not a text style "
-                f"(use {', '.join(sorted(_STYLE_FLAGS))})"
-            )
-        return
-    # A colour, optionally followed by an alpha percentage ("#81a1c1 35%", "auto 90%").
-    if len(words) > 2 or (len(words) == 2 and not _PERCENT.match(words[1])):
-        raise ValueError(f"variable {name!r}: expected a colour and an optional percentage")
-    if words[0] == "auto":
-        if name not in _AUTO_OK:
-            raise ValueError(f"variable {name!r}: 'auto' only works for text colours")
-        return
-    try:
-        Color.parse(words[0])
-    except ColorParseError:
-        raise ValueError(f"variable {name!r}: {words[0]!r} is not a colour") from None
-
-
 class ThemeError(Exception):
     """A theme file that cannot be used; the message names the file and says why."""
 
 
 def load_theme_file(path: Path) -> Theme:
     """Read and validate one theme file. Raises ThemeError with a one-line reason."""
-    from patch_tui.settings.config import read_toml
+    from patch_tui.settings.toml_file import read_toml
 
     try:
         # By type, size and nesting depth first: a FIFO, /dev/zero or `[[[[…]]]]` saved as a
@@ -117,7 +62,7 @@ def load_theme_file(path: Path) -> Theme:
     except tomllib.TOMLDecodeError as exc:
         raise ThemeError(f"{path}: not valid TOML: {exc}") from None
     data.setdefault("name", path.stem)  # a file without a name is named after itself
-    theme = _plain_theme(data)
+    theme = plain_theme(data)
     if theme is not None:
         return theme
     from pydantic import ValidationError
@@ -128,66 +73,6 @@ def load_theme_file(path: Path) -> Theme:
         return ThemeFile.model_validate(data).to_theme()
     except ValidationError as exc:
         raise ThemeError(f"{path}: {describe(exc)}") from None
-
-
-# ThemeFile's fields (ui/theming/theme_file.py): how the plain reader takes each one, and its default.
-_COLOURS = (
-    "primary", "secondary", "accent", "foreground", "background", "surface", "panel", "boost",
-    "warning", "error", "success",
-)
-_PLAIN_DEFAULTS: dict[str, Any] = {
-    **{colour: None for colour in _COLOURS},
-    "dark": True,
-    "luminosity_spread": 0.15,
-    "text_alpha": 0.95,
-    "ansi": False,
-}
-
-
-def _plain_theme(data: dict[str, Any]) -> Theme | None:
-    """The Theme of an ordinary theme file, read without pydantic (it would slow every start):
-    only known keys, each value of exactly the type ThemeFile wants and passing the same checks.
-    Anything else gives None, and ThemeFile validates the file (and words what is wrong).
-    tests/test_themes.py holds the two to the same themes."""
-    values: dict[str, Any] = {**_PLAIN_DEFAULTS, "variables": {}}
-    for key, value in data.items():
-        if key == "name":
-            ok = type(value) is str and _NAME.fullmatch(value) is not None
-        elif key in _COLOURS:
-            ok = type(value) is str and _is_colour(value)
-        elif key in ("dark", "ansi"):
-            ok = type(value) is bool
-        elif key in ("luminosity_spread", "text_alpha"):
-            ok = type(value) is float and 0.0 <= value <= 1.0
-        elif key == "variables":
-            ok = type(value) is dict and all(_is_variable(k, v) for k, v in value.items())
-            value = dict(value) if ok else value
-        else:
-            ok = False  # an unknown key (the model forbids extras)
-        if not ok:
-            return None
-        values[key] = value
-    if "name" not in data or "primary" not in data:
-        return None
-    return Theme(**values)
-
-
-def _is_colour(value: str) -> bool:
-    try:
-        _check_colour(value)
-    except ValueError:
-        return False
-    return True
-
-
-def _is_variable(name: Any, value: Any) -> bool:
-    if type(name) is not str or type(value) is not str:
-        return False
-    try:
-        _check_variable(name, value)
-    except ValueError:
-        return False
-    return True
 
 
 def __getattr__(name: str) -> Any:
