@@ -43,7 +43,9 @@ def test_pt002_invalid_yaml_points_into_the_file() -> None:
 @pytest.mark.parametrize(
     ("old", "new", "gist"),
     [
-        ("# version: 1.0.0", "# version: !!str 1.0.0", "tag !!str"),
+        ("# version: 1.0.0", "# version: !!timestamp 2024-01-01", "unknown tag !!timestamp"),
+        ("# version: 1.0.0", "# version: !!int 1.0.0", "not a valid !!int"),
+        ("# version: 1.0.0", "# version: !custom 1.0.0", "unknown tag !custom"),
         ("# version: 1.0.0", "# version: 1.0.0\n# version: 1.0.1", "duplicate key 'version'"),
     ],
 )
@@ -519,6 +521,19 @@ def test_random_frontmatter_edits_never_crash_and_fixes_converge(edits: list) ->
     out, _ = fix_text(text)
     assert out.endswith(_BODY)  # fixes never touch the body here
     assert [d for d in lint_text(out) if d.fix is not None and d.fix.safe] == []
+
+
+def test_pt025_a_tag_the_runtime_knows_loads_as_it_reads_it_with_a_warning() -> None:
+    text = edit("# version: 1.0.0", "# version: !!str 1.0.0").replace(
+        '#   python_version: "3.12"', "#   python_version: !!str 3.12"
+    )
+    [d] = only(text, "PT025")
+    assert d.severity == "warning" and d.line == line_of(text, "!!str 1.0.0")
+    assert "explicit YAML tag (and 1 more)" in d.message
+    assert not [x for x in diags(text) if x.severity == "error"]
+    tf = toolfile.parse(text)
+    assert tf.manifest is not None and tf.manifest.version == "1.0.0"
+    assert tf.manifest.runtime.python_version == "3.12"
 
 
 def test_pt025_an_anchor_loads_as_the_runtime_reads_it_with_a_warning() -> None:

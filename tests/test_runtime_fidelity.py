@@ -314,3 +314,99 @@ def test_fix_of_pt004_and_pt045_together_writes_human_confirm_once() -> None:
     fixed_text, _ = fix_text(text)
     _keys_once(fixed_text)
     assert fixed_text.count("human_confirm:") == 1
+
+
+# -- a lone carriage return: one line to the runtime, so one line to lint and the model --------
+
+
+_PIECES = ["# ---", "# ---\r", "# name: x", "#   type: string", "x = 1", "", "# a: 1\r# b: 2"]
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(_PIECES), st.sampled_from(["\n", "\r\n", "\r"])), max_size=10)
+)
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+def test_lines_and_markers_are_the_runtimes_whatever_the_line_endings(
+    parts: list[tuple[str, str]],
+) -> None:
+    text = "".join(piece + end for piece, end in parts)
+    tf = toolfile.parse(text)
+    runtime_lines = runtime_format.split_lines(text)
+    ours = [line.removesuffix("\n").removesuffix("\r") if line.endswith("\n") else line for line in tf.lines]
+    assert ours == runtime_lines[: len(ours)] and len(runtime_lines) - len(ours) in (0, 1)
+    start, end = runtime_format.find_markers(runtime_lines)
+    assert (tf.open_index, tf.close_index) == (start, end if start is not None else None)
+
+
+def test_a_lone_carriage_return_is_not_a_line_end() -> None:
+    # Old-Mac line endings throughout: one line to the runtime, so no frontmatter at all.
+    old_mac = CLEAN.replace("\n", "\r")
+    assert not runtime_format.accepts(old_mac)
+    assert "PT001" in {d.code for d in lint_text(old_mac)}
+    assert toolfile.parse(old_mac).manifest is None
+    assert toolfile.lone_carriage_return(old_mac) == 1
+    # A stray \r inside a frontmatter line: the runtime keeps it in the line, its YAML reads a
+    # line break there, and what follows has no `# ` stripped: a YAML comment, dropped.
+    stray = CLEAN.replace(
+        "# description: Count the words", "# description: Count\r# version: 9.9.9\r# the words"
+    )
+    parsed = runtime_format.parse(stray)
+    tf = toolfile.parse(stray)
+    assert tf.manifest is not None and tf.manifest.version == parsed.manifest["version"] == "1.0.0"
+    assert len(tf.lines) == len(CLEAN.splitlines())  # the same line count: the same line numbers
+    assert tf.manifest.description == parsed.manifest["description"] == "Count"
+    assert toolfile.lone_carriage_return(stray) == 4  # the description's line
+    assert toolfile.lone_carriage_return(CLEAN.replace("\n", "\r\n")) is None
+
+
+# -- explicit YAML tags: read as the runtime's js-yaml reads them --------------------------------
+
+
+@pytest.mark.parametrize(
+    ("written", "value"),
+    [
+        ("!!str 3.12", "3.12"),
+        ("! 3.12", "3.12"),
+        ("!!int '5'", 5),
+        ("!!float 1", 1.0),
+        ("!!bool True", True),
+        ("!!null", None),
+        ("!!null ~", None),
+        ("!!str", ""),
+        ("!!seq", []),
+        ("!!map", {}),
+        ("!!int 0x1F", 31),
+        ("!<tag:yaml.org,2002:str> 7", "7"),
+    ],
+)
+def test_tags_the_runtime_knows(written: str, value: object) -> None:
+    assert yamlio.load(f"a: {written}").data == {"a": value}
+
+
+@pytest.mark.parametrize(
+    "written",
+    ["!!timestamp 2024-01-01", "!!binary aGk=", "!!int x", "!!bool ''", "!!str [1]", "!!map ''",
+     "!custom x", "!!python/object/apply:os.system ['id']", "!!set {a}"],
+)  # fmt: skip
+def test_tags_the_runtime_refuses(written: str) -> None:
+    with pytest.raises(yamlio.YamlError):
+        yamlio.load(f"a: {written}")
+
+
+def test_a_tag_on_the_first_key_of_a_block_mapping_is_refused_as_the_runtime_does() -> None:
+    with pytest.raises(yamlio.YamlError, match="first key"):
+        yamlio.load("x:\n  !!str b: 1")
+    assert yamlio.load("x: 1\n!!str b: 1").data == {"x": 1, "b": 1}
+    assert yamlio.load("? !!str b\n: 1").data == {"b": 1}
+
+
+def test_a_tagged_manifest_is_served_as_the_runtime_lists_it() -> None:
+    tagged = (
+        CLEAN.replace("# version: 1.0.0", "# version: !!str 1.0.0")
+        .replace('#   python_version: "3.12"', "#   python_version: !!str 3.12")
+        .replace("#   human_confirm: false", "#   human_confirm: !!bool false")
+    )
+    assert tagged != CLEAN
+    parsed = runtime_format.parse(tagged)
+    assert parsed.manifest == runtime_format.parse(CLEAN).manifest
+    assert toolfile.parse(tagged).manifest is not None  # serve and the desk load it

@@ -109,3 +109,22 @@ def test_pt001_offers_a_starter_only_where_it_helps():
         toolfile.parse("# ---\n# name: x\n", path="/t/b.py"),
     ):
         assert all(x.fix is None for x in lint_toolfile(tf) if x.code == "PT001")
+
+
+async def test_a_file_with_a_lone_carriage_return_opens_read_only_and_is_never_rewritten(folder):
+    """The runtime (and lint) see one line where a lone \\r sits; the editor would see two and
+    save a line break there. So the desk shows it read-only and says why; the bytes stay."""
+    path = folder / "echo_text.py"
+    text = path.read_text()
+    stray = text.replace("# description: ", "# description: A\r# x: 1\r# ", 1)
+    assert stray != text
+    path.write_bytes(stray.encode())
+    app = make_app(folder, path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause(0.5)
+        screen = app.editor
+        assert screen.read_only_reason and "lone carriage return" in screen.read_only_reason
+        assert screen.source.read_only
+        await pilot.press("ctrl+s")
+        await pilot.pause()
+        assert path.read_bytes() == stray.encode() and app.is_running

@@ -91,6 +91,7 @@ class ToolFile:
     nodes: dict[Path, Node] = field(default_factory=dict)
     problems: list[ParseProblem] = field(default_factory=list)
     anchors: list[Pos] = field(default_factory=list)  # YAML anchors and aliases (lint warns)
+    tags: list[Pos] = field(default_factory=list)  # explicit YAML tags, `!!str` (lint warns)
     # Validated on first use: lint reads the raw data and never needs the model.
     _validation: tuple[Manifest | None, ValidationError | None] | None = field(
         default=None, repr=False, compare=False
@@ -208,21 +209,17 @@ class ToolFile:
         return ""
 
 
-_LINE_RE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
-
-
 def _split_lines(text: str) -> list[str]:
-    """Lines with their endings kept. Only \n, \r\n and \r end a line: str.splitlines would also
-    split on \x0b, \x1c, U+2028..., which Python source and the Patch runtime do not."""
-    if "\r" not in text:
-        # The common case, done in C: split on \n and put the endings back.
-        parts = text.split("\n")
-        last = parts.pop()
-        lines = [part + "\n" for part in parts]
-        if last:
-            lines.append(last)
-        return lines
-    return _LINE_RE.findall(text)
+    """Lines with their endings kept, split as the Patch runtime splits them (`/\r?\n/`): only
+    \n and \r\n end a line. A lone \r stays inside its line (the runtime, and so lint, see one
+    line there, where old-Mac editors see two); str.splitlines would also split on \x0b, \x1c,
+    U+2028..., which the runtime does not either."""
+    parts = text.split("\n")
+    last = parts.pop()
+    lines = [part + "\n" for part in parts]
+    if last:
+        lines.append(last)
+    return lines
 
 
 def _detect_newline(lines: list[str]) -> str:
@@ -231,9 +228,19 @@ def _detect_newline(lines: list[str]) -> str:
             return "\r\n"
         if line.endswith("\n"):
             return "\n"
-        if line.endswith("\r"):
-            return "\r"
     return "\n"
+
+
+def lone_carriage_return(text: str) -> int | None:
+    """The 1-based line (as the runtime counts lines) of the first \r not followed by \n, or
+    None. The runtime does not end a line there; a text editor (the desk's too) would."""
+    if "\r" not in text:
+        return None
+    found = _LONE_CR.search(text)
+    return None if found is None else text.count("\n", 0, found.start()) + 1
+
+
+_LONE_CR = re.compile(r"\r(?!\n)")
 
 
 def decode(raw: bytes) -> tuple[str, bool]:
@@ -365,6 +372,7 @@ def parse(text: str, path: str | None = None, *, bom: bool = False) -> ToolFile:
         tf.problems.append(ParseProblem(ProblemCode.YAML, f"invalid YAML in the frontmatter: {exc.message}", span))
         return tf
     tf.data, tf.nodes, tf.anchors = loaded.data, loaded.nodes, loaded.anchors
+    tf.tags = loaded.tags
     for start, end, raw in loaded.out_of_range:
         tf.problems.append(_out_of_range_problem(tf, start, end, raw))
     if tf.data is None:

@@ -3,8 +3,11 @@
 Reading uses YAML's JSON schema: only `true`/`false` are booleans, only `null` (or nothing) is
 null, numbers look like JSON numbers, and everything else (timestamps, `yes`, `0o17`) is a string.
 We build values from parser *events* rather than PyYAML's constructors so that:
-- anchors, aliases and explicit tags are refused before anything is built (no alias bombs, no
-  `!!python/object/apply`), and duplicate keys are errors instead of silently merged;
+- explicit tags mean what they mean to the runtime's js-yaml JSON schema (`!!str`, `!!int`,
+  `!!float`, `!!bool`, `!!null`, `!!seq`, `!!map`, and `!`); any other tag (`!!timestamp`,
+  `!!python/object/apply`, `!custom`) is refused before anything is built, as the runtime
+  refuses it; aliases are bounded (no alias bombs), and duplicate keys are errors instead of
+  silently merged;
 - every value gets a source span, so lint and the UI can point at `inputs[1].type`;
 - deep nesting cannot blow the Python stack (the builder is iterative).
 
@@ -21,7 +24,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from patch_tui.format.runtime_format import construct_plain
+from patch_tui.format.runtime_format import construct_plain, resolves_float, resolves_int
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 HAS_LIBYAML = _BaseLoader is not yaml.SafeLoader
@@ -90,6 +93,8 @@ class Loaded:
     anchors: list[Pos] = field(default_factory=list)
     # Where a plain number out of every reader's range was written (see OutOfRange).
     out_of_range: list[tuple[Pos, Pos, str]] = field(default_factory=list)
+    # Where explicit tags (`!!str 3.12`) sit: read as the runtime reads them; lint warns.
+    tags: list[Pos] = field(default_factory=list)
 
 
 def _pos(mark: Any) -> Pos:
@@ -156,19 +161,64 @@ _MappingEnd = yaml.MappingEndEvent
 _SequenceEnd = yaml.SequenceEndEvent
 
 
-def _refuse(event: Any) -> None:
-    """Raise for an explicit tag on a node event (anchors are the caller's business)."""
-    tag = event.tag
-    if tag is not None and tag != "!":
-        implicit = event.implicit
-        explicit = (not implicit[0] and not implicit[1]) if isinstance(implicit, tuple) else not implicit
-        if explicit:
-            shown = tag.replace("tag:yaml.org,2002:", "!!")
-            raise YamlError(
-                f"tag {shown} is not allowed: the manifest is plain data",
-                _pos(event.start_mark),
-                _pos(event.end_mark),
-            )
+_YAML_TAG = "tag:yaml.org,2002:"
+# The explicit tags js-yaml's JSON schema knows, and the node kind each takes.
+_TAG_KINDS = {
+    "str": "scalar", "null": "scalar", "bool": "scalar", "int": "scalar", "float": "scalar",
+    "seq": "sequence", "map": "mapping",
+}  # fmt: skip
+
+
+def _tag_error(message: str, event: Any) -> YamlError:
+    return YamlError(message, _pos(event.start_mark), _pos(event.end_mark))
+
+
+def _shown(tag: str) -> str:
+    return "!!" + tag[len(_YAML_TAG) :] if tag.startswith(_YAML_TAG) else tag
+
+
+def _tag_kind(tag: str, event: Any, kind: str, empty: bool) -> str:
+    """The known tag's name (`str`, `int`, ...) after js-yaml's checks: an unknown tag, or a tag
+    on the wrong kind of node (an empty node takes any), is the runtime's error too."""
+    name = tag[len(_YAML_TAG) :] if tag.startswith(_YAML_TAG) else None
+    if name not in _TAG_KINDS:
+        raise _tag_error(f"unknown tag {_shown(tag)}: the runtime refuses it", event)
+    if not empty and _TAG_KINDS[name] != kind:
+        raise _tag_error(
+            f"tag {_shown(tag)} is for a {_TAG_KINDS[name]}, not a {kind}: the runtime refuses it",
+            event,
+        )
+    return name
+
+
+def _tagged_scalar(event: Any) -> Any:
+    """A scalar with an explicit tag, as js-yaml's JSON schema constructs it (the text is not
+    resolved implicitly: `!!str 3.12` is the string "3.12", `!!int "5"` the number 5)."""
+    raw = event.value
+    if event.tag == "!":
+        return raw  # the non-specific tag: a string, never resolved
+    empty = raw == "" and not event.style  # no node at all (js-yaml's null result)
+    name = _tag_kind(event.tag, event, "scalar", empty)
+    if name == "str":
+        return raw
+    if name == "seq":
+        return []
+    if name == "map":
+        return {}
+    if empty and name == "null":
+        return None
+    resolved = {
+        "null": raw in ("~", "null", "Null", "NULL"),
+        "bool": raw in ("true", "True", "TRUE", "false", "False", "FALSE"),
+        "int": not empty and resolves_int(raw),
+        "float": not empty and resolves_float(raw),
+    }[name]
+    if not resolved:
+        raise _tag_error(f"{raw!r} is not a valid {_shown(event.tag)}: the runtime refuses it", event)
+    value = construct_plain(raw)
+    if name == "float" and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)  # `!!float 1`: a number either way to the runtime (JavaScript)
+    return value
 
 
 def load(text: str) -> Loaded:
@@ -190,6 +240,7 @@ def load(text: str) -> Loaded:
     # so an alias bomb ("billion laughs") is refused long before anything expands it.
     anchored: dict[str, tuple[Any, int]] = {}
     anchor_marks: list[Pos] = []
+    tag_marks: list[Pos] = []
     expanded = 0
     event: Any
     try:
@@ -200,15 +251,19 @@ def load(text: str) -> Loaded:
             kind = type(event)
             size = 1
             anchor = None
+            tagged = False
             if kind is _ScalarEvent:
-                if event.tag is not None and event.tag != "!":
-                    _refuse(event)
                 anchor = event.anchor
                 sm, em = event.start_mark, event.end_mark
                 start, end = Pos(sm.line, sm.column), Pos(em.line, em.column)
                 raw = event.value
-                if not event.style:
-                    value: Any = resolve_plain(raw)
+                if event.tag is not None and (event.tag == "!" or _explicit(event)):
+                    value: Any = _tagged_scalar(event)
+                    plain = False
+                    tagged = True
+                    tag_marks.append(start)
+                elif not event.style:
+                    value = resolve_plain(raw)
                     plain = True
                     if type(value) is OutOfRange:
                         out_of_range.append((start, end, raw))
@@ -216,8 +271,12 @@ def load(text: str) -> Loaded:
                     value = raw
                     plain = False
             elif kind is _MappingStart or kind is _SequenceStart:
-                if event.tag is not None:
-                    _refuse(event)
+                if event.tag is not None and event.tag != "!" and _explicit(event):
+                    _tag_kind(
+                        event.tag, event, "mapping" if kind is _MappingStart else "sequence", False
+                    )
+                if event.tag is not None and _explicit(event):
+                    tag_marks.append(_pos(event.start_mark))
                 if event.anchor is not None:
                     anchor_marks.append(_pos(event.start_mark))
                 if len(stack) >= MAX_DEPTH:
@@ -226,7 +285,10 @@ def load(text: str) -> Loaded:
                     )
                 container: Any = {} if kind is _MappingStart else []
                 path = _child_path(stack)
-                stack.append([container, path, None, None, None, event.start_mark, event.anchor, 1])
+                stack.append(
+                    [container, path, None, None, None, event.start_mark, event.anchor, 1,
+                     not event.flow_style]
+                )
                 continue
             elif kind is _MappingEnd or kind is _SequenceEnd:
                 frame = stack.pop()
@@ -273,6 +335,15 @@ def load(text: str) -> Loaded:
             container = parent[0]
             if type(container) is dict:
                 if parent[2] is None:
+                    if tagged and not container and parent[8] and _pos(parent[5]) == start:
+                        # js-yaml takes a tag before a block mapping's first key as the
+                        # mapping's own, then refuses the line ("bad indentation").
+                        raise YamlError(
+                            "a tag on the first key of a block mapping: the runtime refuses "
+                            "it (bad indentation of a mapping entry); remove the tag",
+                            start,
+                            end,
+                        )
                     # This scalar is a key.
                     if not isinstance(value, str | int | float | bool) and value is not None:
                         raise YamlError("a mapping key must be a plain word", start, end)
@@ -309,9 +380,15 @@ def load(text: str) -> Loaded:
         raise YamlError(str(exc).splitlines()[0] if str(exc) else "invalid YAML") from None
     except RecursionError:
         raise YamlError(f"nesting deeper than {MAX_DEPTH} levels") from None
-    if not have_result:
-        return Loaded(None, nodes, anchor_marks, out_of_range)
-    return Loaded(result, nodes, anchor_marks, out_of_range)
+    return Loaded(result if have_result else None, nodes, anchor_marks, out_of_range, tag_marks)
+
+
+def _explicit(event: Any) -> bool:
+    """Whether a node event's tag was written (`!!str x`), not implied by the node's style."""
+    implicit = event.implicit
+    if isinstance(implicit, tuple):
+        return not implicit[0] and not implicit[1]
+    return not implicit
 
 
 def _child_path(stack: list[list[Any]]) -> Path:

@@ -42,6 +42,11 @@ STRICTER = {
 }  # fmt: skip
 
 
+def _read(path: Path) -> str:
+    """A file's text exactly (read_text would turn a lone \r into \n, as universal newlines do)."""
+    return path.read_bytes().decode("utf-8")
+
+
 def _files(tmp_path: Path) -> list[Path]:
     out = []
     for sample in samples():
@@ -59,7 +64,7 @@ def test_lint_and_the_model_agree_with_the_runtime_parser(tmp_path: Path) -> Non
     agree, stricter = 0, {}
     for path in files:
         row = verdicts[str(path)]
-        text = path.read_text(encoding="utf-8")
+        text = _read(path)
         ours = runtime_format.accepts(text)
         assert ours == row["ok"], (path, row.get("error"))
         errors = {d.code for d in lint_text(text) if d.severity == "error"}
@@ -83,18 +88,18 @@ def test_lint_and_the_model_agree_with_the_runtime_parser(tmp_path: Path) -> Non
 
 
 def test_fmt_is_the_runtime_writer(tmp_path: Path) -> None:
-    files = [p for p in _files(tmp_path) if runtime_format.accepts(p.read_text(encoding="utf-8"))]
+    files = [p for p in _files(tmp_path) if runtime_format.accepts(_read(p))]
     box = tmp_path / "box"
     runtime_save(box, files)
     written = Toolbox.open(box).tool_paths()
     assert len(written) >= 30
     for path in written:
         # Every file the runtime wrote: fmt leaves it byte for byte.
-        text = path.read_text(encoding="utf-8")
+        text = _read(path)
         assert toolfile.format_text(toolfile.parse(text)) == text, path
     for path in files:
         # Every sample: our writer is the runtime's, byte for byte, and fmt keeps its meaning.
-        text = path.read_text(encoding="utf-8")
+        text = _read(path)
         parsed = runtime_format.parse(text)
         assert runtime_format.serialize(parsed.manifest, parsed.body) == runtime_serialize(path), path
         out = toolfile.format_text(toolfile.parse(text))
@@ -104,7 +109,7 @@ def test_fmt_is_the_runtime_writer(tmp_path: Path) -> None:
 
 
 async def test_serve_lists_tools_as_the_runtime_does(tmp_path: Path) -> None:
-    files = [p for p in _files(tmp_path) if runtime_format.accepts(p.read_text(encoding="utf-8"))]
+    files = [p for p in _files(tmp_path) if runtime_format.accepts(_read(p))]
     box = tmp_path / "box"
     runtime_save(box, files)
     # A tool patch-tui made and one the runtime refuses sit in the same toolbox.
@@ -121,4 +126,28 @@ async def test_serve_lists_tools_as_the_runtime_does(tmp_path: Path) -> None:
     ours = descriptors(listed.tools, {"patch_confirm_action", "patch_list_tools", "patch_list_runs"})
     ours = {k: v for k, v in ours.items() if not k.startswith("patch_")}
     assert "made_here" in theirs and "refused" not in theirs
+    assert ours == theirs
+
+
+async def test_serve_lists_the_edge_files_verbatim_as_the_runtime_does(tmp_path: Path) -> None:
+    """The edge cases as written (tags, anchors, a lone \\r, ...), not re-saved by the runtime's
+    writer: indexed as the runtime indexes them, listed by both servers identically."""
+    from tests.interop_runtime.kit import _node
+
+    tools = tmp_path / "box" / "tools"
+    tools.mkdir(parents=True)
+    for path in sorted(EDGE.glob("*.py")):
+        text = _read(path)
+        if not runtime_format.accepts(text):
+            continue
+        name = f"edge_{path.stem}"
+        (tools / f"{name}.py").write_bytes(text.replace("name: edge_tool", f"name: {name}").encode())
+    made = _node("mkindex.js", str(tools.parent))
+    assert made.returncode == 0, made.stderr
+    theirs = await runtime_tools(tools.parent)
+    async with serve_client(tools.parent, tmp_path / "store.sqlite3") as client:
+        listed = await client.list_tools()
+    ours = descriptors(listed.tools, {"patch_confirm_action", "patch_list_tools", "patch_list_runs"})
+    ours = {k: v for k, v in ours.items() if not k.startswith("patch_")}
+    assert {"edge_tags_known", "edge_lone_cr", "edge_anchor"} <= set(theirs)
     assert ours == theirs

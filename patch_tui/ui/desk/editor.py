@@ -318,6 +318,13 @@ class EditorScreen(Screen[None]):
                 # A value no writer can put back exactly (a number beyond every reader's
                 # range): a form edit would rewrite it, so the file is shown, not edited here.
                 self.read_only_reason = f"line {hostile.span.line} holds a value that cannot be written back exactly"
+            elif (cr := toolfile.lone_carriage_return(text)) is not None:
+                # The editor would end a line at a lone \r (and save it as a line break); the
+                # runtime and lint do not: editing here would change what the runtime reads.
+                self.read_only_reason = (
+                    f"line {cr} holds a lone carriage return (\\r): the Patch runtime does not end "
+                    "a line there, this editor would; convert the file's line endings to \\n first"
+                )
         self.bom = tf.bom
         self.saved_text = text
         self.tf = tf

@@ -37,16 +37,18 @@ PT002 = Rule(
     ProblemCode.YAML,
     "invalid-yaml",
     family="structure",
-    summary="frontmatter is not valid YAML, or uses tags or duplicate keys",
+    summary="frontmatter is not valid YAML, uses an unknown tag, or repeats a key",
     needs_manifest=False,
-    doc="""The frontmatter is not valid YAML, or uses tags or duplicate keys.
+    doc="""The frontmatter is not valid YAML, uses a tag the runtime does not know, or repeats a key.
 
-Why: the Patch runtime refuses a tool whose frontmatter is not valid YAML or repeats a key.
-Tags like `!!python/object/apply` run code in careless readers (patch-tui is stricter than the
-runtime here: it refuses every tag, where the runtime reads `!!str` and the like).
+Why: the Patch runtime refuses a tool whose frontmatter is not valid YAML, repeats a key, or
+uses a tag its JSON schema does not know (`!!timestamp`, `!!binary`, `!!python/object/apply`,
+`!custom`; tags like the last run code in careless readers). The tags it knows (`!!str`,
+`!!int`, `!!float`, `!!bool`, `!!null`, `!!seq`, `!!map`, `!`) are read as it reads them (PT025
+warns).
 
 Fix: correct the YAML at the reported line (indentation, a missing `:`, an unclosed quote).
-Remove `!!tags`, and keep only one of each key.""",
+Remove the tag, and keep only one of each key.""",
 )
 
 
