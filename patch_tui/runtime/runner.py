@@ -35,6 +35,10 @@ What is enforced, and what the result says about it (`RunResult.enforced`, and t
 - filesystem access per capability, memory and processes per run: see sandbox.py; the
   result's `enforced["claims"]` lists the mechanism that held for each, and nothing else.
 
+Where the parts live: process.py starts and watches the tool's process (namespaces, rlimits,
+pipes, timeout, cancel, the sealed memfd and its LOADER); venvs.py makes the package venvs;
+sandbox.py plans the isolation; audit.py words the claims and writes the audit record.
+
 Every run, success or failure, with a `runs_dir` (or a tool path inside a toolbox) writes an audit
 record `<runs_dir>/<run_id>.json` in the Patch runtime's shape, stdout and stderr kept
 content-addressed in `<runs_dir>/blobs/<sha256>.txt`.
@@ -47,13 +51,10 @@ import hashlib
 import json
 import math
 import os
-import selectors
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -64,40 +65,28 @@ from patch_tui.format import toolfile
 from patch_tui.format.fields import JSON_PY_TYPES, fits_json_type, json_type
 from patch_tui.format.manifest import Manifest
 from patch_tui.runtime import sandbox
+from patch_tui.runtime.audit import list_runs as list_runs
+from patch_tui.runtime.audit import write_audit
+from patch_tui.runtime.process import CANCELLED as CANCELLED
+from patch_tui.runtime.process import (
+    LOADER,
+    SAFE_PATH,
+    STDERR_CAP,
+    STDOUT_CAP,
+    cancel_requested,
+    communicate,
+    limits,
+    preexec,
+    sandbox_prefix,
+    source_fd,
+)
+from patch_tui.runtime.process import cancel_with as cancel_with
+from patch_tui.runtime.process import namespace_support as namespace_support
+from patch_tui.runtime.venvs import RunnerError as RunnerError
+from patch_tui.runtime.venvs import ensure_venv as ensure_venv
+from patch_tui.runtime.venvs import venv_key as venv_key
 
 DEFAULT_TIMEOUT = 60.0
-CANCELLED = "the run was cancelled"
-
-# Cancelling a run from another thread (Try it's Cancel, or closing its panel): the thread that
-# runs the tool says which event it obeys with `cancel_with`, and `_communicate` kills the
-# process group once it is set, as it does on a timeout.
-_local = threading.local()
-
-
-@contextlib.contextmanager
-def cancel_with(event: threading.Event) -> Any:
-    _local.cancel = event
-    try:
-        yield
-    finally:
-        _local.cancel = None
-
-
-def _cancel_requested() -> bool:
-    event = getattr(_local, "cancel", None)
-    return event is not None and event.is_set()
-STDOUT_CAP = 4 << 20
-STDERR_CAP = 1 << 20
-ADDRESS_SPACE = 4 << 30
-FILE_SIZE = 256 << 20
-# After the tool's main process exits, how long its pipes may stay open (a leftover grandchild)
-# before the group is killed: the result is already complete by then.
-EXIT_GRACE = 0.5
-INSTALL_TIMEOUT = 600.0
-SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
-AUDIT_SCHEMA_VERSION = "1"
-
-
 MEMORY_CAP = 4 << 30  # the whole run, all its processes (where a cgroup holds it)
 MAX_PROCESSES = 256  # at once, for the whole run
 
@@ -114,10 +103,6 @@ class Isolation:
     engine: str | None = None  # None: the configured sandbox_engine
     memory_bytes: int = MEMORY_CAP
     max_processes: int = MAX_PROCESSES
-
-
-class RunnerError(Exception):
-    """The tool could not be started at all (its message is for a person)."""
 
 
 @dataclass
@@ -162,248 +147,7 @@ class RunResult:
         }
 
 
-# -- namespaces -------------------------------------------------------------------------------
-
-_NS_LOCK = threading.Lock()
-_NS_CACHE: dict[str, bool] = {}
-
-
-def _probe(args: list[str]) -> bool:
-    try:
-        done = subprocess.run(
-            args, stdin=subprocess.DEVNULL, capture_output=True, timeout=10, env={"PATH": SAFE_PATH}
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return done.returncode == 0
-
-
-def namespace_support() -> dict[str, bool]:
-    """Which `unshare` sandboxes work on this host: {"pid_net", "pid", "net"}. Probed once."""
-    with _NS_LOCK:
-        if not _NS_CACHE:
-            unshare = shutil.which("unshare", path=SAFE_PATH)
-            if unshare is None or not sys.platform.startswith("linux"):
-                _NS_CACHE.update(pid_net=False, pid=False, net=False)
-            else:
-                pid_flags = ["-rpf", "--mount-proc", "--kill-child"]
-                _NS_CACHE["pid_net"] = _probe([unshare, *pid_flags, "-n", "true"])
-                _NS_CACHE["pid"] = _NS_CACHE["pid_net"] or _probe([unshare, *pid_flags, "true"])
-                _NS_CACHE["net"] = _NS_CACHE["pid_net"] or _probe([unshare, "-rn", "true"])
-        return dict(_NS_CACHE)
-
-
-def _sandbox_prefix(network: bool) -> tuple[list[str], bool, bool]:
-    """The `unshare` words to put before the command, and whether they give (pid ns, net ns)."""
-    ns = namespace_support()
-    unshare = shutil.which("unshare", path=SAFE_PATH) or "unshare"
-    pid_flags = [unshare, "-rpf", "--mount-proc", "--kill-child"]
-    if not network and ns["pid_net"]:
-        return [*pid_flags, "-n"], True, True
-    if network and ns["pid"]:
-        return pid_flags, True, False
-    if not network and ns["net"]:
-        return [unshare, "-rn"], False, True
-    return [], False, False
-
-
-# -- packages ---------------------------------------------------------------------------------
-
-
-def venv_key(packages: list[str], python: str | None = None) -> str:
-    """The cache key of a package set: the same pins on the same Python share one venv."""
-    py = python or f"{sys.version_info.major}.{sys.version_info.minor}"
-    text = json.dumps({"python": py, "packages": sorted(packages)})
-    return hashlib.sha256(text.encode()).hexdigest()[:24]
-
-
-def default_venv_root() -> Path:
-    from patch_tui.settings import paths
-
-    return paths.cache_dir() / "venvs"
-
-
-def ensure_venv(packages: list[str], *, allow_install: bool, venv_root: Path | None = None) -> Path:
-    """The Python of a cached venv holding exactly these pins, creating it if allowed."""
-    root = venv_root or default_venv_root()
-    folder = root / venv_key(packages)
-    python = folder / "bin" / "python"
-    ready = folder / ".complete"
-    if ready.exists():
-        return python
-    if not allow_install:
-        raise RunnerError(
-            f"the tool needs {', '.join(packages)}, which are not installed yet, and installing "
-            "was refused (--no-install); run it once without --no-install"
-        )
-    import fcntl
-
-    root.mkdir(parents=True, exist_ok=True)
-    # One installer per package set, even across processes; the others wait, then reuse it.
-    with open(root / f"{folder.name}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if ready.exists():
-            return python
-        shutil.rmtree(folder, ignore_errors=True)  # a half-made venv from a crash
-        try:
-            # Our own pip installs into the new venv (`pip --python`): no pip copy per venv, and
-            # much faster. Without pip here (a uv-made install), the venv gets its own.
-            import importlib.util
-
-            own_pip = importlib.util.find_spec("pip") is not None
-            venv_cmd = [sys.executable, "-m", "venv", str(folder)]
-            if own_pip:
-                venv_cmd.insert(3, "--without-pip")
-            subprocess.run(venv_cmd, check=True, capture_output=True, timeout=300)
-            pip = (
-                [sys.executable, "-m", "pip", "--python", str(python)]
-                if own_pip
-                else [str(python), "-m", "pip"]
-            )
-            cmd = [
-                *pip,
-                "install",
-                "--no-input",
-                "--disable-pip-version-check",
-                "--quiet",
-                *packages,
-            ]
-            done = subprocess.run(cmd, capture_output=True, text=True, timeout=INSTALL_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            raise RunnerError(f"installing {', '.join(packages)} took too long") from None
-        except (OSError, subprocess.CalledProcessError) as exc:
-            raise RunnerError(f"cannot create a virtual environment: {exc}") from None
-        if done.returncode != 0:
-            tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
-            raise RunnerError(f"installing {', '.join(packages)} failed: " + " | ".join(tail))
-        ready.write_text(json.dumps(sorted(packages)) + "\n")
-    return python
-
-
 # -- the run ----------------------------------------------------------------------------------
-
-
-def _limits(timeout: float) -> list[tuple[int, int]]:
-    import resource
-
-    cpu = int(math.ceil(timeout)) + 1
-    return [
-        (resource.RLIMIT_CPU, cpu),
-        (resource.RLIMIT_AS, ADDRESS_SPACE),
-        (resource.RLIMIT_FSIZE, FILE_SIZE),
-        (resource.RLIMIT_CORE, 0),
-    ]
-
-
-def _libc() -> Any:
-    try:
-        import ctypes
-
-        return ctypes.CDLL(None, use_errno=True)
-    except (OSError, ImportError):
-        return None
-
-
-PR_SET_PDEATHSIG = 1
-
-
-def _preexec(limits: list[tuple[int, int]], then: Any = None) -> Any:
-    import resource
-
-    libc = _libc() if sys.platform.startswith("linux") else None  # loaded before the fork
-
-    def apply() -> None:  # runs in the child between fork and exec: syscalls only
-        if then is not None:
-            then()  # join the run's cgroup first: everything the run starts is counted
-        for which, value in limits:
-            with contextlib.suppress(ValueError, OSError):
-                resource.setrlimit(which, (value, value))
-        if libc is not None:
-            # If we die (even by kill -9), the run dies with us instead of running on unwatched;
-            # with a PID namespace, unshare's --kill-child then takes the whole tree.
-            libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-
-    return apply
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
-def _feed(proc: subprocess.Popen[bytes], data: bytes) -> None:
-    assert proc.stdin is not None
-    with contextlib.suppress(BrokenPipeError, OSError):
-        proc.stdin.write(data)
-    with contextlib.suppress(BrokenPipeError, OSError):
-        proc.stdin.close()
-
-
-def _communicate(
-    proc: subprocess.Popen[bytes], data: bytes, timeout: float
-) -> tuple[bytes, bytes, bool, str | None]:
-    """stdout, stderr, timed out, which stream overflowed. Kills the group when it has to."""
-    writer = threading.Thread(target=_feed, args=(proc, data), daemon=True)
-    writer.start()
-    assert proc.stdout is not None and proc.stderr is not None
-    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
-    bufs = {out_fd: bytearray(), err_fd: bytearray()}
-    caps = {out_fd: STDOUT_CAP, err_fd: STDERR_CAP}
-    names = {out_fd: "stdout", err_fd: "stderr"}
-    sel = selectors.DefaultSelector()
-    for fd in bufs:
-        os.set_blocking(fd, False)
-        sel.register(fd, selectors.EVENT_READ)
-    deadline = time.monotonic() + timeout
-    exited_at: float | None = None
-    timed_out = False
-    overflow: str | None = None
-    try:
-        while sel.get_map():
-            now = time.monotonic()
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now
-            if exited_at is not None and now - exited_at > EXIT_GRACE:
-                _kill_group(proc)  # a leftover holds the pipes open; the result is complete
-                break
-            if now >= deadline:
-                timed_out = True
-                _kill_group(proc)
-                break
-            if _cancel_requested():
-                _kill_group(proc)
-                break
-            wait = min(deadline - now, 0.05 if exited_at is not None else 0.25)
-            for key, _ in sel.select(wait):
-                fd = int(key.fd)
-                try:
-                    chunk = os.read(fd, 65536)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    sel.unregister(fd)
-                    continue
-                buf = bufs[fd]
-                room = caps[fd] - len(buf)
-                buf += chunk[: max(room, 0)]
-                if len(chunk) > room:
-                    overflow = names[fd]
-                    _kill_group(proc)
-                    sel.close()
-                    break
-    finally:
-        sel.close()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            proc.wait(timeout=5)
-        _kill_group(proc)  # anything of the group still around (no PID namespace)
-        writer.join(timeout=1)
-        for stream in (proc.stdout, proc.stderr):
-            with contextlib.suppress(OSError):
-                stream.close()
-    return bytes(bufs[out_fd]), bytes(bufs[err_fd]), timed_out, overflow
 
 
 def _is(value: Any, expected: str) -> bool:
@@ -436,54 +180,6 @@ def _last_json_line(stdout: str) -> tuple[bool, Any]:
         return True, json.loads(lines[-1])
     except ValueError:
         return False, None
-
-
-# Run as `python -c LOADER FD` in the working folder: reads the tool's bytes from the inherited
-# FD and runs them as `python tool.py` would (`__name__`, `__file__`, `sys.argv[0]`), leaving no
-# loader name in the tool's globals. The FD is closed before the tool's code runs.
-LOADER = """\
-def _patch_load():
-    import os, sys
-    fd = int(sys.argv[1])
-    data = b"".join(iter(lambda: os.read(fd, 65536), b""))
-    os.close(fd)
-    main = sys.modules["__main__"].__dict__
-    del main["_patch_load"]
-    main["__file__"] = os.path.join(os.getcwd(), "tool.py")
-    sys.argv[:] = ["tool.py"]
-    return compile(data, main["__file__"], "exec", dont_inherit=True), main
-exec(*_patch_load())
-"""
-
-
-def _source_fd(data: bytes) -> tuple[int, threading.Thread | None]:
-    """A read-only FD holding exactly `data`, for the tool's process to inherit.
-
-    Linux: a memfd sealed against every write, grow and shrink, so not even a process of the same
-    user opening /proc/<pid>/fd/<n> can change it. Elsewhere: a pipe fed by a thread (no path to
-    open; write failures after the child died are ignored)."""
-    if hasattr(os, "memfd_create"):
-        import fcntl
-
-        fd = os.memfd_create("tool.py", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            seals = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
-            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
-            os.lseek(fd, 0, os.SEEK_SET)
-        except OSError:
-            os.close(fd)
-            raise
-        return fd, None
-    read_end, write_end = os.pipe()
-
-    def feed() -> None:
-        with contextlib.suppress(OSError), os.fdopen(write_end, "wb") as pipe:
-            pipe.write(data)
-
-    return read_end, threading.Thread(target=feed, daemon=True)
 
 
 def _tail(text: str, n: int = 20) -> str:
@@ -643,7 +339,7 @@ def _run(
             python = str(ensure_venv(packages, allow_install=allow_install, venv_root=venv_root))
         except RunnerError as exc:
             base.error = str(exc)
-            _audit(base, manifest, args, runs_dir, [], None)
+            write_audit(base, manifest, args, runs_dir, [], None)
             return base
         base.packages_installed = packages
         py_flags = ["-I"]
@@ -659,17 +355,17 @@ def _run(
         prefix: list[str] = []  # bwrap makes the namespaces itself
         pid_ns, net_ns = True, not network
     else:
-        prefix, pid_ns, net_ns = _sandbox_prefix(network)
+        prefix, pid_ns, net_ns = sandbox_prefix(network)
     if iso.gated and engine == "none" and not sandbox.allow_unisolated():
         base.error = sandbox.refusal_message(sandbox.why_unisolated(iso.engine) or "no isolation")
-        _audit(base, manifest, args, runs_dir, [], None)
+        write_audit(base, manifest, args, runs_dir, [], None)
         return base
     envs_keys: list[str] = []
     try:
         run_root = sandbox.runs_root()
     except OSError as exc:
         base.error = f"cannot make the run's private folder: {exc}"
-        _audit(base, manifest, args, runs_dir, [], None)
+        write_audit(base, manifest, args, runs_dir, [], None)
         return base
     # A fresh folder per run, mode 0700 (mkdtemp), its subfolders too.
     tmp = tempfile.mkdtemp(prefix="patch-run-", dir=run_root)
@@ -717,10 +413,10 @@ def _run(
         flags = [*py_flags, "-X", "utf8"]
         started = time.monotonic()
         try:
-            src_fd, feeder = _source_fd(source)
+            src_fd, feeder = source_fd(source)
         except OSError as exc:
             base.error = f"cannot hand the tool's code to Python: {exc}"
-            _audit(base, manifest, args, runs_dir, envs_keys, plan)
+            write_audit(base, manifest, args, runs_dir, envs_keys, plan)
             return base
         # The tool's code goes in by the inherited FD (see LOADER), never read from tool.py.
         cmd = [
@@ -738,18 +434,18 @@ def _run(
                 stderr=subprocess.PIPE,
                 pass_fds=(src_fd, *plan.pass_fds),
                 start_new_session=True,  # its own process group, killed as one
-                preexec_fn=_preexec(_limits(timeout), plan.preexec()),
+                preexec_fn=preexec(limits(timeout), plan.preexec()),
             )
         except (OSError, subprocess.SubprocessError) as exc:
             base.error = f"cannot start the tool: {exc}"
-            _audit(base, manifest, args, runs_dir, envs_keys, plan)
+            write_audit(base, manifest, args, runs_dir, envs_keys, plan)
             return base
         finally:
             os.close(src_fd)  # the child holds its own copy; ours would keep a pipe open
             plan.close_fds()
             if feeder is not None:
                 feeder.start()  # with no child, its write fails at once and it closes
-        out, err, timed_out, overflow = _communicate(proc, stdin, timeout)
+        out, err, timed_out, overflow = communicate(proc, stdin, timeout)
         base.duration_ms = int((time.monotonic() - started) * 1000)
     finally:
         notes = plan.finish() if plan is not None else []
@@ -761,7 +457,7 @@ def _run(
     base.exit_code = proc.returncode
     base.timed_out = timed_out
     base.output_capped = overflow
-    if _cancel_requested() and proc.returncode != 0:
+    if cancel_requested() and proc.returncode != 0:
         base.error = CANCELLED
     elif timed_out:
         base.error = f"the tool ran longer than {timeout:g} s and was stopped"
@@ -785,7 +481,7 @@ def _run(
             base.output_type_error = check_output_type(manifest, value)
     if notes and base.error:
         base.error += " (" + "; ".join(notes) + ")"
-    _audit(base, manifest, args, runs_dir, envs_keys, plan, notes)
+    write_audit(base, manifest, args, runs_dir, envs_keys, plan, notes)
     return base
 
 
@@ -835,177 +531,3 @@ def protected_paths(
     return hidden, frozen, sealed
 
 
-# -- enforcement report and audit -------------------------------------------------------------
-
-
-def _enforcement(
-    manifest: Manifest, base: RunResult, envs_keys: list[str], plan: sandbox.Plan | None
-) -> tuple[dict[str, Any], list[str]]:
-    caps = manifest.capabilities
-    claims = list(plan.claims) if plan is not None else []
-    pid_ns = plan is not None and plan.pid_ns
-    mechanisms = {c.partition(":")[0]: c.partition(":")[2] for c in claims}
-    net = mechanisms.get("network")
-    if caps.network:
-        network = "allowed (declared network: true)"
-    elif net is None:
-        network = "not started"
-    elif net == "NOT-enforced":
-        network = "NOT enforced (no network namespace on this host)"
-    elif "netns" in net.split("+"):
-        network = f"blocked ({net})"
-    else:
-        network = f"partly blocked ({net}; no network namespace)"
-    if pid_ns:
-        claims.append("pid:namespace")
-    enforced = {
-        "claims": claims,
-        "engine": plan.engine if plan is not None else None,
-        "network": network,
-        "filesystem": mechanisms.get("filesystem", "not started"),
-        "memory": mechanisms.get("memory", "not started"),
-        "processes": mechanisms.get("processes", "not started"),
-        "pid_namespace": pid_ns,
-        "environment": "scrubbed",
-        "timeout_s": base.timeout_s,
-        "rlimits": {
-            "cpu_s": int(math.ceil(base.timeout_s)) + 1,
-            "address_space_bytes": ADDRESS_SPACE,
-            "file_size_bytes": FILE_SIZE,
-            "core_bytes": 0,
-        },
-    }
-    if plan is None:
-        lines = [
-            f'filesystem: "{caps.filesystem}" declared; the tool did not start, nothing ran.',
-        ]
-    else:
-        lines = list(plan.lines)
-    lines += [
-        "environment scrubbed: PATH, LANG, temporary HOME/TMPDIR/working folder"
-        + (f", plus {', '.join(envs_keys)} (values never logged)." if envs_keys else "."),
-    ]
-    if plan is not None:
-        lines.append(
-            "PID namespace: the tool saw only its own processes and /proc."
-            if pid_ns
-            else "no PID namespace on this host: the tool could see other processes."
-        )
-    lines.append(
-        f"rlimits: address space {ADDRESS_SPACE >> 30} GiB, file size {FILE_SIZE >> 20} MiB, "
-        "no core dumps, CPU time capped near the timeout."
-    )
-    if caps.human_confirm:
-        lines.append("human_confirm: true; execution gated by an approval in the inbox.")
-    requested = manifest.runtime.python_version
-    running = f"{sys.version_info.major}.{sys.version_info.minor}"
-    if requested != running:
-        lines.append(f"python_version {requested} declared; ran with Python {running}.")
-    return enforced, lines
-
-
-def _write_blob(blobs: Path, text: str) -> str:
-    from patch_tui.runtime.toolbox import atomic_write
-
-    data = text.encode("utf-8")
-    sha = hashlib.sha256(data).hexdigest()
-    target = blobs / f"{sha}.txt"
-    if not target.exists():
-        atomic_write(target, data)
-    return sha
-
-
-def _audit(
-    base: RunResult,
-    manifest: Manifest,
-    args: dict[str, Any],
-    runs_dir: str | os.PathLike[str] | None,
-    envs_keys: list[str],
-    plan: sandbox.Plan | None,
-    notes: list[str] | None = None,
-) -> None:
-    base.enforced, base.capability_assertions = _enforcement(manifest, base, envs_keys, plan)
-    base.capability_assertions += notes or []
-    if base.output_type_error:
-        base.capability_assertions.append(f"output type mismatch: {base.output_type_error}.")
-    if runs_dir is None:
-        return
-    from datetime import UTC, datetime
-
-    from patch_tui.runtime.toolbox import atomic_write
-
-    runs = Path(runs_dir)
-    caps = manifest.capabilities
-    try:
-        blobs = runs / "blobs"
-        record = {
-            "schema_version": AUDIT_SCHEMA_VERSION,
-            "run_id": base.run_id,
-            "ran_at": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
-            "tool": {
-                "name": manifest.name,
-                "version": manifest.version,
-                "source_sha256": base.source_sha256,
-            },
-            "sandbox": {
-                "template_id": None,
-                "capabilities": {
-                    "network": caps.network,
-                    "filesystem": caps.filesystem,
-                    "human_confirm": caps.human_confirm,
-                    "browser": caps.browser,
-                },
-                "packages_installed": base.packages_installed,
-                "allow_internet_access": caps.network
-                or base.enforced["network"].startswith("NOT"),
-                "envs_keys": envs_keys,
-                "enforced": base.enforced["claims"],
-            },
-            "trigger": {"host_app": None, "mcp_client_name": None, "user_prompt_hash": None},
-            "inputs": args,
-            "output": base.result,
-            "stdout_sha256": _write_blob(blobs, base.stdout),
-            "stderr_sha256": _write_blob(blobs, base.stderr),
-            "network": [],
-            "exit_code": base.exit_code if base.exit_code is not None else -1,
-            "duration_ms": base.duration_ms,
-            "capability_assertions": base.capability_assertions,
-            "error": base.error,
-        }
-        text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
-        base.audit_path = atomic_write(runs / f"{base.run_id}.json", text.encode("utf-8"))
-    except OSError as exc:
-        # The run happened; a failed audit write is reported, never hidden, never fatal.
-        base.capability_assertions.append(f"audit record NOT written: {exc}")
-
-
-def list_runs(
-    runs_dir: str | os.PathLike[str], limit: int = 20, tool: str | None = None
-) -> list[dict[str, Any]]:
-    """The newest audit records first, as patch_list_runs shows them."""
-    folder = Path(runs_dir)
-    if not folder.is_dir():
-        return []
-    files = sorted(folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
-    out: list[dict[str, Any]] = []
-    for f in files:
-        try:
-            blob = json.loads(f.read_text(encoding="utf-8"))
-            name = blob["tool"]["name"]
-        except (OSError, ValueError, KeyError, TypeError):
-            continue
-        if tool is not None and name != tool:
-            continue
-        out.append(
-            {
-                "run_id": blob.get("run_id"),
-                "ran_at": blob.get("ran_at"),
-                "tool": name,
-                "version": blob["tool"].get("version"),
-                "duration_ms": blob.get("duration_ms"),
-                "exit_code": blob.get("exit_code"),
-            }
-        )
-        if len(out) >= limit:
-            break
-    return out

@@ -37,12 +37,23 @@ import ctypes
 import os
 import shutil
 import sys
-import tempfile
 import threading
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from patch_tui.runtime.cgroups import Cgroups as Cgroups
+from patch_tui.runtime.cgroups import RunCgroup as RunCgroup
+from patch_tui.runtime.cgroups import (
+    count_user_processes,
+    find_cgroups,
+    make_cgroup,
+    sweep_stale,
+)
+from patch_tui.runtime.run_folders import LOCK_NAME as LOCK_NAME
+from patch_tui.runtime.run_folders import hold_run_folder as hold_run_folder
+from patch_tui.runtime.run_folders import runs_root as runs_root
+from patch_tui.runtime.run_folders import sweep_run_folders
 
 ENGINES = ("auto", "bwrap", "landlock", "none")
 SYSTEM_READ = ["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc"]
@@ -66,16 +77,6 @@ def _exec_source() -> str:
 
 
 # -- what the host offers ---------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Cgroups:
-    """Where a per-run group can be made: a cgroup v2 folder with memory and pids delegated, or
-    the v1 memory and pids folders of this process (each may be None)."""
-
-    v2: Path | None = None
-    v1_memory: Path | None = None
-    v1_pids: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -114,63 +115,11 @@ def _bwrap() -> str | None:
     return found if namespace_support()["pid"] else None
 
 
-def _mounts() -> list[tuple[str, str, str]]:
-    """(mount point, fs type, super options) of each mount of this process."""
-    out = []
-    with contextlib.suppress(OSError):
-        for line in Path("/proc/self/mountinfo").read_text().splitlines():
-            left, _, right = line.partition(" - ")
-            fields, rest = left.split(), right.split()
-            if len(fields) >= 5 and len(rest) >= 3:
-                out.append((fields[4].replace("\\040", " "), rest[0], rest[2]))
-    return out
-
-
-def _writable_dir(path: Path) -> bool:
-    """A group can be made here: try it (access() says little to root and nothing to cgroupfs)."""
-    probe = path / f"patch-probe-{uuid.uuid4().hex[:8]}"
-    try:
-        probe.mkdir()
-    except OSError:
-        return False
-    with contextlib.suppress(OSError):
-        probe.rmdir()
-    return True
-
-
-def _cgroups() -> Cgroups:
-    if not sys.platform.startswith("linux"):
-        return Cgroups()
-    try:
-        own = Path("/proc/self/cgroup").read_text().splitlines()
-    except OSError:
-        return Cgroups()
-    where: dict[str, str] = {}
-    for line in own:
-        _, ctrls, rel = line.split(":", 2)
-        for c in ctrls.split(",") if ctrls else [""]:
-            where[c] = rel
-    v2 = v1_mem = v1_pids = None
-    for mount, fstype, opts in _mounts():
-        if fstype == "cgroup2" and "" in where:
-            base = Path(mount + where[""])
-            try:
-                delegated = set((base / "cgroup.subtree_control").read_text().split())
-            except OSError:
-                continue
-            if {"memory", "pids"} <= delegated and _writable_dir(base):
-                v2 = base
-        elif fstype == "cgroup":
-            names = opts.split(",")
-            for ctrl in ("memory", "pids"):
-                if ctrl in names and ctrl in where:
-                    base = Path(mount + where[ctrl])
-                    if _writable_dir(base):
-                        if ctrl == "memory":
-                            v1_mem = base
-                        else:
-                            v1_pids = base
-    return Cgroups(v2=v2, v1_memory=v1_mem, v1_pids=v1_pids)
+def sweep_leftovers(root: Path) -> None:
+    """Remove what killed runs left behind: run folders nobody holds, empty old run cgroups.
+    (A run that finishes removes its own; only a kill -9 of patch-tui leaves any.)"""
+    sweep_run_folders(root)
+    sweep_stale(probe().cgroups)
 
 
 _HOST: Host | None = None
@@ -190,7 +139,7 @@ def probe() -> Host:
                 bwrap=_bwrap() if linux else None,
                 # os.uname, not platform: importing platform costs every run a few ms
                 seccomp=linux and os.uname().machine in ("x86_64", "aarch64"),
-                cgroups=_cgroups(),
+                cgroups=find_cgroups(),
             )
         return _HOST
 
@@ -263,78 +212,6 @@ def refusal_message(why: str) -> str:
 # -- the run's private folders ----------------------------------------------------------------
 
 
-def runs_root() -> Path:
-    """The folder that holds every run's private folder: ours alone (0700), and hidden from every
-    tool, so no run can read or write another's code, args or output."""
-    root = Path(tempfile.gettempdir()) / f"patch-tui-runs-{os.geteuid()}"
-    try:
-        root.mkdir(mode=0o700)
-    except FileExistsError:
-        pass
-    st = os.lstat(root)
-    import stat
-
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid():
-        raise OSError(f"{root} is not a folder of ours; remove it")
-    if st.st_mode & 0o077:
-        os.chmod(root, 0o700)
-    return root
-
-
-LOCK_NAME = ".patch-run.lock"
-STALE_CGROUP_S = 120.0  # an empty run group this old was left by a run that was killed
-
-
-def hold_run_folder(folder: Path) -> int:
-    """Lock a run's folder for as long as the run lasts (the fd is closed after it, or by the
-    kernel when patch-tui dies): `sweep_leftovers` removes only folders nobody holds."""
-    import fcntl
-
-    # Locked under another name first: the sweeper never sees an unlocked lock of a live run.
-    making = folder / (LOCK_NAME + ".new")
-    fd = os.open(making, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    os.rename(making, folder / LOCK_NAME)
-    return fd
-
-
-def sweep_leftovers(root: Path) -> None:
-    """Remove what killed runs left behind: run folders nobody holds, empty old run cgroups.
-    (A run that finishes removes its own; only a kill -9 of patch-tui leaves any.)"""
-    import fcntl
-    import time
-
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(root):
-            lock = Path(entry.path) / LOCK_NAME
-            try:
-                fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC)
-            except OSError:
-                continue  # not a run folder (or being made): leave it
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                os.close(fd)
-                continue  # a run holds it
-            try:
-                shutil.rmtree(entry.path, ignore_errors=True)
-            finally:
-                os.close(fd)
-    cg = probe().cgroups
-    now = time.time()
-    for base in {p for p in (cg.v2, cg.v1_memory, cg.v1_pids) if p is not None}:
-        with contextlib.suppress(OSError):
-            for entry in os.scandir(base):
-                if not entry.name.startswith("patch-run-"):
-                    continue
-                with contextlib.suppress(OSError):
-                    if now - entry.stat().st_mtime < STALE_CGROUP_S:
-                        continue
-                    if Path(entry.path, "cgroup.procs").read_text().strip():
-                        continue
-                    os.rmdir(entry.path)
-
-
 # -- one run ----------------------------------------------------------------------------------
 
 
@@ -354,88 +231,6 @@ class Request:
     engine: str | None = None  # None: the configured one
     pid_ns: bool = True  # the runner gives the run its own PID namespace (and /proc)
     net_ns: bool = True  # ... and network namespace (with network: false)
-
-
-@dataclass
-class RunCgroup:
-    kind: str  # "v2" or "v1"
-    memory: Path | None
-    pids: Path | None
-
-    def folders(self) -> list[Path]:
-        return list(dict.fromkeys(p for p in (self.memory, self.pids) if p is not None))
-
-    def oom_kills(self) -> int:
-        if self.memory is None:
-            return 0
-        name = "memory.events" if self.kind == "v2" else "memory.oom_control"
-        with contextlib.suppress(OSError, ValueError):
-            for line in (self.memory / name).read_text().splitlines():
-                key, _, value = line.partition(" ")
-                if key == "oom_kill":
-                    return int(value)
-        return 0
-
-    def remove(self) -> None:
-        import signal
-        import time
-
-        for folder in self.folders():
-            for _ in range(50):
-                with contextlib.suppress(OSError):
-                    for pid in (folder / "cgroup.procs").read_text().split():
-                        with contextlib.suppress(OSError):
-                            os.kill(int(pid), signal.SIGKILL)
-                try:
-                    folder.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.02)  # the killed processes are still being reaped
-
-
-def _write(path: Path, value: str) -> None:
-    path.write_text(value)
-
-
-def make_cgroup(host: Host, memory_bytes: int, max_processes: int) -> RunCgroup | None:
-    name = f"patch-run-{uuid.uuid4().hex[:12]}"
-    cg = host.cgroups
-    if cg.v2 is not None:
-        folder = cg.v2 / name
-        try:
-            folder.mkdir()
-            _write(folder / "memory.max", str(memory_bytes))
-            with contextlib.suppress(OSError):
-                _write(folder / "memory.swap.max", "0")
-            _write(folder / "pids.max", str(max_processes))
-            return RunCgroup("v2", folder, folder)
-        except OSError:
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-    made = RunCgroup("v1", None, None)
-    if cg.v1_memory is not None:
-        folder = cg.v1_memory / name
-        try:
-            folder.mkdir()
-            _write(folder / "memory.limit_in_bytes", str(memory_bytes))
-            with contextlib.suppress(OSError):  # only with swap accounting
-                _write(folder / "memory.memsw.limit_in_bytes", str(memory_bytes))
-            made.memory = folder
-        except OSError:
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-    if cg.v1_pids is not None:
-        folder = cg.v1_pids / name
-        try:
-            folder.mkdir()
-            _write(folder / "pids.max", str(max_processes))
-            made.pids = folder
-        except OSError:
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-    return made if made.folders() else None
 
 
 @dataclass
@@ -517,21 +312,11 @@ def _real(p: Path | str) -> str:
 def _outermost(paths: Any) -> list[str]:
     """The paths, without those inside another one (/lib is /usr/lib: /usr covers it)."""
     unique = list(dict.fromkeys(paths))
-    return [p for p in unique if not any(q != p and _inside(p, q) for q in unique)]
+    return [p for p in unique if not any(q != p and inside(p, q) for q in unique)]
 
 
-def _inside(child: str, parent: str) -> bool:
+def inside(child: str, parent: str) -> bool:
     return child == parent or child.startswith(parent.rstrip("/") + "/")
-
-
-def _count_user_processes(uid: int) -> int:
-    n = 0
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            with contextlib.suppress(OSError):
-                if entry.stat().st_uid == uid:
-                    n += 1
-    return n
 
 
 def prepare(req: Request, host: Host | None = None) -> Plan:
@@ -592,15 +377,17 @@ def prepare(req: Request, host: Host | None = None) -> Plan:
         )
     elif engine == "bwrap":
         assert host.bwrap is not None
-        prefix = _bwrap_words(
+        from patch_tui.runtime.bwrap import bwrap_words, seccomp_fd
+
+        prefix = bwrap_words(
             host.bwrap, req, read_roots, write_roots, run_dir, hidden, frozen, sealed
         )
         if not req.network and host.seccomp:
             # bwrap loads the filter itself (--seccomp FD) just before it execs the tool: the
             # tool's Python then needs no confining step of its own (no ctypes, no -c source).
-            seccomp_fd = _seccomp_fd()
-            pass_fds.append(seccomp_fd)
-            prefix[1:1] = ["--seccomp", str(seccomp_fd)]
+            fd = seccomp_fd()
+            pass_fds.append(fd)
+            prefix[1:1] = ["--seccomp", str(fd)]
         claims.append("filesystem:bwrap")
         lines.append(
             f'filesystem: "{fs}" enforced by bubblewrap (mount namespace): '
@@ -613,7 +400,7 @@ def prepare(req: Request, host: Host | None = None) -> Plan:
             f'filesystem: "{fs}" declared but NOT enforced ({why_unisolated(req.engine)}): the '
             "tool could read and write whatever this user can."
         )
-    if workspace and fs == "read-write" and any(_inside(workspace, h) for h in hidden + frozen):
+    if workspace and fs == "read-write" and any(inside(workspace, h) for h in hidden + frozen):
         lines.append("the workspace lies inside a protected folder: the tool could not write it.")
 
     # network: false. The network namespace is the runner's (unshare) or bwrap's.
@@ -656,7 +443,7 @@ def prepare(req: Request, host: Host | None = None) -> Plan:
             )
 
     # memory and processes
-    cgroup = make_cgroup(host, req.memory_bytes, req.max_processes)
+    cgroup = make_cgroup(host.cgroups, req.memory_bytes, req.max_processes)
     nproc: int | None = None
     attach: list[str] = []
     if cgroup is not None:
@@ -673,7 +460,7 @@ def prepare(req: Request, host: Host | None = None) -> Plan:
         claims.append(f"processes:cgroup-{cgroup.kind}")
         lines.append(f"processes: at most {req.max_processes} at once (cgroup {cgroup.kind}).")
     elif host.linux and os.geteuid() != 0:
-        nproc = _count_user_processes(os.geteuid()) + req.max_processes
+        nproc = count_user_processes(os.geteuid()) + req.max_processes
         claims.append("processes:rlimit-nproc")
         lines.append(
             f"processes: RLIMIT_NPROC {nproc} (this user's processes, {req.max_processes} more "
@@ -696,24 +483,6 @@ def prepare(req: Request, host: Host | None = None) -> Plan:
     )
 
 
-def _seccomp_fd() -> int:
-    """A sealed memfd holding the seccomp program (sandbox_exec's), read from offset 0."""
-    import fcntl
-
-    from patch_tui.runtime.sandbox_exec import seccomp_bytes
-
-    fd = os.memfd_create("patch-seccomp", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-    try:
-        os.write(fd, seccomp_bytes(os.uname().machine))
-        seals = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
-        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
-        os.lseek(fd, 0, os.SEEK_SET)
-    except OSError:
-        os.close(fd)
-        raise
-    return fd
-
-
 def _fs_words(fs: str, workspace: str | None) -> str:
     if fs == "none":
         return "the system read-only and its own run folder"
@@ -722,65 +491,6 @@ def _fs_words(fs: str, workspace: str | None) -> str:
     if workspace:
         return f"read access, writes in its own run folder and the workspace {workspace}"
     return "read access, writes only in its own run folder (no workspace for this run)"
-
-
-def _bwrap_words(
-    bwrap: str,
-    req: Request,
-    read_roots: list[str],
-    write_roots: list[str],
-    run_dir: str,
-    hidden: list[str],
-    frozen: list[str],
-    sealed: list[str],
-) -> list[str]:
-    words = [bwrap, "--die-with-parent", "--unshare-user", "--unshare-pid", "--unshare-ipc"]
-    if not req.network:
-        words.append("--unshare-net")
-    bound: list[str] = []
-    for root in read_roots:
-        if root == "/proc":
-            continue  # --proc below: the run's own
-        words += ["--ro-bind", root, root]
-        bound.append(root)
-    for root in write_roots:
-        words += ["--bind", root, root]
-        bound.append(root)
-    words += ["--proc", "/proc", "--dev", "/dev"]
-    visible = [b for b in bound if b not in ("/proc",)]
-    # A protected path under a writable bind is made read-only, then the hidden ones masked.
-    for path in frozen:
-        if path in ("/proc", "/dev"):
-            continue  # the run's own (--proc, --dev above), never the host's
-        if os.path.isdir(path) and any(_inside(path, w) for w in write_roots):
-            words += ["--ro-bind", path, path]
-    for path in sealed:
-        # No entry made, removed or renamed in it; the folders it holds stay writable.
-        if not os.path.isdir(path) or not any(_inside(path, w) for w in write_roots):
-            continue
-        if any(_inside(path, f) for f in frozen):
-            continue
-        words += ["--ro-bind", path, path]
-        with contextlib.suppress(OSError):
-            for entry in os.scandir(path):
-                child = entry.path
-                if entry.is_dir(follow_symlinks=False) and not any(
-                    _inside(child, h) or _inside(h, child) for h in hidden + frozen
-                ):
-                    words += ["--bind", child, child]
-    for path in hidden:
-        if path == "/proc" or not any(_inside(path, b) for b in visible):
-            continue
-        if os.path.isdir(path):
-            # An empty tmpfs of its own: what the tool writes there is gone with the run.
-            words += ["--tmpfs", path]
-        elif os.path.exists(path):
-            words += ["--ro-bind", "/dev/null", path]
-        else:
-            # Not there yet (a store's -wal): its folder is frozen, so it cannot be made either.
-            continue
-    words += ["--bind", run_dir, run_dir, "--chdir", os.path.join(run_dir, "work")]
-    return words
 
 
 def host_report() -> dict[str, Any]:

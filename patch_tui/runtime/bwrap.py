@@ -1,0 +1,91 @@
+"""The bubblewrap side of a run's sandbox: bwrap's words, and the seccomp filter it loads.
+
+Imported by sandbox.prepare only for runs under bwrap. The words build a mount namespace that
+holds only what the capability allows; a protected path inside an allowed folder is masked (an
+empty tmpfs, /dev/null, or a read-only bind). With `network: false`, bwrap loads sandbox_exec's
+seccomp program itself (`--seccomp FD`) just before it execs the tool.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+
+from patch_tui.runtime.sandbox import Request, inside
+
+
+def seccomp_fd() -> int:
+    """A sealed memfd holding the seccomp program (sandbox_exec's), read from offset 0."""
+    import fcntl
+
+    from patch_tui.runtime.sandbox_exec import seccomp_bytes
+
+    fd = os.memfd_create("patch-seccomp", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        os.write(fd, seccomp_bytes(os.uname().machine))
+        seals = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def bwrap_words(
+    bwrap: str,
+    req: Request,
+    read_roots: list[str],
+    write_roots: list[str],
+    run_dir: str,
+    hidden: list[str],
+    frozen: list[str],
+    sealed: list[str],
+) -> list[str]:
+    words = [bwrap, "--die-with-parent", "--unshare-user", "--unshare-pid", "--unshare-ipc"]
+    if not req.network:
+        words.append("--unshare-net")
+    bound: list[str] = []
+    for root in read_roots:
+        if root == "/proc":
+            continue  # --proc below: the run's own
+        words += ["--ro-bind", root, root]
+        bound.append(root)
+    for root in write_roots:
+        words += ["--bind", root, root]
+        bound.append(root)
+    words += ["--proc", "/proc", "--dev", "/dev"]
+    visible = [b for b in bound if b not in ("/proc",)]
+    # A protected path under a writable bind is made read-only, then the hidden ones masked.
+    for path in frozen:
+        if path in ("/proc", "/dev"):
+            continue  # the run's own (--proc, --dev above), never the host's
+        if os.path.isdir(path) and any(inside(path, w) for w in write_roots):
+            words += ["--ro-bind", path, path]
+    for path in sealed:
+        # No entry made, removed or renamed in it; the folders it holds stay writable.
+        if not os.path.isdir(path) or not any(inside(path, w) for w in write_roots):
+            continue
+        if any(inside(path, f) for f in frozen):
+            continue
+        words += ["--ro-bind", path, path]
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(path):
+                child = entry.path
+                if entry.is_dir(follow_symlinks=False) and not any(
+                    inside(child, h) or inside(h, child) for h in hidden + frozen
+                ):
+                    words += ["--bind", child, child]
+    for path in hidden:
+        if path == "/proc" or not any(inside(path, b) for b in visible):
+            continue
+        if os.path.isdir(path):
+            # An empty tmpfs of its own: what the tool writes there is gone with the run.
+            words += ["--tmpfs", path]
+        elif os.path.exists(path):
+            words += ["--ro-bind", "/dev/null", path]
+        else:
+            # Not there yet (a store's -wal): its folder is frozen, so it cannot be made either.
+            continue
+    words += ["--bind", run_dir, run_dir, "--chdir", os.path.join(run_dir, "work")]
+    return words
