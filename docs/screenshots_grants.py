@@ -1,8 +1,10 @@
-"""Regenerate the README's edit-then-approve and allow-like-this screenshots:
+"""Regenerate the README's edit-then-approve, allow-like-this, batch and grants screenshots:
 `.venv/bin/python docs/screenshots_grants.py`.
 
 The inbox on its own, over a temporary store holding one held delete_file call, at 120x36 in the
-default theme: `e` with the path edited, then `g` with the path widened to a glob."""
+default theme: `e` with the path edited, then `g` with the path widened to a glob; then three more
+calls (one a tainted_input hold), all selected (ctrl+a) and `a`: the batch dialog; then two
+grants (one revoked) and `G`, `a`: the grants screen with the ended ones."""
 
 from __future__ import annotations
 
@@ -55,6 +57,50 @@ async def shots(tmp: Path) -> None:
             widget.cursor_blink = False  # type: ignore[attr-defined]
         await pilot.pause(0.1)
         app.save_screenshot(filename="screenshot-inbox-allow.svg", path=str(DOCS))
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: app.screen is screen, what="back")
+        await batch_and_grants(pilot, app, screen, tmp, tools)
+
+
+async def batch_and_grants(pilot, app, screen, tmp: Path, tools: Path) -> None:
+    from inboxkit import hold, wait_for
+
+    from patch_tui.approvals import grants
+    from patch_tui.approvals.grants import Pattern
+    from patch_tui.approvals.store import Store
+    from patch_tui.format import toolfile
+    from patch_tui.ui.inbox.batch import BatchDialog
+    from patch_tui.ui.inbox.grants_view import GrantsScreen
+
+    store = tmp / "store.sqlite3"
+    shutil.copy(REPO / "sample_tools" / "slack_send_message.py", tools / "slack_send_message.py")
+    hold(store, tools / "delete_file.py", {"path": "/srv/app/cache/a.log", "missing_ok": True})
+    hold(store, tools / "delete_file.py", {"path": "/srv/app/cache/b.log", "missing_ok": True})
+    hold(
+        store,
+        tools / "slack_send_message.py",
+        {"channel": "#ops", "text": "deploy token: ghp_0123456789abcdef0123"},
+        kind="tainted_input",
+        details={"tainted_inputs": [{"inputName": "text", "matchedTools": ["read_env"]}]},
+    )
+    await wait_for(pilot, lambda: len(screen.list.actions) == 4, what="four pending")
+    await pilot.press("ctrl+a", "a")
+    await wait_for(pilot, lambda: isinstance(app.screen, BatchDialog), what="the batch dialog")
+    await pilot.pause(0.3)
+    app.save_screenshot(filename="screenshot-inbox-batch.svg", path=str(DOCS))
+    await pilot.press("escape")
+    await wait_for(pilot, lambda: app.screen is screen, what="back")
+    sha = toolfile.read(tools / "delete_file.py").sha256
+    with Store(store, actor="alice@tui") as s:
+        grants.create(s, "delete_file", "1.0.0", sha, [Pattern("path", "/srv/app/cache/*")], 7200)
+        old = grants.create(s, "delete_file", "1.0.0", sha, [Pattern("path", "/tmp/*")], 3600)
+        grants.revoke(s, old.id)
+    await pilot.press("escape", "G")
+    await wait_for(pilot, lambda: isinstance(app.screen, GrantsScreen) and app.screen.load_count > 0, what="grants")
+    await pilot.press("a")
+    await wait_for(pilot, lambda: len(app.screen.grants) == 2, what="every grant")
+    await pilot.pause(0.2)
+    app.save_screenshot(filename="screenshot-inbox-grants.svg", path=str(DOCS))
 
 
 def main() -> None:
@@ -70,7 +116,8 @@ def main() -> None:
         asyncio.run(shots(tmp))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"wrote {DOCS / 'screenshot-inbox-edit.svg'} and {DOCS / 'screenshot-inbox-allow.svg'}")
+    names = ("edit", "allow", "batch", "grants")
+    print("wrote " + ", ".join(str(DOCS / f"screenshot-inbox-{n}.svg") for n in names))
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import pytest
 from inboxkit import hold, inbox_app, isolate, open_inbox, tools, wait_for
 from textual.widgets import Input
 
+from patch_tui.approvals import grants
 from patch_tui.approvals.store import Store
 from patch_tui.ui.inbox.inbox_dialogs import DecideModal
 
@@ -60,11 +61,11 @@ async def test_a_live_call_taller_than_a_small_pane_is_approved_after_reading_on
         screen = await open_inbox(pilot, app)
         action = hold(store, folder / "delete_file.py", {"path": "/tmp/a.txt"})
         await wait_for(pilot, lambda: screen.current is not None and screen.detail.max_scroll_y > 0, what="the live call laid out")
-        assert not screen.can_approve  # at 80x24 it does not fit: space reads it on
+        assert not screen.can_approve  # at 80x24 it does not fit: d reads it on
         for _ in range(10):
             if screen.can_approve:
                 break
-            await pilot.press("space")
+            await pilot.press("d")
             await pilot.pause(0.05)
         assert screen.can_approve
         await pilot.press("a")
@@ -223,10 +224,23 @@ def _open_inbox_dialog(which: str):
     async def edit(pilot, screen):
         await pilot.press("e")  # edit the args, then approve them (a button only)
 
-    return {"approve": approve, "reject": reject, "source": source, "edit": edit}[which]
+    async def allow(pilot, screen):
+        await wait_for(pilot, lambda: screen.can_approve, what="allow to be enabled")
+        await pilot.press("g")  # allow calls like this for... (a button only)
+
+    async def batch_approve(pilot, screen):
+        await pilot.press("ctrl+a", "a")  # the selection, approved together
+
+    async def batch_reject(pilot, screen):
+        await pilot.press("ctrl+a", "r")
+
+    return {
+        "approve": approve, "reject": reject, "source": source, "edit": edit, "allow": allow,
+        "batch approve": batch_approve, "batch reject": batch_reject,
+    }[which]
 
 
-@pytest.mark.parametrize("which", ["approve", "reject", "source", "edit"])
+@pytest.mark.parametrize("which", ["approve", "reject", "source", "edit", "allow", "batch approve", "batch reject"])
 async def test_a_sentence_typed_into_an_inbox_dialog_decides_nothing(env, long_bursts, which: str) -> None:
     from patch_tui.ui.dialogs.dialog import Dialog
 
@@ -243,14 +257,18 @@ async def test_a_sentence_typed_into_an_inbox_dialog_decides_nothing(env, long_b
         assert leaked == [], f"{which}: keys reached the inbox: {[k for k, _ in leaked]}"
         assert _status(store, action.token).status == "pending"
         assert app.is_running
-        if which == "approve":
+        with Store(store, actor="check") as s:
+            assert grants.list_grants(s, ended=True) == [], f"{which}: a grant was made"
+        if which in ("approve", "batch approve"):
             # No text field, first focus on Cancel; "n" is Cancel, and the rest of the sentence
             # ("a" would open the dialog again, "y" approve) was dropped, not sent to the inbox.
             assert app.screen is screen
         elif which == "reject":
             # The reason field has the focus: the sentence is the reason, nothing more.
             assert app.screen is dialog and dialog.query_one("#decide-note").value == SENTENCE
-        elif which == "edit":
+        elif which == "batch reject":
+            assert app.screen is dialog and dialog.query_one("#batch-note").value == SENTENCE
+        elif which in ("edit", "allow"):
             # The first field has the focus: the sentence is an edited value, nothing approved.
             assert app.screen is dialog
             assert isinstance(app.focused, Input) and SENTENCE in app.focused.value

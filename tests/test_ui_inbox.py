@@ -309,7 +309,7 @@ async def test_history_filter_and_export(env, tmp_path: Path) -> None:
         await pilot.click("#filter-tool")
         await pilot.press(*"delete")
         await wait_for(pilot, lambda: len(screen.list.actions) == 2, what="tool filter")
-        from textual.widgets import Select
+        from textual.widgets import Input, Select
 
         screen.query_one("#filter-status", Select).value = "failed"
         await wait_for(pilot, lambda: [x.token for x in screen.list.actions] == [c.token], what="status filter")
@@ -318,19 +318,45 @@ async def test_history_filter_and_export(env, tmp_path: Path) -> None:
         await wait_for(pilot, lambda: "claimed" in str(screen.query_one("#detail-result").render()), what="events")
         head = str(screen.query_one("#detail-head").render())
         assert "alice@cli" in head
-        target = tmp_path / "out" / "history.json"
-        screen.action_export()
-        await pilot.pause()
-        from textual.widgets import Input
+        # x writes the filtered rows as `patch-tui inbox export` writes them (JSONL)...
+        target = tmp_path / "out" / "history.jsonl"
+        await _export_from_history(pilot, app, screen, target)
+        cli = _cli_export(store)
+        lines = target.read_text().splitlines()
+        assert lines == [line for line in cli.splitlines() if c.token in line]
+        data = json.loads(lines[0])
+        assert data["decision"] == "approved" and data["outcome"] == "failed"
+        assert data["result"] == {"error": "permission denied"} and data["decided_by"] == "alice@cli"
+        assert [e["event"] for e in data["events"]] == ["created", "approved", "claimed", "failed"]
+        # ...and as CSV for a .csv name; with no filter, every decided row, as the CLI's CSV.
+        screen.query_one("#filter-status", Select).clear()
+        screen.query_one("#filter-tool", Input).value = ""
+        await wait_for(pilot, lambda: len(screen.list.actions) == 3, what="the filters cleared")
+        target = tmp_path / "out" / "history.csv"
+        await _export_from_history(pilot, app, screen, target)
+        assert target.read_text() == _cli_export(store, "--format", "csv")
 
-        field = app.screen.query_one("#prompt-input", Input)
-        field.value = str(target)
-        await pilot.press("enter")
-        await wait_for(pilot, lambda: target.exists(), what="the export")
-        data = json.loads(target.read_text())
-        assert [d["token"] for d in data] == [c.token]
-        assert data[0]["status"] == "failed" and data[0]["result"] == {"error": "permission denied"}
-        assert data[0]["decided_by"] == "alice@cli"
+
+async def _export_from_history(pilot, app, screen, target: Path) -> None:
+    from textual.widgets import Input
+
+    screen.action_export()
+    await wait_for(pilot, lambda: app.screen.query("#prompt-input"), what="the export prompt")
+    field = app.screen.query_one("#prompt-input", Input)
+    field.value = str(target)
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: target.exists(), what="the export")
+
+
+def _cli_export(store: Path, *args: str) -> str:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "patch_tui", "inbox", "export", "--store", str(store), *args],
+        capture_output=True, text=True, check=True,
+    )
+    return done.stdout
 
 
 async def test_a_forged_approval_shows_as_tampered(env) -> None:

@@ -1,6 +1,8 @@
 """The audit export: every action with its decision and the run's outcome, refusals included.
 
-    records(store, since=None)      -> list[dict]   oldest first, one per action
+    records(store, since=None, tokens=None)  -> list[dict]   oldest first, one per action
+                                                  (tokens: only these, as the inbox's history
+                                                  exports its filtered rows)
     write_jsonl(records, out) / write_csv(records, out)
     parse_since(text, now)          -> ISO time     "2026-11-20", "2026-11-20T10:00Z", "2h", "1d"
 
@@ -145,10 +147,15 @@ def record(action: Action, events: list[Event]) -> dict[str, Any]:
     }
 
 
-def records(store: Store, since: str | None = None) -> list[dict[str, Any]]:
+def records(
+    store: Store, since: str | None = None, *, tokens: Iterable[str] | None = None
+) -> list[dict[str, Any]]:
     actions = store.list_actions(statuses=None)
     if since is not None:
         actions = [a for a in actions if a.created_at >= since]
+    if tokens is not None:
+        wanted = set(tokens)
+        actions = [a for a in actions if a.token in wanted]
     by_token: dict[str, list[Event]] = {}
     for ev in store.events():
         by_token.setdefault(ev.token, []).append(ev)

@@ -20,27 +20,23 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Button, Checkbox, Input, Select, Static
 
 from patch_tui.approvals import grants
 from patch_tui.approvals.grants import Grant, Pattern
 from patch_tui.approvals.store import Action, StoreError
+from patch_tui.ui.dialogs.dialog import Dialog
 from patch_tui.ui.safe_text import safe_line
 
 DURATIONS = [("15 minutes", "15m"), ("30 minutes", "30m"), ("1 hour", "1h"), ("2 hours", "2h"), ("8 hours", "8h"), ("1 day", "1d")]
 
 
-class AllowDialog(ModalScreen[Grant | None]):
-    """Modal; no letter decides (Allow is the button), the first glob has the focus."""
+class AllowDialog(Dialog[Grant | None]):
+    """On the shared dialog base (its key rule: typed text never decides, no key reaches the
+    inbox behind). No letter decides (Allow is the button); the first glob has the focus."""
 
     DEFAULT_CSS = """
-    AllowDialog { align: center middle; }
-    AllowDialog > Vertical {
-        width: 96; max-width: 100%; height: auto; max-height: 90%;
-        border: thick $warning; background: $surface; padding: 1 2;
-    }
-    AllowDialog .dialog-title { text-style: bold; margin-bottom: 1; }
+    AllowDialog > Vertical { width: 96; max-height: 90%; border: thick $warning; }
     AllowDialog #allow-rows { height: auto; max-height: 30vh; }
     AllowDialog .allow-row { height: auto; }
     AllowDialog .allow-row Checkbox { width: 24; }
@@ -49,9 +45,7 @@ class AllowDialog(ModalScreen[Grant | None]):
     AllowDialog #allow-for-label { width: auto; padding: 1 1 0 0; }
     AllowDialog #allow-gap { width: 1fr; }
     AllowDialog #allow-preview { height: auto; margin-top: 1; }
-    AllowDialog #allow-error { color: $text-error; height: auto; display: none; }
-    AllowDialog .dialog-buttons { height: auto; align: right middle; margin-top: 1; }
-    AllowDialog .dialog-buttons Button { margin-left: 1; }
+    AllowDialog #allow-error { height: auto; display: none; }
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="allow.cancel")]
 
@@ -81,7 +75,7 @@ class AllowDialog(ModalScreen[Grant | None]):
                         yield Checkbox(safe_line(key), True, id=f"allow-use-{n}")
                         yield Input(glob, id=f"allow-glob-{n}", select_on_focus=False)
             yield Static("", id="allow-preview")
-            yield Static("", id="allow-error")
+            yield Static("", id="allow-error", classes="dialog-error")
             with Horizontal(classes="dialog-buttons"):
                 yield Static("for", id="allow-for-label")
                 yield Select(DURATIONS, value="1h", allow_blank=False, id="allow-for")

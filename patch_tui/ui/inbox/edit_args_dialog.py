@@ -59,17 +59,10 @@ class EditArgsDialog(Dialog[Decision | None]):
     typed into the form can never approve; the first field has the focus."""
 
     DEFAULT_CSS = """
-    EditArgsDialog { align: center middle; }
-    EditArgsDialog > Vertical {
-        width: 96; max-width: 100%; height: auto; max-height: 90%;
-        border: thick $warning; background: $surface; padding: 1 2;
-    }
-    EditArgsDialog .dialog-title { text-style: bold; margin-bottom: 1; }
-    EditArgsDialog .dialog-buttons { height: auto; align: right middle; margin-top: 1; }
-    EditArgsDialog .dialog-buttons Button { margin-left: 1; }
+    EditArgsDialog > Vertical { width: 96; max-height: 90%; border: thick $warning; }
     EditArgsDialog #edit-form { height: auto; max-height: 35vh; }
     EditArgsDialog #edit-changes { height: auto; max-height: 6; margin-top: 1; }
-    EditArgsDialog #edit-error { color: $text-error; height: auto; }
+    EditArgsDialog #edit-error { height: auto; }
     """
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="edit.cancel")]
 
@@ -99,7 +92,7 @@ class EditArgsDialog(Dialog[Decision | None]):
                 for spec in self.manifest.inputs:
                     yield EditField(spec)
             yield Static("", id="edit-changes")
-            yield Static("", id="edit-error")
+            yield Static("", id="edit-error", classes="dialog-error")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel", id="edit-cancel")
                 yield Button("Approve edited", id="edit-approve", variant="warning", disabled=True)

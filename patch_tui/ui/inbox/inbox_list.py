@@ -3,7 +3,7 @@ pending actions cost a list assignment, not 10,000 widgets or 50,000 measured ce
 
 Two column sets: "pending" (tool, kind, age, countdown to expiry, args summary) and "history"
 (status, tool, when, who, note or result). Every cell that comes from the store goes through
-`safe_line` (untrusted text, STYLE.md 10). Ages and countdowns are computed at render time, so a
+`safe_line` (untrusted text, never markup or raw control characters). Ages and countdowns are computed at render time, so a
 one-second `refresh()` keeps them live without touching the rows.
 """
 
@@ -129,10 +129,16 @@ class ActionHeader(Static):
         self.update(_row_content([title for title, _w, _f in columns], columns, width))
 
 
-def _row_content(cells: Sequence[str | Content], columns: Sequence[Column], width: int) -> Content:
+# The mark of a selected row (batches: inbox/batch.py), in the column every row starts with.
+SELECTED_MARK = Content.styled("✓", "bold $text-success")
+
+
+def _row_content(
+    cells: Sequence[str | Content], columns: Sequence[Column], width: int, mark: Content | None = None
+) -> Content:
     fixed = sum(w + 1 for _t, w, _f in columns if w)
     rest = max(8, width - fixed - 1)
-    parts: list[Content] = [Content(" ")]
+    parts: list[Content] = [mark or Content(" ")]
     for (_title, w, _f), cell in zip(columns, cells, strict=True):
         text = cell if isinstance(cell, Content) else Content(cell)
         parts.append(_fit(text, w or rest))
@@ -173,6 +179,9 @@ class ActionList(ScrollView, can_focus=True):
         self.columns: list[Column] = PENDING_COLUMNS
         self._static_cells: dict[int, list[Content]] = {}
         self._last_token: str | None = None
+        # Tokens of the selected rows (a batch). Only listed rows stay selected: a row that
+        # left (decided elsewhere, expired) leaves the selection, and a new row is never in it.
+        self.selected: set[str] = set()
 
     # -- data ---------------------------------------------------------------------------------
 
@@ -185,6 +194,8 @@ class ActionList(ScrollView, can_focus=True):
         """New rows; the cursor stays on the same action when it is still listed."""
         keep = self.current.token if self.current is not None else None
         self.actions = actions
+        if self.selected:
+            self.selected &= {a.token for a in actions}
         self._static_cells.clear()
         self.virtual_size = Size(self.size.width, len(actions))
         index = 0
@@ -274,7 +285,8 @@ class ActionList(ScrollView, can_focus=True):
         base = self.visual_style
         if index >= len(self.actions):
             return Strip.blank(width, base.rich_style)
-        content = _row_content(self._cells(index, clock()), self.columns, width)
+        mark = SELECTED_MARK if self.actions[index].token in self.selected else None
+        content = _row_content(self._cells(index, clock()), self.columns, width, mark)
         if index == self.cursor:
             base = base + self.get_visual_style("action-list--cursor")
         strips = Visual.to_strips(self, content, width, 1, base, apply_selection=False, pad=True)

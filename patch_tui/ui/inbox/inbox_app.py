@@ -1,0 +1,57 @@
+"""`patch-tui inbox`: the inbox on its own, without the desk.
+
+    InboxApp(store_path, settings=..., theme=...)    (opened by commands/inboxcmd.py)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual.app import App
+from textual.binding import Binding
+
+from patch_tui.ui.dialogs.dialog import DialogKeyGuard
+from patch_tui.ui.safe_text import SafeTitles
+
+
+class InboxApp(SafeTitles, DialogKeyGuard, App[None]):
+    """`patch-tui inbox`: the inbox on its own, so it opens fast (no desk to build behind it).
+    The desk's app reaches the same screen with ctrl+r."""
+
+    TITLE = "patch-tui"
+    BINDINGS: ClassVar[list[Any]] = [
+        Binding("ctrl+q,f12", "quit", "Quit", id="app.quit", priority=True),
+    ]
+
+    def __init__(
+        self,
+        store_path: str | os.PathLike[str] | None = None,
+        *,
+        settings: Any = None,
+        theme: str | None = None,
+    ) -> None:
+        from patch_tui.settings.config import Settings
+
+        super().__init__()
+        self.store_path = Path(store_path) if store_path else None
+        self.settings = settings or Settings(watch_themes=False, watch_tools=False)
+        self.theme_choice = theme
+
+    def on_mount(self) -> None:
+        from patch_tui.ui.inbox.inbox import InboxScreen
+        from patch_tui.ui.inbox.inbox_badge import install_pending_watch
+        from patch_tui.ui.theming.themes import install_themes
+
+        install_themes(self, self.theme_choice, watch=False)
+        self.push_screen(InboxScreen())
+        install_pending_watch(self)
+
+    def on_worker_state_changed(self, event: Any) -> None:
+        # As the desk does: a failed worker is a notification, never a crash.
+        from textual.worker import WorkerState
+
+        if event.state == WorkerState.ERROR:
+            self.notify(f"{event.worker.name or 'background task'} failed: {event.worker.error}", severity="error", markup=False)
+

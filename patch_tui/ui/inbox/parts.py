@@ -1,0 +1,65 @@
+"""What the inbox screen's parts share: its state and its two widgets, declared once.
+
+The inbox screen (inbox/inbox.py) is assembled from parts that each own one concern: the detail
+pane and the "everything was shown" gate (inbox/detail.py), the history view and its export
+(inbox/history.py), and the batch selection (inbox/batch.py). Each part is a `Screen` subclass
+over this base, so its handlers and bindings are the screen's own, and the state they share
+lives here, typed.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import TYPE_CHECKING
+
+from textual.reactive import reactive
+from textual.screen import Screen
+from textual.timer import Timer
+
+from patch_tui.approvals.store import Action, Event
+from patch_tui.ui.safe_text import JsonView
+
+if TYPE_CHECKING:
+    from patch_tui.ui.inbox.detail import DetailPane
+    from patch_tui.ui.inbox.inbox_list import ActionList
+
+
+class InboxParts(Screen[None]):
+    """The inbox screen's shared state (set in the screen's __init__)."""
+
+    mode: reactive[str] = reactive("pending", init=False)
+    can_approve: reactive[bool] = reactive(False, init=False)
+
+    actions: builtins.list[Action]
+    shown: builtins.list[Action]  # the rows after the history filters
+    version: int | None
+    current: Action | None
+    expanded: set[str]
+    view: JsonView | None
+    seen_end: bool
+    events: builtins.list[Event]
+    _detail_timer: Timer | None
+
+    @property
+    def list(self) -> ActionList:
+        from patch_tui.ui.inbox.inbox_list import ActionList
+
+        return self.query_one("#list", ActionList)
+
+    @property
+    def detail(self) -> DetailPane:
+        from patch_tui.ui.inbox.detail import DetailPane
+
+        return self.query_one("#detail", DetailPane)
+
+    def _tick(self) -> None:
+        """Read the store now (the screen's poller)."""
+        raise NotImplementedError
+
+    def _apply_filter(self) -> None:
+        """Show `actions` in the list (through the history's filters)."""
+        raise NotImplementedError
+
+    def refresh_now(self) -> None:
+        """After a decision: read the store at once instead of at the next tick."""
+        self._tick()
