@@ -37,13 +37,18 @@ def access_token(ctx: LintContext) -> Iterator[Diagnostic]:
         return  # PT022 reports the wrong type
     has_auth = isinstance(auth, list) and len(auth) > 0
     if facts.token_uses and not has_auth:
-        yield body_diag(ctx, PT044, "the body reads PATCH_ACCESS_TOKEN but `external_auth` is empty, so the runtime injects "
+        yield body_diag(
+            ctx,
+            PT044,
+            "the body reads PATCH_ACCESS_TOKEN but `external_auth` is empty, so the runtime injects "
             "no token: declare the scopes it needs, e.g. `external_auth: [slack.send_message]`",
             facts.token_uses[0],
             field=("external_auth",),
         )
     elif has_auth and not facts.token_uses:
-        yield PT044.diag(ctx, f"`external_auth` declares {quoted_names([str(a) for a in auth])} but the body never reads "
+        yield PT044.diag(
+            ctx,
+            f"`external_auth` declares {quoted_names([str(a) for a in auth])} but the body never reads "
             'PATCH_ACCESS_TOKEN: read it with os.environ["PATCH_ACCESS_TOKEN"], or drop the scopes',
             "external_auth",
             severity="warning",

@@ -39,7 +39,10 @@ def undeclared_network(ctx: LintContext) -> Iterator[Diagnostic]:
     if network is not False:
         return
     for module, node in facts_of(ctx).network.items():
-        yield body_diag(ctx, PT040, f"`{module}` reaches the network but `capabilities.network` is false, so the sandbox "
+        yield body_diag(
+            ctx,
+            PT040,
+            f"`{module}` reaches the network but `capabilities.network` is false, so the sandbox "
             "blocks it: set `network: true` or remove the network code",
             node,
             fix=set_value(ctx, "Set capabilities.network: true", ("capabilities", "network"), True, safe=False),
@@ -88,7 +91,10 @@ def undeclared_file_access(ctx: LintContext) -> Iterator[Diagnostic]:
         if fs == "read-only" and use.kind == "read":
             continue
         need = "read-only" if use.kind == "read" else "read-write"
-        yield body_diag(ctx, PT041, f"`{use.what}` {_KIND_WORDS[use.kind]} but `capabilities.filesystem` is `{fs}`: "
+        yield body_diag(
+            ctx,
+            PT041,
+            f"`{use.what}` {_KIND_WORDS[use.kind]} but `capabilities.filesystem` is `{fs}`: "
             f"declare `filesystem: {need}` or remove the file access",
             use.node,
             fix=set_value(ctx, f"Set capabilities.filesystem: {need}", ("capabilities", "filesystem"), need, safe=False),
@@ -178,7 +184,10 @@ def irreversible_without_confirm(ctx: LintContext) -> Iterator[Diagnostic]:
     if len(actions) > 1:
         lines = sorted({getattr(n, "lineno", 0) for n, _ in actions[1:]})
         more = f" (and {len(actions) - 1} more, line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))})"
-    yield body_diag(ctx, PT045, f"`{what}` is an irreversible action{more} but `capabilities.human_confirm` is false: set "
+    yield body_diag(
+        ctx,
+        PT045,
+        f"`{what}` is an irreversible action{more} but `capabilities.human_confirm` is false: set "
         "`human_confirm: true` so a person approves each call",
         node,
         severity="warning",

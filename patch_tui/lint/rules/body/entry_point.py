@@ -7,9 +7,7 @@ from collections.abc import Iterator
 
 from patch_tui.format import toolfile as tfmod
 from patch_tui.format.toolfile import Span
-from patch_tui.lint.analysis import (
-    BodyFacts,
-)
+from patch_tui.lint.analysis import BodyFacts
 from patch_tui.lint.context import LintContext
 from patch_tui.lint.diagnostic import Diagnostic, Edit, Fix
 from patch_tui.lint.rule import Rule
@@ -54,7 +52,10 @@ def missing_main(ctx: LintContext) -> Iterator[Diagnostic]:
     facts = facts_of(ctx)
     main = facts.main
     if main is not None and main.is_async:
-        yield body_diag(ctx, PT031, "main() is `async def`, but the runtime calls it as a plain function: make it `def main(...)` "
+        yield body_diag(
+            ctx,
+            PT031,
+            "main() is `async def`, but the runtime calls it as a plain function: make it `def main(...)` "
             "and run the coroutine inside with `asyncio.run(...)`",
             main.node,
             first_line=True,
@@ -63,7 +64,10 @@ def missing_main(ctx: LintContext) -> Iterator[Diagnostic]:
     if main is not None:
         return
     if facts.main_candidates:
-        yield body_diag(ctx, PT031, "`main` is not a top-level function: define `def main(...)` at the top level of the body",
+        yield body_diag(
+            ctx,
+            PT031,
+            "`main` is not a top-level function: define `def main(...)` at the top level of the body",
             facts.main_candidates[0],
             first_line=True,
         )
@@ -162,7 +166,10 @@ def missing_main_guard(ctx: LintContext) -> Iterator[Diagnostic]:
         missing.append("call `main(**args)`")
     if not guard.prints_json_result:
         missing.append("print the result as JSON (`print(json.dumps(result))`)")
-    yield body_diag(ctx, PT036, "the `__main__` block must " + ", ".join(missing),
+    yield body_diag(
+        ctx,
+        PT036,
+        "the `__main__` block must " + ", ".join(missing),
         guard.node,
         first_line=True,
     )
@@ -210,7 +217,10 @@ def stub_main(ctx: LintContext) -> Iterator[Diagnostic]:
     """
     main = facts_of(ctx).main
     if main is not None and _is_stub(list(main.node.body)):
-        yield body_diag(ctx, PT047, "main() is a stub: write its body (it returns the declared output as JSON)",
+        yield body_diag(
+            ctx,
+            PT047,
+            "main() is a stub: write its body (it returns the declared output as JSON)",
             main.node,
             severity="info",
             first_line=True,

@@ -35,7 +35,10 @@ def import_time_work(ctx: LintContext) -> Iterator[Diagnostic]:
         code = ctx.tf.line_text(stmt.lineno).strip()
         if len(code) > 50:
             code = code[:47] + "..."
-        yield body_diag(ctx, PT037, f"`{code}` runs when the file is imported: move it into main()",
+        yield body_diag(
+            ctx,
+            PT037,
+            f"`{code}` runs when the file is imported: move it into main()",
             stmt,
             first_line=True,
         )
@@ -65,7 +68,10 @@ def module_dunder_assignment(ctx: LintContext) -> Iterator[Diagnostic]:
     Fix: remove the assignment. A tool never needs to set these names.
     """
     for use in facts_of(ctx).dunder_assignments:
-        yield body_diag(ctx, PT049, f"`{use.what}` is assigned at import time: the entry point and import checks assume "
+        yield body_diag(
+            ctx,
+            PT049,
+            f"`{use.what}` is assigned at import time: the entry point and import checks assume "
             "Python's own meaning of it and cannot be trusted; remove the assignment",
             use.node,
             severity="warning",

@@ -7,9 +7,7 @@ from collections.abc import Iterator
 
 from patch_tui.format import toolfile as tfmod
 from patch_tui.lint import distributions as dists
-from patch_tui.lint.analysis import (
-    BodyFacts,
-)
+from patch_tui.lint.analysis import BodyFacts
 from patch_tui.lint.context import LintContext
 from patch_tui.lint.diagnostic import Diagnostic
 from patch_tui.lint.rule import Rule
@@ -83,7 +81,10 @@ def undeclared_package(ctx: LintContext) -> Iterator[Diagnostic]:
         else:
             fix = None
             hint = f"add it pinned to runtime.packages, like `{dist}==X.Y.Z`"
-        yield body_diag(ctx, PT043, f"`{top}` is imported but the runtime installs only runtime.packages, which does not "
+        yield body_diag(
+            ctx,
+            PT043,
+            f"`{top}` is imported but the runtime installs only runtime.packages, which does not "
             f"declare `{dist}`: {hint}",
             node,
             fix=fix,
@@ -104,7 +105,9 @@ def undeclared_package(ctx: LintContext) -> Iterator[Diagnostic]:
         ):
             continue
         entry = packages[index]
-        yield PT043.diag(ctx, f"`{entry}` is declared but never imported: remove it from runtime.packages "
+        yield PT043.diag(
+            ctx,
+            f"`{entry}` is declared but never imported: remove it from runtime.packages "
             "(keep it only if another package loads it at run time)",
             "runtime",
             "packages",

@@ -138,7 +138,10 @@ def optional_without_default(ctx: LintContext) -> Iterator[Diagnostic]:
         param = main.param(name)
         if raw.get("required") is not False or param is None or param.default is not None:
             continue
-        yield body_diag(ctx, PT033, f"input `{name}` is optional (`required: false`) but main() gives `{name}` no default, "
+        yield body_diag(
+            ctx,
+            PT033,
+            f"input `{name}` is optional (`required: false`) but main() gives `{name}` no default, "
             "so a call without it fails: add a default to the parameter",
             param.node,
             fix=_default_fix(ctx, main, param, raw),
@@ -179,7 +182,10 @@ def required_with_default(ctx: LintContext) -> Iterator[Diagnostic]:
         ok, default = literal_value(param.default)
         if ok and default is not None and "default" not in raw:
             changes.append((("inputs", index, "default"), default))
-        yield body_diag(ctx, PT034, f"input `{name}` is required but main() gives it a default: mark it `required: false` "
+        yield body_diag(
+            ctx,
+            PT034,
+            f"input `{name}` is required but main() gives it a default: mark it `required: false` "
             "in the manifest, or drop the default",
             param.default,
             severity="warning",
@@ -230,7 +236,10 @@ def annotation_mismatch(ctx: LintContext) -> Iterator[Diagnostic]:
             got = annotation_items(param.annotation)
             if declared == "array" and want in INPUT_TYPES and got is not None and got != want:
                 if not (want == "integer" and got == "number"):
-                    yield body_diag(ctx, PT035, f"main() annotates `{name}` as a list of {got} but the input's items are "
+                    yield body_diag(
+                        ctx,
+                        PT035,
+                        f"main() annotates `{name}` as a list of {got} but the input's items are "
                         f"{want}: annotate `list[{TYPE_TO_ANNOTATION[want]}]` or change `items.type`",
                         param.annotation,
                         severity="warning",
@@ -246,7 +255,10 @@ def annotation_mismatch(ctx: LintContext) -> Iterator[Diagnostic]:
             segment = ast.unparse(param.annotation)
         except RecursionError:
             segment = "its annotation"
-        yield body_diag(ctx, PT035, f"main() annotates `{name}` as `{segment}` but the input is declared `{declared}`: "
+        yield body_diag(
+            ctx,
+            PT035,
+            f"main() annotates `{name}` as `{segment}` but the input is declared `{declared}`: "
             f"annotate it `{TYPE_TO_ANNOTATION[declared]}` or set the input's type to `{better}`",
             param.annotation,
             severity="warning",

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from patch_tui.lint.analysis import (
-    words,
-)
+from patch_tui.lint.analysis import words
 from patch_tui.lint.context import LintContext
 from patch_tui.lint.diagnostic import Diagnostic
 from patch_tui.lint.rule import Rule
@@ -70,7 +68,9 @@ def tainted_input(ctx: LintContext) -> Iterator[Diagnostic]:
         hits = [w for w in ws if w in TAINT_WORDS]
         if not hits or ws[-1] in NOT_CONTENT_HEADS:
             continue
-        yield PT046.diag(ctx, f"input `{name}` looks like it carries outside content ({hits[0]}), and the runtime "
+        yield PT046.diag(
+            ctx,
+            f"input `{name}` looks like it carries outside content ({hits[0]}), and the runtime "
             "blocks untrusted data from inputs without `tainted_ok: true`: set it once the code "
             "treats the value as data only",
             "inputs",

@@ -5,9 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from patch_tui.format.fields import (
-    spec,
-)
+from patch_tui.format.fields import spec
 from patch_tui.lint.context import LintContext
 from patch_tui.lint.diagnostic import Diagnostic, Fix
 from patch_tui.lint.rule import Rule
@@ -47,7 +45,9 @@ def bad_filesystem(ctx: LintContext) -> Iterator[Diagnostic]:
                 (ctx.node_edit(("capabilities", "filesystem"), matches[0]),),
                 safe=bool(exact),
             )
-        yield PT017.diag(ctx, f"filesystem `{show(value)}` is not none, read-only or read-write{did_you_mean(matches)}",
+        yield PT017.diag(
+            ctx,
+            f"filesystem `{show(value)}` is not none, read-only or read-write{did_you_mean(matches)}",
             "capabilities",
             "filesystem",
             fix=fix,
@@ -76,7 +76,9 @@ def browser_without_network(ctx: LintContext) -> Iterator[Diagnostic]:
         ctx.get("capabilities", "browser") is True
         and ctx.get("capabilities", "network") is not True
     ):
-        yield PT024.diag(ctx, "browser: true needs network: true (the sandbox has no internet access): set network: true or remove browser",
+        yield PT024.diag(
+            ctx,
+            "browser: true needs network: true (the sandbox has no internet access): set network: true or remove browser",
             "capabilities",
             "browser",
             fix=ctx.set_value_fix(

@@ -56,11 +56,15 @@ def description_sentence(ctx: LintContext) -> Iterator[Diagnostic]:
     if "description" in ctx.data:
         desc = ctx.get("description")
         if desc is None or (isinstance(desc, str) and not desc.strip()):
-            yield PT013.diag(ctx, "description is empty: write one sentence saying what the tool does",
+            yield PT013.diag(
+                ctx,
+                "description is empty: write one sentence saying what the tool does",
                 "description",
             )
         elif isinstance(desc, str) and count_sentences(desc) > 1:
-            yield PT013.diag(ctx, f"description has {count_sentences(desc)} sentences: keep it to one sentence "
+            yield PT013.diag(
+                ctx,
+                f"description has {count_sentences(desc)} sentences: keep it to one sentence "
                 "saying what the tool does",
                 "description",
                 severity="warning",
@@ -68,7 +72,9 @@ def description_sentence(ctx: LintContext) -> Iterator[Diagnostic]:
     for i, inp in inputs_of(ctx):
         desc = inp.get("description")
         if isinstance(desc, str) and count_sentences(desc) > 1:
-            yield PT013.diag(ctx, f"the description of input `{show(inp.get('name', i))}` has "
+            yield PT013.diag(
+                ctx,
+                f"the description of input `{show(inp.get('name', i))}` has "
                 f"{count_sentences(desc)} sentences: keep it to one",
                 "inputs",
                 i,

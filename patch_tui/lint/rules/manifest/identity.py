@@ -48,7 +48,9 @@ def name_not_snake_case(ctx: LintContext) -> Iterator[Diagnostic]:
                 fix = Fix(
                     f"rename to `{suggestion}`", (ctx.node_edit(path, suggestion),), safe=False
                 )
-            yield PT011.diag(ctx, f"{what} `{show(name)}` is not snake_case: use lowercase letters, digits and `_`, "
+            yield PT011.diag(
+                ctx,
+                f"{what} `{show(name)}` is not snake_case: use lowercase letters, digits and `_`, "
                 f"starting with a letter{hint}",
                 *path,
                 fix=fix,
@@ -83,7 +85,9 @@ def version_not_semver(ctx: LintContext) -> Iterator[Diagnostic]:
             # "1.0" and "v1.2.3" only lack parts or carry a prefix: the same version.
             same = re.fullmatch(r"[vV]?\d+(\.\d+){0,2}", version.strip()) is not None
             fix = ctx.set_value_fix(f"write {guess}", ("version",), guess, safe=same)
-        yield PT012.diag(ctx, f"version `{show(version)}` is not strict semver: write it as x.y.z{hint or ', e.g. 1.0.0'}",
+        yield PT012.diag(
+            ctx,
+            f"version `{show(version)}` is not strict semver: write it as x.y.z{hint or ', e.g. 1.0.0'}",
             "version",
             fix=fix,
         )

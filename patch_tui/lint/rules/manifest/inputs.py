@@ -72,7 +72,9 @@ def bad_input_type(ctx: LintContext) -> Iterator[Diagnostic]:
                 (ctx.node_edit(path, matches[0]),),
                 safe=alias is not None or value.lower() == matches[0],
             )
-        yield PT014.diag(ctx, f"type `{show(value)}` is not a JSON type{did_you_mean(matches)}: use one of "
+        yield PT014.diag(
+            ctx,
+            f"type `{show(value)}` is not a JSON type{did_you_mean(matches)}: use one of "
             + ", ".join(allowed),
             *path,
             fix=fix,
@@ -108,7 +110,9 @@ def array_without_items(ctx: LintContext) -> Iterator[Diagnostic]:
             fix = ctx.set_value_fix(
                 f"add `items: {{type: {kind}}}`", ("inputs", i, "items"), {"type": kind}
             )
-            yield PT015.diag(ctx, f"array input `{show(inp.get('name', i))}` has no `items`: add `items: {{type: {kind}}}` "
+            yield PT015.diag(
+                ctx,
+                f"array input `{show(inp.get('name', i))}` has no `items`: add `items: {{type: {kind}}}` "
                 "(or the type of its elements)",
                 "inputs",
                 i,
@@ -137,7 +141,9 @@ def duplicate_input(ctx: LintContext) -> Iterator[Diagnostic]:
             continue
         if name in seen:
             line = ctx.span("inputs", seen[name], "name").line
-            yield PT016.diag(ctx, f"input `{show(name)}` is declared twice (first on line {line}): rename or remove one",
+            yield PT016.diag(
+                ctx,
+                f"input `{show(name)}` is declared twice (first on line {line}): rename or remove one",
                 "inputs",
                 i,
                 "name",

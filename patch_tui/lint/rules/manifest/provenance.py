@@ -44,7 +44,9 @@ def bad_external_auth(ctx: LintContext) -> Iterator[Diagnostic]:
             continue
         m = AUTH_SCOPE_RE.match(entry)
         if not m:
-            yield PT020.diag(ctx, f"external_auth entry `{show(entry)}` is not `provider.scope`: write e.g. `gmail.read`",
+            yield PT020.diag(
+                ctx,
+                f"external_auth entry `{show(entry)}` is not `provider.scope`: write e.g. `gmail.read`",
                 "external_auth",
                 i,
             )
@@ -58,7 +60,9 @@ def bad_external_auth(ctx: LintContext) -> Iterator[Diagnostic]:
                 fix = Fix(
                     f"use `{fixed}`", (ctx.node_edit(("external_auth", i), fixed),), safe=False
                 )
-            yield PT020.diag(ctx, f"unknown provider `{show(provider)}`{did_you_mean(matches)}: supported are "
+            yield PT020.diag(
+                ctx,
+                f"unknown provider `{show(provider)}`{did_you_mean(matches)}: supported are "
                 + ", ".join(AUTH_PROVIDERS),
                 "external_auth",
                 i,
@@ -91,7 +95,9 @@ def bad_provenance(ctx: LintContext) -> Iterator[Diagnostic]:
         utc = _to_utc(at)
         if utc is not None and ("generated_at",) in ctx.tf.nodes:
             fix = Fix(f"write {utc}", (ctx.node_edit(("generated_at",), quote(utc)),))
-        yield PT021.diag(ctx, f'generated_at `{show(at)}` is not ISO 8601 UTC: write it like "2026-05-04T12:34:56Z"'
+        yield PT021.diag(
+            ctx,
+            f'generated_at `{show(at)}` is not ISO 8601 UTC: write it like "2026-05-04T12:34:56Z"'
             + (f' (here "{utc}")' if utc else ""),
             "generated_at",
             fix=fix,
@@ -101,12 +107,16 @@ def bad_provenance(ctx: LintContext) -> Iterator[Diagnostic]:
         at is not None and "generated_at" in ctx.data,
     )
     if has_by and not has_at:
-        yield PT021.diag(ctx, "generated_by is set without generated_at: add when the tool was generated (UTC), or remove both",
+        yield PT021.diag(
+            ctx,
+            "generated_by is set without generated_at: add when the tool was generated (UTC), or remove both",
             "generated_by",
             key=True,
         )
     if has_at and not has_by:
-        yield PT021.diag(ctx, "generated_at is set without generated_by: add the model that generated the tool, or remove both",
+        yield PT021.diag(
+            ctx,
+            "generated_at is set without generated_by: add the model that generated the tool, or remove both",
             "generated_at",
             key=True,
         )

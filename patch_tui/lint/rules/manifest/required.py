@@ -60,37 +60,51 @@ def missing_field(ctx: LintContext) -> Iterator[Diagnostic]:
             fix = ctx.set_value_fix(
                 f"add `{name}` with defaults", (name,), _DEFAULTS[name], safe=False
             )
-        yield PT010.diag(ctx, f"required field `{name}` is missing: add `{name}:` to the manifest", fix=fix
+        yield PT010.diag(
+            ctx,
+            f"required field `{name}` is missing: add `{name}:` to the manifest", fix=fix
         )
     for i, inp in inputs_of(ctx):
         if "name" not in inp:
-            yield PT010.diag(ctx, f"input {i + 1} has no `name`: add the name of the matching main() parameter",
+            yield PT010.diag(
+                ctx,
+                f"input {i + 1} has no `name`: add the name of the matching main() parameter",
                 "inputs",
                 i,
             )
         label = f"input `{show(inp['name'])}`" if isinstance(inp.get("name"), str) else f"input {i + 1}"
         if "type" not in inp:
-            yield PT010.diag(ctx, f"{label} has no `type`: the runtime refuses it: add e.g. `type: string`", "inputs", i
+            yield PT010.diag(
+                ctx,
+                f"{label} has no `type`: the runtime refuses it: add e.g. `type: string`", "inputs", i
             )
         description = inp.get("description")
         if "description" not in inp:
-            yield PT010.diag(ctx, f"{label} has no `description`: the runtime refuses it: say in one sentence what to pass",
+            yield PT010.diag(
+                ctx,
+                f"{label} has no `description`: the runtime refuses it: say in one sentence what to pass",
                 "inputs",
                 i,
             )
         elif description == "" or (description is None and raw_of(ctx, ("inputs", i, "description")) in ("", None)):
-            yield PT010.diag(ctx, f"{label} has an empty `description`: the runtime refuses it: say in one sentence what to pass",
+            yield PT010.diag(
+                ctx,
+                f"{label} has an empty `description`: the runtime refuses it: say in one sentence what to pass",
                 "inputs",
                 i,
                 "description",
             )
     outputs = ctx.get("outputs")
     if isinstance(outputs, dict) and "type" not in outputs:
-        yield PT010.diag(ctx, "`outputs` has no `type`: the runtime refuses it: add e.g. `type: object`", "outputs"
+        yield PT010.diag(
+            ctx,
+            "`outputs` has no `type`: the runtime refuses it: add e.g. `type: object`", "outputs"
         )
     runtime = ctx.get("runtime")
     if isinstance(runtime, dict) and "language" not in runtime:
-        yield PT010.diag(ctx, "`runtime` has no `language`: the runtime refuses it: add `language: python`",
+        yield PT010.diag(
+            ctx,
+            "`runtime` has no `language`: the runtime refuses it: add `language: python`",
             "runtime",
             fix=ctx.set_value_fix("add `language: python`", ("runtime", "language"), "python"),
         )

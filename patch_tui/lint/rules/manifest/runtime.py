@@ -34,7 +34,9 @@ def bad_language(ctx: LintContext) -> Iterator[Diagnostic]:
         fix = None
         if value.strip().lower() in ("python", "python3", "py", "cpython"):
             fix = Fix("use `python`", (ctx.node_edit(("runtime", "language"), "python"),))
-        yield PT018.diag(ctx, f"runtime.language `{show(value)}` is not supported: write `language: python`",
+        yield PT018.diag(
+            ctx,
+            f"runtime.language `{show(value)}` is not supported: write `language: python`",
             "runtime",
             "language",
             fix=fix,
@@ -66,7 +68,9 @@ def unpinned_package(ctx: LintContext) -> Iterator[Diagnostic]:
         if not isinstance(pkg, str) or PACKAGE_RE.match(pkg):
             continue
         name = re.split(r"[\s\[<>=!~;@]", pkg.strip(), maxsplit=1)[0] or "package"
-        yield PT019.diag(ctx, f"package `{show(pkg)}` is not pinned: write `{show(name)}==x.y.z` with the exact version you tested",
+        yield PT019.diag(
+            ctx,
+            f"package `{show(pkg)}` is not pinned: write `{show(name)}==x.y.z` with the exact version you tested",
             "runtime",
             "packages",
             i,
@@ -102,7 +106,9 @@ def bad_python_version(ctx: LintContext) -> Iterator[Diagnostic]:
     ):
         bad = "" if PYTHON_VERSION_RE.match(raw) else " (and use major.minor, like 3.12)"
         lost = f", which is {value}" if str(value) != raw else ""
-        yield PT023.diag(ctx, f"python_version {raw} is read as a number{lost}: quote it: {quote(raw)}{bad}",
+        yield PT023.diag(
+            ctx,
+            f"python_version {raw} is read as a number{lost}: quote it: {quote(raw)}{bad}",
             *path,
             fix=quote_fix(ctx, path) if not bad else None,
         )
@@ -114,7 +120,9 @@ def bad_python_version(ctx: LintContext) -> Iterator[Diagnostic]:
                 fix = Fix(
                     f'write "{m.group(1)}"', (ctx.node_edit(path, quote(m.group(1))),), safe=False
                 )
-            yield PT023.diag(ctx, f'python_version `{show(value)}` is not major.minor: write it like "3.12"',
+            yield PT023.diag(
+                ctx,
+                f'python_version `{show(value)}` is not major.minor: write it like "3.12"',
                 *path,
                 fix=fix,
             )

@@ -76,7 +76,9 @@ def unknown_field(ctx: LintContext) -> Iterator[Diagnostic]:
             hint = did_you_mean(matches) or f": {where} has only " + ", ".join(
                 f"`{k}`" for k in known
             )
-            yield PT004.diag(ctx, f"unknown field `{show(key)}` in {where}{hint}",
+            yield PT004.diag(
+                ctx,
+                f"unknown field `{show(key)}` in {where}{hint}",
                 *path,
                 key,
                 severity="warning",

@@ -103,7 +103,9 @@ def _check_value(
             # description `yes`): its own writer leaves these unquoted or quotes them itself.
             return
         elif value is None and plain and raw:
-            yield PT022.diag(ctx, f"`{label}: {shown}` is read as null, not a string: quote it: {quote(raw)}",
+            yield PT022.diag(
+                ctx,
+                f"`{label}: {shown}` is read as null, not a string: quote it: {quote(raw)}",
                 *path,
                 fix=quote_fix(ctx, path),
             )
@@ -113,12 +115,16 @@ def _check_value(
         elif path == ("version",) and plain and raw and re.fullmatch(r"\d+(\.\d+)?", raw):
             # `version: 1.0` is a number; quoting alone would leave a non-semver "1.0".
             guess = ".".join(str(int(p)) for p in (raw.split(".") + ["0", "0"])[:3])
-            yield PT022.diag(ctx, f"`version: {shown}` is read as a number, not a string: write it as x.y.z: {guess}",
+            yield PT022.diag(
+                ctx,
+                f"`version: {shown}` is read as a number, not a string: write it as x.y.z: {guess}",
                 *path,
                 fix=Fix(f"write {guess}", (ctx.node_edit(path, guess),)),
             )
         elif isinstance(value, bool | int | float) and plain and raw is not None:
-            yield PT022.diag(ctx, f"`{label}: {shown}` is read as {_type_name(value)}, not a string: quote it: {quote(raw)}",
+            yield PT022.diag(
+                ctx,
+                f"`{label}: {shown}` is read as {_type_name(value)}, not a string: quote it: {quote(raw)}",
                 *path,
                 fix=quote_fix(ctx, path),
             )
@@ -130,19 +136,25 @@ def _check_value(
         if isinstance(value, str) and plain and yamlio.YAML11_BOOL_RE.match(value):
             meant = value.lower() in ("y", "yes", "true", "on")
             word = "true" if meant else "false"
-            yield PT022.diag(ctx, f'`{label}: {shown}`: the Patch runtime reads it as the string "{visible(value)}", '
+            yield PT022.diag(
+                ctx,
+                f'`{label}: {shown}`: the Patch runtime reads it as the string "{visible(value)}", '
                 f"not a boolean: write {word}",
                 *path,
                 fix=ctx.set_value_fix(f"write {word}", path, meant),
             )
         elif isinstance(value, str) and not plain and value.strip().lower() in ("true", "false"):
             word = value.strip().lower()
-            yield PT022.diag(ctx, f"`{label}` is the string {quote(value)} in quotes, not a boolean: write {word} without quotes",
+            yield PT022.diag(
+                ctx,
+                f"`{label}` is the string {quote(value)} in quotes, not a boolean: write {word} without quotes",
                 *path,
                 fix=ctx.set_value_fix(f"write {word}", path, word == "true"),
             )
         else:
-            yield PT022.diag(ctx, f"`{label}: {shown}` must be true or false, not {_type_name(value)}", *path
+            yield PT022.diag(
+                ctx,
+                f"`{label}: {shown}` must be true or false, not {_type_name(value)}", *path
             )
     elif expected == _LIST:
         if isinstance(value, list):
@@ -217,7 +229,9 @@ def wrong_type(ctx: LintContext) -> Iterator[Diagnostic]:
     if isinstance(inputs, list):
         for i, inp in enumerate(inputs):
             if not isinstance(inp, dict):
-                yield PT022.diag(ctx, f"input {i + 1} must be a mapping with name, type and description, not {_type_name(inp)}",
+                yield PT022.diag(
+                    ctx,
+                    f"input {i + 1} must be a mapping with name, type and description, not {_type_name(inp)}",
                     "inputs",
                     i,
                 )
@@ -241,7 +255,9 @@ def wrong_type(ctx: LintContext) -> Iterator[Diagnostic]:
     if isinstance(items, dict):
         yield from _check_fields(ctx, ("outputs", "items"), items, _ITEMS_TYPES, "outputs.items")
     elif items is not None and not isinstance(items, str):
-        yield PT022.diag(ctx, "`outputs.items` must be a type like `object` or `{type: object}`",
+        yield PT022.diag(
+            ctx,
+            "`outputs.items` must be a type like `object` or `{type: object}`",
             "outputs",
             "items",
         )
@@ -269,7 +285,9 @@ def _check_default(ctx: LintContext, i: int, inp: dict[str, Any]) -> Iterator[Di
         yield from _check_value(ctx, path, value, _BOOL if kind == "boolean" else _STR, label)
         return
     if not fits_json_type(value, kind):
-        yield PT022.diag(ctx, f"the default of {kind} input `{show(inp.get('name', i))}` is {_type_name(value)}: "
+        yield PT022.diag(
+            ctx,
+            f"the default of {kind} input `{show(inp.get('name', i))}` is {_type_name(value)}: "
             f"give a default of type {kind}",
             *path,
         )

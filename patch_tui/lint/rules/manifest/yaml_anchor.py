@@ -38,14 +38,18 @@ def yaml_anchor(ctx: LintContext) -> Iterator[Diagnostic]:
     if tf.anchors:
         line, col = tf.yaml_pos_to_file(tf.anchors[0])
         more = f" (and {len(tf.anchors) - 1} more)" if len(tf.anchors) > 1 else ""
-        yield PT025.diag(ctx, f"a YAML anchor or alias{more}: the runtime reads it, but write the value out in full so every reader sees the same manifest",
+        yield PT025.diag(
+            ctx,
+            f"a YAML anchor or alias{more}: the runtime reads it, but write the value out in full so every reader sees the same manifest",
             severity="warning",
             span=Span(line, col, line, col + 1),
         )
     if tf.tags:
         line, col = tf.yaml_pos_to_file(tf.tags[0])
         more = f" (and {len(tf.tags) - 1} more)" if len(tf.tags) > 1 else ""
-        yield PT025.diag(ctx, f"an explicit YAML tag{more}: the runtime reads it (`!!str 3.12` is the text 3.12), but write the value plainly (quote a string) so every reader sees the same manifest",
+        yield PT025.diag(
+            ctx,
+            f"an explicit YAML tag{more}: the runtime reads it (`!!str 3.12` is the text 3.12), but write the value plainly (quote a string) so every reader sees the same manifest",
             severity="warning",
             span=Span(line, col, line, col + 1),
         )

@@ -48,6 +48,8 @@ def code_above_frontmatter(ctx: LintContext) -> Iterator[Diagnostic]:
         return
     first = rows[0]
     more = f" (and {len(rows) - 1} more lines)" if len(rows) > 1 else ""
-    yield PT026.diag(ctx, f"code above the opening `# ---` marker{more}: the runtime runs only what follows the closing marker: move it below",
+    yield PT026.diag(
+        ctx,
+        f"code above the opening `# ---` marker{more}: the runtime runs only what follows the closing marker: move it below",
         span=Span.line_span(first, ctx.tf.line_text(first)),
     )

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 from pathlib import PurePath
 
-from patch_tui.format.fields import (
-    NAME_RE,
-)
+from patch_tui.format.fields import NAME_RE
 from patch_tui.format.toolfile import ProblemCode, ToolFile
 from patch_tui.lint.diagnostic import Edit, Fix
 from patch_tui.lint.rule import Rule

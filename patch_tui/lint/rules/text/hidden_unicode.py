@@ -84,13 +84,17 @@ def hidden_unicode(ctx: LintContext) -> Iterator[Diagnostic]:
         if hidden:
             kinds = sorted({_KIND_WORDS[h.kind] for h in hidden})
             codes = ", ".join(dict.fromkeys(f"U+{h.codepoint:04X}" for h in hidden))
-            yield PT050.diag(ctx, f"{label} holds {len(hidden)} hidden character{'s' if len(hidden) != 1 else ''} "
+            yield PT050.diag(
+                ctx,
+                f"{label} holds {len(hidden)} hidden character{'s' if len(hidden) != 1 else ''} "
                 f'({", ".join(kinds)}: {codes}): remove them; it reads "{_excerpt(text, hidden[0].index)}"',
                 *path,
                 fix=_hidden_fix(ctx, path, text),
             )
         for word in mixed_script_words(text):
-            yield PT050.diag(ctx, f'{label}: the word "{visible(word.word)}" mixes {" and ".join(word.scripts)} letters '
+            yield PT050.diag(
+                ctx,
+                f'{label}: the word "{visible(word.word)}" mixes {" and ".join(word.scripts)} letters '
                 "that look alike: retype it in one script",
                 *path,
                 severity="warning",

@@ -96,7 +96,9 @@ def instructs_ai(ctx: LintContext) -> Iterator[Diagnostic]:
             continue
         found: Any = ai_instructions(text)
         if found:
-            yield PT051.diag(ctx, f'{label} reads like instructions to an AI ("{found[0]}"): describe what the tool '
+            yield PT051.diag(
+                ctx,
+                f'{label} reads like instructions to an AI ("{found[0]}"): describe what the tool '
                 "does, not what an agent must do",
                 *path,
                 severity="warning",
