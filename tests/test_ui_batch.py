@@ -100,10 +100,11 @@ async def test_refused_items_are_reported_per_item_and_stay_undecided(env) -> No
                    details={"tainted_inputs": [{"inputName": "text", "matchedTools": ["fetch"]}]})
     changed = hold(store, folder / "word_count.py", {"text": "a b"})
     short = hold(store, folder / "delete_file.py", {"path": "/tmp/soon.txt"}, ttl=4)
+    long = hold(store, folder / "delete_file.py", {"path": "/tmp/" + "x" * 700})
     app = inbox_app(store)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_inbox(pilot, app)
-        await wait_for(pilot, lambda: len(screen.list.actions) == 4, what="four pending")
+        await wait_for(pilot, lambda: len(screen.list.actions) == 5, what="five pending")
         # The tool file changes after the call was held: its approval could never run.
         path = folder / "word_count.py"
         path.write_text(path.read_text() + "\n# changed\n")
@@ -112,20 +113,24 @@ async def test_refused_items_are_reported_per_item_and_stay_undecided(env) -> No
         text = _dialog_text(app)
         assert "tainted_input hold is decided on its own" in text
         assert "tool file changed" in text
+        assert "too long to show here in full" in text
         assert str(dialog.query_one("#batch-yes").label).startswith("Approve 2")
         # The short one expires while the dialog is open.
         await wait_for(pilot, lambda: _get(store, short.token).expires_at < _now_iso(), timeout=8, what="expiry")
+        await pilot.press("end")  # five items: read to the end first
+        await wait_for(pilot, lambda: dialog.seen_end, what="the list read")
         await pilot.press("y")
         await wait_for(pilot, lambda: dialog.done, what="the batch decided")
         text = _dialog_text(app)
         assert "✓ approved" in text and "not approved: expired" in text
-        assert text.count("✗") == 3
+        assert text.count("✗") == 4
         state = str(dialog.query_one("#batch-state").render())
-        assert "1 of 4 approved" in state
+        assert "1 of 5 approved" in state
     assert _get(store, good.token).status == "approved"
     assert _get(store, tainted.token).status == "pending"
     assert _get(store, changed.token).status == "pending"
     assert _get(store, short.token).status == "expired"
+    assert _get(store, long.token).status == "pending"
 
 
 def _now_iso() -> str:
