@@ -410,3 +410,12 @@ def test_a_tagged_manifest_is_served_as_the_runtime_lists_it() -> None:
     parsed = runtime_format.parse(tagged)
     assert parsed.manifest == runtime_format.parse(CLEAN).manifest
     assert toolfile.parse(tagged).manifest is not None  # serve and the desk load it
+
+
+def test_outputs_compare_as_javascript_json() -> None:
+    """patch_replay compares outputs as the runtime does (JSON.stringify): a Python tool's 2.0
+    and the runtime's recorded 2 are one number (compared with node's own output)."""
+    value = {"a": 2.0, "b": [1.0, 1e21, 1e-7, 0.1, 2**60, True, None, float("nan")], "c": 'é\n\u2028"', "d": {}}
+    assert runtime_format.js_json(value) == '{"a":2,"b":[1,1e+21,1e-7,0.1,1152921504606847000,true,null,null],"c":"é\\n\u2028\\"","d":{}}'
+    assert runtime_format.js_json({"scaled": 2.0}) == runtime_format.js_json({"scaled": 2})
+    assert runtime_format.js_json({"a": 1, "b": 2}) != runtime_format.js_json({"b": 2, "a": 1})

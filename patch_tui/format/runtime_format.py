@@ -19,6 +19,7 @@ in one place, and `make interop` checks them against the real runtime on every s
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -632,6 +633,26 @@ def js_number(value: float | int) -> str:
     e = n - 1
     mantissa = digits[0] + ("." + digits[1:] if k > 1 else "")
     return f"{sign}{mantissa}e{'+' if e >= 0 else '-'}{abs(e)}"
+
+
+def js_json(value: Any) -> str:
+    """JavaScript's `JSON.stringify(value)` of the JSON value Python holds: numbers as doubles
+    (`2.0` and `2` are both "2", `1e21` is "1e+21"; NaN and infinities "null"), strings escaped
+    as JavaScript escapes them, keys in their order. The runtime compares outputs this way."""
+    if value is None or value is True or value is False:
+        return "null" if value is None else ("true" if value else "false")
+    if isinstance(value, int | float):
+        x = float(value) if not isinstance(value, int) or abs(value) >= 2**53 else None
+        if x is None:
+            return str(value)
+        return "null" if math.isnan(x) or math.isinf(x) else js_number(x)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{json.dumps(str(k), ensure_ascii=False)}:{js_json(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(js_json(v) for v in value) + "]"
+    return json.dumps(str(value), ensure_ascii=False)
 
 
 def _number(value: int | float) -> str:

@@ -566,7 +566,10 @@ def _explain(match: str, record: dict[str, Any]) -> str:
 
 
 def _js_json(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    """JSON.stringify, as the runtime compares outputs (2.0 and 2 are one number there)."""
+    from patch_tui.format.runtime_format import js_json
+
+    return js_json(value)
 
 
 def replay(server: PatchServer, run_id: str) -> tuple[Any, bool]:
