@@ -1,0 +1,164 @@
+"""What guard reads in the upstream's answers and what it answers itself: the Patch runtime's
+confirmation protocol (confirmation_required, its expired-token error, its args_summary), the
+runtime's result and error shapes, what binds an approval to a tool (Identity), and guard's own
+patch_confirm_action tool. Used by mcp_server.guard_state (Guard) and mcp_server.guard (the
+server); mcp is imported inside the functions that need it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from patch_tui.approvals.store import Action, canonical_json
+
+META_CONFIRM = "patch_confirm_action"
+META_RUN = "patch_run_tool"
+TOKEN_GONE_HINT = "confirmation token"  # the runtime's PatchError for an unknown/expired token
+UNKNOWN_VERSION = ""
+
+
+def log(message: str) -> None:
+    """One line on stderr: the host's log. stdout is the protocol."""
+    print(f"patch-tui guard: {message}", file=sys.stderr, flush=True)
+
+
+class UpstreamGone(Exception):
+    """The upstream server is not there (exited, or never started)."""
+
+
+# -- reading the upstream's answers -------------------------------------------------------------
+
+
+def answer_payload(result: Any) -> Any:
+    """The JSON value an answer carries: its structured content, else its first text parsed as
+    JSON (the runtime's shape), else None."""
+    structured = getattr(result, "structured_content", None)
+    if structured is not None:
+        return structured
+    for block in getattr(result, "content", None) or []:
+        text = getattr(block, "text", None)
+        if isinstance(text, str):
+            try:
+                return json.loads(text)
+            except ValueError:
+                return None
+    return None
+
+
+def is_confirmation(value: Any) -> bool:
+    return (
+        isinstance(value, dict)
+        and value.get("status") == "confirmation_required"
+        and isinstance(value.get("confirmation_token"), str)
+    )
+
+
+def token_gone(result: Any) -> bool:
+    """The runtime's answer to patch_confirm_action with a token it no longer has (expired after
+    60 s, or the runtime restarted): an error whose message is about the confirmation token. A
+    tool that failed while running is another error and never taken for this."""
+    if not getattr(result, "is_error", False):
+        return False
+    payload = answer_payload(result)
+    if isinstance(payload, dict):
+        message = str(payload.get("message", ""))
+        return TOKEN_GONE_HINT in message.lower()
+    return False
+
+
+def js_summary(args: dict[str, Any]) -> str:
+    """`JSON.stringify(args)` cut at 200 characters, as the runtime's args_summary."""
+    text = json.dumps(args, separators=(",", ":"), ensure_ascii=False)
+    return text if len(text) <= 200 else text[:199] + "\u2026"
+
+
+def same_args(summary: Any, args: dict[str, Any]) -> bool:
+    """Whether the runtime's args_summary describes exactly these args."""
+    if not isinstance(summary, str):
+        return False
+    if summary == js_summary(args):
+        return True
+    try:
+        return json.loads(summary) == args  # number spellings differ (1.0 in Python, 1 in JS)
+    except ValueError:
+        pass
+    if summary.endswith("\u2026"):  # cut: what is shown must be the start of what we sent
+        return js_summary({**args}).startswith(summary[:-1]) or json.dumps(
+            args, separators=(",", ":"), ensure_ascii=False
+        ).startswith(summary[:-1])
+    return False
+
+
+def _result(payload: Any, is_error: bool) -> Any:
+    import mcp_types as types
+
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=json.dumps(payload, indent=2))],
+        is_error=is_error,
+    )
+
+
+def _error(cls: str, message: str) -> Any:
+    """The runtime's error shape: {"error": <class>, "message": ...} with isError."""
+    return _result({"error": cls, "message": message}, True)
+
+
+# -- what guard knows about a tool -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What binds an approval to a tool: its version and the sha256 of its source."""
+
+    version: str
+    sha256: str
+    path: str | None
+    basis: str  # "file" (the toolbox's tool file) or "listing" (the upstream's listing)
+    # capabilities.human_confirm as the runtime reads the file; None when guard cannot tell.
+    human_confirm: bool | None = None
+    # sha256 of the runtime's writer output for the file (what its audit records), when known.
+    runtime_sha256: str | None = None
+
+
+def _listing_sha(tool: Any) -> str:
+    if tool is None:
+        return hashlib.sha256(b"").hexdigest()
+    dumped = tool.model_dump(by_alias=True, mode="json", exclude_none=True)
+    return hashlib.sha256(canonical_json(dumped).encode("utf-8")).hexdigest()
+
+
+def refusal(token: str, code: str, action: Action | None, why: str) -> dict[str, Any]:
+    """The answers that run nothing: the same statuses and words as serve's (approvals.gate)."""
+    from patch_tui.approvals.gate import Gate
+
+    return Gate._refusal(None, token, code, action, why).payload  # type: ignore[arg-type]
+
+
+def confirm_tool() -> Any:
+    import mcp_types as types
+
+    return types.Tool(
+        name=META_CONFIRM,
+        description=(
+            "Run a tool call that was held with a 'confirmation_required' answer, once a person "
+            "has approved it in the patch-tui inbox. Pass the confirmation_token from that "
+            "answer. Never approve a call yourself: until a person approves it, this answers "
+            "awaiting_approval and nothing runs. Each token runs at most once."
+        ),
+        input_schema={
+            "type": "object",
+            "properties": {
+                "confirmation_token": {
+                    "type": "string",
+                    "description": "Token from the prior confirmation_required response.",
+                }
+            },
+            "required": ["confirmation_token"],
+            "additionalProperties": False,
+        },
+        annotations=types.ToolAnnotations(read_only_hint=False, destructive_hint=True),
+    )
