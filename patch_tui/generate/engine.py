@@ -10,6 +10,11 @@ the model in a follow-up turn asking for the whole corrected file, up to `max_re
 Nothing here writes a file except `save_new()`, which a caller runs only when a person (or the
 CLI) accepts the result. Cancelling the task that runs `generate()` closes the stream at once.
 
+The engine is split by concern: `results` (the result, events, errors and diffs), `prompt` (what
+is said to the model), `claude` (one streamed round, API errors as sentences); this module runs
+the rounds, stamps and checks the answers, and saves. Every public name of those modules is
+importable from here too, as callers use it (`from patch_tui.generate import engine as g`).
+
 `anthropic` (and its HTTP stack) is imported inside the functions that talk to the API, so
 importing this module, or starting the app, never loads it.
 """
@@ -17,167 +22,95 @@ importing this module, or starting the app, never loads it.
 from __future__ import annotations
 
 import asyncio
-import difflib
-import inspect
 import os
 import re
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from patch_tui.format import toolfile
 from patch_tui.format.manifest import NAME_RE, bump_version
 from patch_tui.format.toolfile import Span
+from patch_tui.generate.claude import _emit, _one_line, _stream_round, _translate, _UnreadableAnswer
+from patch_tui.generate.prompt import (
+    PROMPTS_DIR,
+    _new_tool_request,
+    _refine_request,
+    _repair_request,
+    format_diagnostic,
+    system_prompt,
+)
+from patch_tui.generate.results import (
+    ErrorKind,
+    Event,
+    EventHandler,
+    Failed,
+    Finished,
+    GenerateError,
+    Generation,
+    Notice,
+    RoundChecked,
+    RoundKind,
+    RoundStarted,
+    TextDelta,
+    ToolDiff,
+    Usage,
+    UsageReported,
+    diff_tool,
+    split_sections,
+)
 from patch_tui.lint import Diagnostic, lint_text
 from patch_tui.settings import paths
 
 if TYPE_CHECKING:
     from patch_tui.settings.config import Settings
 
-PROMPTS_DIR = Path(__file__).resolve().parent / "prompts"
+# The names callers reach through this module (the split modules' included).
+__all__ = [
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_MAX_TOKENS",
+    "NEW_TOOL_VERSION",
+    "PROMPTS_DIR",
+    "ErrorKind",
+    "Event",
+    "EventHandler",
+    "Failed",
+    "Finished",
+    "GenerateError",
+    "Generation",
+    "Notice",
+    "Options",
+    "RoundChecked",
+    "RoundKind",
+    "RoundStarted",
+    "TextDelta",
+    "ToolDiff",
+    "Usage",
+    "UsageReported",
+    "check",
+    "diff_tool",
+    "extract_tool",
+    "format_diagnostic",
+    "free_name",
+    "generate",
+    "no_key_error",
+    "refine",
+    "resolve_options",
+    "save_new",
+    "split_sections",
+    "stamp",
+    "system_prompt",
+    "taken_names",
+    "utc_now",
+]
+
 DEFAULT_MAX_TOKENS = 16_000
 # The SDK retries 429/529 and connection errors itself, honouring retry-after. One retry keeps a
 # blip invisible without leaving a person staring at a silent screen for minutes.
 DEFAULT_MAX_RETRIES = 1
 NEW_TOOL_VERSION = "1.0.0"
-# How many taken names are listed in the request (a big toolbox must not bloat every prompt).
-MAX_TAKEN_NAMES_IN_PROMPT = 200
-# Sample tools used as examples in the system prompt, each at most this big.
-MAX_EXAMPLE_CHARS = 6_000
-
-RoundKind = Literal["initial", "repair", "refine"]
-
-
-# --- results and events ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Usage:
-    """Token counts the API reported (summed over rounds when added)."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_creation_input_tokens: int = 0
-    cache_read_input_tokens: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input_tokens + other.input_tokens,
-            self.output_tokens + other.output_tokens,
-            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
-            self.cache_read_input_tokens + other.cache_read_input_tokens,
-        )
-
-    def summary(self) -> str:
-        return (
-            f"{self.input_tokens} in, {self.output_tokens} out, "
-            f"{self.cache_read_input_tokens} cached read, {self.cache_creation_input_tokens} cache write"
-        )
-
-
-@dataclass
-class Generation:
-    """A finished generation or refinement: the stamped file and what the checks found."""
-
-    text: str
-    diagnostics: list[Diagnostic]
-    model: str  # the model id the API reported, e.g. claude-sonnet-5-5-20260101
-    generated_at: str
-    rounds: int  # answers received (1 = no repair was needed)
-    usage: Usage
-    notices: list[str] = field(default_factory=list)
-    original_text: str | None = None  # the file that was refined
-
-    @property
-    def errors(self) -> list[Diagnostic]:
-        return [d for d in self.diagnostics if d.severity == "error"]
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    @property
-    def name(self) -> str | None:
-        data = toolfile.parse(self.text).data
-        value = data.get("name") if isinstance(data, dict) else None
-        return value if isinstance(value, str) else None
-
-    @property
-    def version(self) -> str | None:
-        data = toolfile.parse(self.text).data
-        value = data.get("version") if isinstance(data, dict) else None
-        return value if isinstance(value, str) else None
-
-    def diff(self, label: str = "tool") -> ToolDiff:
-        """The change from the refined file (empty for a new tool)."""
-        return diff_tool(self.original_text or "", self.text, label)
-
-
-@dataclass(frozen=True)
-class RoundStarted:
-    round: int  # 0 for the first answer, n for the n-th repair
-    kind: RoundKind
-
-
-@dataclass(frozen=True)
-class TextDelta:
-    round: int
-    text: str
-
-
-@dataclass(frozen=True)
-class RoundChecked:
-    round: int
-    text: str  # the stamped file that was checked
-    diagnostics: tuple[Diagnostic, ...]
-
-    @property
-    def error_count(self) -> int:
-        return sum(1 for d in self.diagnostics if d.severity == "error")
-
-
-@dataclass(frozen=True)
-class UsageReported:
-    round: int
-    model: str
-    usage: Usage  # this round
-    total: Usage  # all rounds so far
-
-
-@dataclass(frozen=True)
-class Notice:
-    message: str
-
-
-@dataclass(frozen=True)
-class Finished:
-    result: Generation
-
-
-@dataclass(frozen=True)
-class Failed:
-    error: GenerateError
-
-
-Event = RoundStarted | TextDelta | RoundChecked | UsageReported | Notice | Finished | Failed
-EventHandler = Callable[[Event], Awaitable[None] | None]
-
-ErrorKind = Literal[
-    "no_key", "auth", "rate_limit", "overloaded", "connection", "dropped", "model", "api", "exists", "invalid"
-]
-
-
-class GenerateError(Exception):
-    """Generation failed; `str()` is one sentence for a person, `kind` is for code."""
-
-    def __init__(self, kind: ErrorKind, message: str, *, retry_after: float | None = None) -> None:
-        super().__init__(message)
-        self.kind = kind
-        self.message = message
-        self.retry_after = retry_after
 
 
 # --- options -----------------------------------------------------------------------------------
@@ -217,114 +150,6 @@ def no_key_error() -> GenerateError:
         "No API key for Claude: set ANTHROPIC_API_KEY, or anthropic_api_key in "
         f"{paths.config_file()}.",
     )
-
-
-# --- the prompt --------------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=1)
-def system_prompt() -> str:
-    """The long, unchanging system prompt: our format rules plus example tools.
-
-    It is built the same way on every call (sorted files, fixed text) so the API's prompt
-    cache keeps hitting across generations and repair rounds.
-    """
-    rules = (PROMPTS_DIR / "system.md").read_text(encoding="utf-8")
-    examples = _example_tools()
-    parts = [rules.rstrip(), "", "# Examples of good tools", ""]
-    for name, text in examples:
-        parts += [f'<example file="{name}">', text.rstrip(), "</example>", ""]
-    return "\n".join(parts).rstrip() + "\n"
-
-
-def _example_tools() -> list[tuple[str, str]]:
-    """Up to two lint-clean sample tools (a plain one and a human_confirm one), else our own."""
-    found: list[tuple[str, str]] = []
-    folder = paths.sample_tools_dir()
-    plain: tuple[str, str] | None = None
-    confirm: tuple[str, str] | None = None
-    candidates = sorted(folder.glob("*.py")) if folder.is_dir() else []
-    for path in candidates:
-        if plain is not None and confirm is not None:
-            break
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        if len(text) > MAX_EXAMPLE_CHARS:
-            continue
-        tf = toolfile.parse(text)
-        if tf.manifest is None or any(d.severity == "error" for d in lint_text(text)):
-            continue
-        if tf.manifest.capabilities.human_confirm:
-            confirm = confirm or (path.name, text)
-        else:
-            plain = plain or (path.name, text)
-    found = [e for e in (plain, confirm) if e is not None]
-    if not found:
-        found = [("count_words.py", (PROMPTS_DIR / "example_tool.txt").read_text(encoding="utf-8"))]
-    return found
-
-
-def _new_tool_request(prompt: str, name_hint: str | None, taken: Sequence[str]) -> str:
-    lines = [
-        "Write a Patch tool that does this:",
-        "",
-        "<request>",
-        prompt.strip(),
-        "</request>",
-        "",
-    ]
-    if name_hint:
-        lines.append(f"Name the tool `{name_hint.strip()}`.")
-    if taken:
-        shown = sorted(taken)[:MAX_TAKEN_NAMES_IN_PROMPT]
-        lines.append("These tool names are already taken; choose a different name: " + ", ".join(shown) + ".")
-    lines.append("Answer with the complete tool file only.")
-    return "\n".join(lines)
-
-
-def _refine_request(current_text: str, request: str, name: str | None) -> str:
-    lines = [
-        "Here is the current tool file:",
-        "",
-        "<tool_file>",
-        current_text.rstrip("\n"),
-        "</tool_file>",
-        "",
-        "Change it as follows:",
-        "",
-        "<request>",
-        request.strip(),
-        "</request>",
-        "",
-    ]
-    if name:
-        lines.append(f"Keep the name `{name}`.")
-    lines.append("Answer with the complete new tool file only.")
-    return "\n".join(lines)
-
-
-def format_diagnostic(d: Diagnostic) -> str:
-    return f"line {d.line}, column {d.column}: {d.code} {d.message}"
-
-
-def _repair_request(diagnostics: Sequence[Diagnostic], cut_off: bool) -> str:
-    errors = [d for d in diagnostics if d.severity == "error"]
-    others = [d for d in diagnostics if d.severity != "error"]
-    lines = [
-        "patch-tui checked the file above (with its provenance fields filled in) and found "
-        f"{len(errors)} error{'s' if len(errors) != 1 else ''}:",
-        "",
-    ]
-    lines += [f"- {format_diagnostic(d)}" for d in errors]
-    if others:
-        lines += ["", "Also consider these warnings:", ""]
-        lines += [f"- {format_diagnostic(d)}" for d in others]
-    if cut_off:
-        lines += ["", "Your answer was cut off at the length limit: write a shorter file."]
-    lines += ["", "Answer with the whole corrected file, nothing else."]
-    return "\n".join(lines)
 
 
 # --- taking the file out of an answer, stamping, checking ---------------------------------------
@@ -441,169 +266,6 @@ def taken_names(folders: Iterable[str | os.PathLike[str] | None]) -> set[str]:
             if isinstance(data, dict) and isinstance(data.get("name"), str):
                 names.add(data["name"])
     return names
-
-
-# --- diffs -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ToolDiff:
-    """A change to a tool as two unified diffs: the manifest (frontmatter) and the body."""
-
-    manifest: str
-    body: str
-
-    @property
-    def empty(self) -> bool:
-        return not self.manifest and not self.body
-
-    def __str__(self) -> str:
-        return self.manifest + self.body
-
-
-def _split(text: str) -> tuple[list[str], list[str]]:
-    tf = toolfile.parse(text)
-    if tf.close_index is None:
-        return [], tf.lines
-    return tf.lines[: tf.close_index + 1], tf.lines[tf.close_index + 1 :]
-
-
-def split_sections(text: str) -> tuple[str, str]:
-    """(manifest, body): the lines up to the closing `# ---`, and everything after it."""
-    manifest, body = _split(text)
-    return "".join(manifest), "".join(body)
-
-
-def diff_tool(old: str, new: str, label: str = "tool") -> ToolDiff:
-    old_fm, old_body = _split(old)
-    new_fm, new_body = _split(new)
-
-    def udiff(a: list[str], b: list[str], part: str) -> str:
-        # Lines without a final newline would glue onto the next diff line.
-        a = [x if x.endswith(("\n", "\r")) else x + "\n" for x in a]
-        b = [x if x.endswith(("\n", "\r")) else x + "\n" for x in b]
-        return "".join(
-            difflib.unified_diff(a, b, fromfile=f"{label} ({part}, current)", tofile=f"{label} ({part}, new)")
-        )
-
-    return ToolDiff(udiff(old_fm, new_fm, "manifest"), udiff(old_body, new_body, "body"))
-
-
-# --- talking to the API ------------------------------------------------------------------------
-
-
-async def _emit(on_event: EventHandler | None, event: Event) -> None:
-    if on_event is None:
-        return
-    result = on_event(event)
-    if inspect.isawaitable(result):
-        await result
-
-
-def _one_line(text: str, limit: int = 200) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _retry_after(headers: Any) -> float | None:
-    for key, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(key) if headers is not None else None
-        if value is None:
-            continue
-        try:
-            return float(value) * scale
-        except ValueError:
-            continue
-    return None
-
-
-def _translate(exc: BaseException, model: str, base_url: str | None) -> GenerateError | None:
-    """An SDK or transport exception as one clear sentence; None when it is not one of them."""
-    import anthropic
-    import httpx2
-
-    where = base_url or "https://api.anthropic.com"
-    if isinstance(exc, anthropic.AuthenticationError):
-        return GenerateError(
-            "auth",
-            "Claude refused the API key (401): check ANTHROPIC_API_KEY or anthropic_api_key in "
-            f"{paths.config_file()}.",
-        )
-    if isinstance(exc, anthropic.RateLimitError):
-        seconds = _retry_after(exc.response.headers)
-        when = f"try again in {seconds:g} seconds" if seconds is not None else "try again in a minute"
-        return GenerateError("rate_limit", f"Claude's rate limit was reached (429): {when}.", retry_after=seconds)
-    if isinstance(exc, anthropic.APIStatusError) and (
-        isinstance(exc, anthropic.OverloadedError) or exc.type == "overloaded_error"
-    ):
-        return GenerateError("overloaded", "Claude is overloaded right now (529): try again in a minute.")
-    if isinstance(exc, anthropic.NotFoundError) or (
-        isinstance(exc, anthropic.APIStatusError) and exc.type == "not_found_error"
-    ):
-        return GenerateError(
-            "model",
-            f"Claude's API does not know the model {model!r} (404): choose another with --model "
-            "or PATCH_TUI_MODEL.",
-        )
-    if isinstance(exc, anthropic.APIStatusError):
-        detail = exc.api_message or exc.message
-        return GenerateError("api", f"Claude's API answered {exc.status_code}: {_one_line(detail)}.")
-    if isinstance(exc, anthropic.APITimeoutError):
-        return GenerateError("connection", f"Claude's API at {where} did not answer in time: try again.")
-    if isinstance(exc, anthropic.APIConnectionError):
-        cause = _one_line(str(exc.__cause__ or exc)).rstrip(".")
-        return GenerateError(
-            "connection",
-            f"Cannot reach Claude's API at {where} ({cause}): check your network or ANTHROPIC_BASE_URL.",
-        )
-    if isinstance(exc, httpx2.TransportError):
-        return GenerateError(
-            "dropped",
-            "The connection to Claude's API dropped in the middle of the answer: nothing was saved, try again.",
-        )
-    return None
-
-
-class _UnreadableAnswer(Exception):
-    """The stream arrived but could not be read as a Messages API answer."""
-
-
-@dataclass
-class _Answer:
-    text: str
-    model: str
-    usage: Usage
-    stop_reason: str | None
-
-
-async def _stream_round(
-    client: Any,
-    *,
-    model: str,
-    messages: list[dict[str, Any]],
-    max_tokens: int,
-    round_no: int,
-    on_event: EventHandler | None,
-) -> _Answer:
-    system = [{"type": "text", "text": system_prompt(), "cache_control": {"type": "ephemeral"}}]
-    chunks: list[str] = []
-    async with client.messages.stream(
-        model=model, max_tokens=max_tokens, system=system, messages=messages
-    ) as stream:
-        async for event in stream:
-            if event.type == "text":
-                chunks.append(event.text)
-                await _emit(on_event, TextDelta(round_no, event.text))
-        final = await stream.get_final_message()
-    u = final.usage
-    usage = Usage(
-        input_tokens=u.input_tokens or 0,
-        output_tokens=u.output_tokens or 0,
-        cache_creation_input_tokens=u.cache_creation_input_tokens or 0,
-        cache_read_input_tokens=u.cache_read_input_tokens or 0,
-    )
-    text = "".join(b.text for b in final.content if getattr(b, "type", None) == "text") or "".join(chunks)
-    return _Answer(text=text, model=final.model or model, usage=usage, stop_reason=final.stop_reason)
 
 
 Finalize = Callable[[str, str, str], tuple[str, list[str]]]
