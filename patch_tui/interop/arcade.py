@@ -22,17 +22,11 @@ from patch_tui.format.manifest import Manifest
 from patch_tui.interop.common import (
     DefinitionError,
     LossReport,
-    build_tool,
     import_version,
     input_name,
-    labels_from_scopes,
-    manifest_data,
-    oauth_requirements,
     one_line,
-    output_item_type,
     patch_name,
     report_unknown_keys,
-    report_unportable,
     require_mapping,
     require_str,
     split_qualified,
@@ -41,6 +35,9 @@ from patch_tui.interop.common import (
     unique,
     with_enum,
 )
+from patch_tui.interop.oauth import labels_from_scopes, oauth_requirements
+from patch_tui.interop.patch_tool import build_tool, manifest_data, report_unportable
+from patch_tui.interop.schema import output_item_type
 
 FORMAT = "arcade"
 SCHEMA_FILE = Path(__file__).with_name("arcade-tool-definition.schema.json")

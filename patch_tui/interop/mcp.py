@@ -17,17 +17,14 @@ from patch_tui.format.manifest import Manifest, input_json_schema
 from patch_tui.interop.common import (
     DefinitionError,
     LossReport,
-    build_tool,
-    inputs_from_object_schema,
-    manifest_data,
     one_line,
-    outputs_from_schema,
     patch_name,
     report_unknown_keys,
-    report_unportable,
     require_mapping,
     require_str,
 )
+from patch_tui.interop.patch_tool import build_tool, manifest_data, report_unportable
+from patch_tui.interop.schema import inputs_from_object_schema, outputs_from_schema
 
 FORMAT = "mcp"
 

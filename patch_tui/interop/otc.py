@@ -16,24 +16,23 @@ from patch_tui.format.manifest import Manifest
 from patch_tui.interop.common import (
     DefinitionError,
     LossReport,
-    build_tool,
     import_version,
-    inputs_from_object_schema,
-    labels_from_scopes,
-    manifest_data,
-    oauth_requirements,
-    object_schema,
     one_line,
-    output_schema,
-    outputs_from_schema,
     patch_name,
     report_unknown_keys,
-    report_unportable,
     require_mapping,
     require_str,
     split_qualified,
     to_pascal,
     toolkit_name,
+)
+from patch_tui.interop.oauth import labels_from_scopes, oauth_requirements
+from patch_tui.interop.patch_tool import build_tool, manifest_data, report_unportable
+from patch_tui.interop.schema import (
+    inputs_from_object_schema,
+    object_schema,
+    output_schema,
+    outputs_from_schema,
 )
 
 FORMAT = "otc"

@@ -18,25 +18,27 @@ from urllib.parse import urlparse
 
 from patch_tui.format.manifest import Manifest
 from patch_tui.interop.common import (
-    PROVIDER_TITLES,
     DefinitionError,
     LossReport,
-    build_tool,
     import_version,
-    inputs_from_object_schema,
-    labels_from_scopes,
-    manifest_data,
-    oauth_requirements,
-    object_schema,
     one_line,
-    output_item_type,
-    outputs_from_schema,
     patch_name,
-    provider_id,
     report_unknown_keys,
-    report_unportable,
     require_mapping,
     require_str,
+)
+from patch_tui.interop.oauth import (
+    PROVIDER_TITLES,
+    labels_from_scopes,
+    oauth_requirements,
+    provider_id,
+)
+from patch_tui.interop.patch_tool import build_tool, manifest_data, report_unportable
+from patch_tui.interop.schema import (
+    inputs_from_object_schema,
+    object_schema,
+    output_item_type,
+    outputs_from_schema,
 )
 
 FORMAT = "shinkai"
