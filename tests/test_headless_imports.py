@@ -1,5 +1,5 @@
 """Everything outside ui/ (and the headless commands) must never import Textual, and nothing imports anthropic or mcp
-at start-up (STYLE.md 1). Each import runs in a fresh interpreter so earlier tests cannot mask it."""
+at start-up (docs/architecture.md, A core that does not know the UI). Each import runs in a fresh interpreter so earlier tests cannot mask it."""
 
 from __future__ import annotations
 

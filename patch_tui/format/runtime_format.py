@@ -1,6 +1,6 @@
 """The Patch runtime's reading and writing of a tool file, reimplemented in Python.
 
-The runtime (`reference/patch-cat/packages/shared/src/manifest.ts`) is the authority on what a
+The runtime (its `packages/shared/src/manifest.ts`) is the authority on what a
 tool file means to our users: which files its `tools/list` loads, the manifest it sees (zod,
 defaults filled in, unknown keys dropped), the bytes its writer produces (`serializeManifest`,
 js-yaml `dump` with the JSON schema) and the input schema it advertises. patch-tui is stricter

@@ -1,4 +1,4 @@
-"""Arcade tool definitions (seeds/000, `arcade-tool-definition.schema.json`).
+"""Arcade tool definitions (validated against `arcade-tool-definition.schema.json`, shipped beside this module).
 
 Mapping (docs/interop.md has the table):
 - name <-> `name` (PascalCase), `fully_qualified_name` = `Toolkit.Name@version`, `toolkit`

@@ -1,4 +1,4 @@
-"""Shinkai tool `Metadata` (v0.9.8, seeds/003).
+"""Shinkai tool `Metadata` (v0.9.8).
 
 Mapping (docs/interop.md has the table):
 - name, version, description <-> the same fields; `tool_type: python`; keywords are derived from

@@ -1,4 +1,4 @@
-"""The Textual app: wiring only (STYLE.md 2). Screens and widgets live in their own modules.
+"""The Textual app: wiring only (docs/architecture.md, Layers). Screens and widgets live in their own modules.
 
 Adding a screen from another area is one line in `SCREENS_LAZY` (imported when first shown, so
 start-up stays light) and, for a key, one Binding in `BINDINGS`:
@@ -184,7 +184,7 @@ class PatchApp(SafeTitles, DialogKeyGuard, App[None]):
         self.editor.confirm_discard(self.exit, title="Quit", labels=("Save and quit", "Quit without saving"))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        # The one place a failed worker becomes a notification (STYLE.md 5).
+        # The one place a failed worker becomes a notification (docs/architecture.md, Workers).
         if event.state == WorkerState.ERROR:
             error = event.worker.error
             self.notify(f"{event.worker.name or 'background task'} failed: {error}", severity="error", markup=False)

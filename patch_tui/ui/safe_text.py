@@ -1,4 +1,4 @@
-"""THE helper for untrusted text in the UI (STYLE.md 10): args, reasons, descriptions, tool
+"""THE helper for untrusted text in the UI (docs/architecture.md, Untrusted text): args, reasons, descriptions, tool
 output, LLM text. Every widget that shows such text builds it here.
 
     safe("text")                      -> Content   never markup; hidden characters as ⟦U+XXXX⟧

@@ -1,6 +1,6 @@
 """The authoring desk: tool browser, manifest form, source pane and lint panel.
 
-One source of truth (DESIGN.md): the text in the source pane. The form is a view of its parsed
+One source of truth (docs/architecture.md): the text in the source pane. The form is a view of its parsed
 frontmatter; a form edit rewrites only the frontmatter lines that changed, as one TextArea edit
 (undo works); a source edit re-parses and lints after a short debounce in a thread worker, then
 refreshes the form without touching the focused field.

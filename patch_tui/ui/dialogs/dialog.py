@@ -1,4 +1,4 @@
-"""The one base of every dialog (STYLE.md 9): how a dialog looks, where its focus starts, and
+"""The one base of every dialog (docs/architecture.md, Dialogs): how a dialog looks, where its focus starts, and
 where the keys typed in it go.
 
 The rule for keys, because a dialog guards decisions (approve a call, discard edits, quit):
