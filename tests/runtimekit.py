@@ -10,6 +10,9 @@ from pathlib import Path
 from typing import Any
 
 PATCH_TUI = [sys.executable, "-m", "patch_tui"]
+# Where the kits and the data files are, for tests in any folder below tests/.
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
 
 
 def tool_text(

@@ -7,11 +7,11 @@ the ones inside functions included, so a lazy import cannot hide a wrong-way dep
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.runtimekit import REPO
+
+ROOT = REPO
 
 
 def test_import_contracts_are_kept(capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,12 +13,17 @@ import pytest
 
 from patch_tui.approvals.store import Store
 from patch_tui.settings.model import Settings
-from tests import test_guard, test_serve_e2e
+from tests.mcpkit import guard_box, guard_session, serve_session
 from tests.runtimekit import runs_in
 
 pytestmark = pytest.mark.slow
 
-box = test_guard.box  # the guard fixture; serve's is built below from the same files
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> dict[str, Any]:
+    return guard_box(tmp_path)  # serve's is built below from the same files
+
 WAIT = "40"
 
 
@@ -71,10 +76,10 @@ async def test_one_confirm_call_completes_when_the_person_decides(
     env = {"PATCH_TUI_CONFIRM_WAIT": WAIT}
     marker = box["marker"]
     if server == "guard":
-        connect = test_guard.guarded(box, extra_env=env)
+        connect = guard_session(box, extra_env=env)
     else:
         serve_box = {**box, "env": {**box["env"], "PATCH_TUI_TOOLBOX": str(box["root"])}}
-        connect = test_serve_e2e.connect(serve_box, extra_env=env)
+        connect = serve_session(serve_box, extra_env=env)
     async with connect as client:
         ran, progress = await _confirm_while_a_person_decides(
             client, box["store"], marker, "approve"
@@ -90,7 +95,7 @@ async def test_one_confirm_call_completes_when_the_person_decides(
 
 
 async def test_nobody_decides_within_the_wait(box: dict[str, Any]) -> None:
-    async with test_guard.guarded(box, extra_env={"PATCH_TUI_CONFIRM_WAIT": "1"}) as client:
+    async with guard_session(box, extra_env={"PATCH_TUI_CONFIRM_WAIT": "1"}) as client:
         held = await client.call_tool("mark", {"marker": str(box["marker"]), "text": "no"})
         token = _data(held)["confirmation_token"]
         answer = await client.call_tool("patch_confirm_action", {"confirmation_token": token})

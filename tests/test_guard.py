@@ -6,9 +6,7 @@ process (another process than guard's), as the inbox does."""
 from __future__ import annotations
 
 import json
-import sys
 import time
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,89 +14,17 @@ import anyio
 import pytest
 
 from patch_tui.approvals.store import Store
-from tests.runtimekit import MARK_BODY, MARK_INPUTS, cli_env, runs_in, write_tool
+from tests.mcpkit import decide_here, guard_box, guard_session
+from tests.runtimekit import runs_in
 
 pytestmark = pytest.mark.slow
 
-FAKE = str(Path(__file__).with_name("fake_runtime.py"))
-
-
 @pytest.fixture
 def box(tmp_path: Path) -> dict[str, Any]:
-    root = tmp_path / "runtime"
-    tools = root / "tools"
-    write_tool(
-        tools,
-        "echo",
-        'def main(text: str) -> dict:\n    return {"echo": text}',
-        inputs=[{"name": "text"}],
-    )
-    write_tool(
-        tools, "mark", MARK_BODY, inputs=MARK_INPUTS, human_confirm=True, filesystem="read-write"
-    )
-    write_tool(tools, "note", MARK_BODY, inputs=MARK_INPUTS, filesystem="read-write")
-    (root / "index.json").write_text("{}\n")
-    store = tmp_path / "store.sqlite3"
-    env = cli_env(tmp_path, store)
-    env.update(
-        PATCH_CAT_TOOLBOX_DIR=str(root),
-        PATCH_TUI_CONFIRM_WAIT="0",
-        FAKE_LOG=str(tmp_path / "upstream.jsonl"),
-    )
-    env.pop("PATCH_TUI_TOOLBOX", None)
-    return {
-        "root": root,
-        "tools": tools,
-        "store": store,
-        "env": env,
-        "marker": tmp_path / "ws" / "marker.txt",  # the workspace (cli_env): writable by tools
-        "tmp": tmp_path,
-    }
+    return guard_box(tmp_path)
 
 
-@asynccontextmanager
-async def guarded(
-    box: dict[str, Any],
-    *,
-    extra_env: dict[str, str] | None = None,
-    options: tuple[str, ...] = (),
-    messages: list | None = None,
-    upstream: list[str] | None = None,
-):
-    from mcp import Client
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    env = {**box["env"], **(extra_env or {})}
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=[
-            "-m",
-            "patch_tui",
-            "guard",
-            "--store",
-            str(box["store"]),
-            *options,
-            "--",
-            *(upstream or [sys.executable, FAKE]),
-        ],
-        env=env,
-    )
-    sink = messages if messages is not None else []
-
-    async def on_message(message: Any) -> None:
-        sink.append(message)
-
-    errlog = open(box["tmp"] / "guard.log", "a")  # noqa: SIM115 - closed below
-    try:
-        async with Client(
-            stdio_client(params, errlog=errlog),
-            mode="legacy",
-            cache=None,
-            message_handler=on_message,
-        ) as client:
-            yield client
-    finally:
-        errlog.close()
+guarded = guard_session
 
 
 def data(result: Any) -> Any:
@@ -111,10 +37,7 @@ def upstream_calls(box: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def decide(box: dict[str, Any], token: str, verb: str = "approve", why: str | None = None) -> bool:
-    with Store(box["store"], actor="person@test") as store:
-        if verb == "approve":
-            return store.approve(token).ok
-        return store.reject(token, reason=why).ok
+    return decide_here(box["store"], token, verb, why)
 
 
 def action(box: dict[str, Any], token: str) -> Any:

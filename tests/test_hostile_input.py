@@ -20,9 +20,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.runtimekit import MARK_BODY, MARK_INPUTS, PATCH_TUI, cli_env, runs_in, write_tool
+from tests.runtimekit import MARK_BODY, MARK_INPUTS, PATCH_TUI, REPO, cli_env, runs_in, write_tool
 
-REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample_tools"
 BIG = "9" * 4301  # one digit past Python's int-string limit
 

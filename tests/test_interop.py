@@ -35,8 +35,9 @@ from patch_tui.interop import (
 from patch_tui.interop.common import to_pascal, to_snake
 from patch_tui.lint import lint_text
 from patch_tui.settings.paths import sample_tools_dir
+from tests.runtimekit import TESTS
 
-DATA = Path(__file__).parent / "interop_data"
+DATA = TESTS / "interop_data"
 OTC_EXAMPLES: list[dict[str, Any]] = json.loads((DATA / "otc_spec_examples.json").read_text())
 
 

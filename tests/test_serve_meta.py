@@ -13,13 +13,19 @@ from fake_anthropic import FakeAnthropic, Reply
 
 from patch_tui.approvals.store import Store
 from patch_tui.generate import engine as g
-from tests import test_serve_e2e
+from tests.mcpkit import serve_box, serve_session
 from tests.runtimekit import runs_in, write_tool
 
 pytestmark = pytest.mark.slow
 
-box = test_serve_e2e.box  # the serve end-to-end fixture: a toolbox, a store, the env
-connect = test_serve_e2e.connect
+
+
+@pytest.fixture
+def box(tmp_path: Path) -> dict[str, Any]:
+    return serve_box(tmp_path)  # a toolbox, a store, the env
+
+
+connect = serve_session
 
 RUNTIME_ORDER = [
     "patch_generate_tool",

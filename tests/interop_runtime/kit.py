@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 from tests.interop_runtime.samples import REPO
+from tests.mcpkit import mcp_session
 
 
 def harness_dir() -> Path | None:
@@ -79,30 +79,16 @@ async def runtime_client(toolbox: Path):
         errlog.close()
 
 
-@asynccontextmanager
-async def serve_client(toolbox: Path, store: Path):
+def serve_client(toolbox: Path, store: Path) -> Any:
     """An MCP client session with `patch-tui serve` over stdio, on this toolbox."""
-    from mcp import Client
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
     env = {
         **os.environ,
         "PATCH_TUI_CONFIG": str(store.parent / "config.toml"),
         "XDG_CACHE_HOME": str(store.parent / "cache"),
         "XDG_STATE_HOME": str(store.parent / "state"),
     }
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "patch_tui", "serve", "--toolbox", str(toolbox), "--store", str(store)],
-        env=env,
-        cwd=str(REPO),
-    )
-    errlog = open(store.parent / "serve.log", "a")  # noqa: SIM115 - closed below
-    try:
-        async with Client(stdio_client(params, errlog=errlog), mode="legacy", cache=None) as client:
-            yield client
-    finally:
-        errlog.close()
+    args = ["serve", "--toolbox", str(toolbox), "--store", str(store)]
+    return mcp_session(args, env, store.parent / "serve.log", cwd=str(REPO))
 
 
 RUNTIME_META = {

@@ -6,8 +6,6 @@ guard over stdio -> the runtime over stdio. A person decides through the store f
 from __future__ import annotations
 
 import json
-import sys
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +14,8 @@ import pytest
 
 from patch_tui.approvals.store import Store
 from tests.interop_runtime.kit import _node, harness_dir
-from tests.runtimekit import MARK_BODY, MARK_INPUTS, cli_env, runs_in, write_tool
+from tests.mcpkit import decide_here, echo_and_mark, mcp_session
+from tests.runtimekit import cli_env, runs_in
 
 pytestmark = pytest.mark.slow
 
@@ -25,15 +24,7 @@ pytestmark = pytest.mark.slow
 def box(tmp_path: Path) -> dict[str, Any]:
     root = tmp_path / "patch-cat"
     tools = root / "tools"
-    write_tool(
-        tools,
-        "echo",
-        'def main(text: str) -> dict:\n    return {"echo": text}',
-        inputs=[{"name": "text"}],
-    )
-    write_tool(
-        tools, "mark", MARK_BODY, inputs=MARK_INPUTS, human_confirm=True, filesystem="read-write"
-    )
+    echo_and_mark(tools)
     made = _node("mkindex.js", str(root))  # index.json as the runtime writes it
     assert made.returncode == 0, made.stderr
     store = tmp_path / "store.sqlite3"
@@ -52,24 +43,11 @@ def box(tmp_path: Path) -> dict[str, Any]:
     }
 
 
-@asynccontextmanager
-async def guarded(box: dict[str, Any]):
-    from mcp import Client
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
+def guarded(box: dict[str, Any]) -> Any:
     folder = harness_dir()
     assert folder is not None
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "patch_tui", "guard", "--", "node", str(folder / "local-runtime.js")],
-        env=box["env"],
-    )
-    errlog = open(box["tmp"] / "guard.log", "a")  # noqa: SIM115 - closed below
-    try:
-        async with Client(stdio_client(params, errlog=errlog), mode="legacy", cache=None) as client:
-            yield client
-    finally:
-        errlog.close()
+    args = ["guard", "--", "node", str(folder / "local-runtime.js")]
+    return mcp_session(args, box["env"], box["tmp"] / "guard.log")
 
 
 def data(result: Any) -> Any:
@@ -77,8 +55,7 @@ def data(result: Any) -> Any:
 
 
 def decide(box: dict[str, Any], token: str, reason: str | None = None) -> None:
-    with Store(box["store"], actor="person@test") as store:
-        assert (store.reject(token, reason=reason) if reason else store.approve(token)).ok
+    assert decide_here(box["store"], token, "reject" if reason else "approve", reason)
 
 
 async def test_guard_in_front_of_the_runtime(box: dict[str, Any]) -> None:
