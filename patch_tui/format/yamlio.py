@@ -27,7 +27,6 @@ import yaml
 from patch_tui.format.runtime_format import construct_plain, resolves_float, resolves_int
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-HAS_LIBYAML = _BaseLoader is not yaml.SafeLoader
 
 MAX_DEPTH = 64
 MAX_EVENTS = 200_000
@@ -40,16 +39,6 @@ _FLOAT_RE = re.compile(r"^-?(0|[1-9][0-9]*)(\.[0-9]*)?([eE][-+]?[0-9]+)?$")
 YAML11_BOOL_RE = re.compile(
     r"^(y|Y|yes|Yes|YES|n|N|no|No|NO|True|TRUE|False|FALSE|on|On|ON|off|Off|OFF)$"
 )
-YAML11_TIMESTAMP_RE = re.compile(
-    r"^[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}"
-    r"([Tt ]|[ \t]+)?([0-9]{1,2}:[0-9]{2}:[0-9]{2}(\.[0-9]*)?)?"
-    r"(([ \t]*)(Z|[-+][0-9]{1,2}(:[0-9]{2})?))?$"
-)
-YAML11_NUMBER_RE = re.compile(
-    r"^([-+]?0[0-7_]+|[-+]?0x[0-9a-fA-F_]+|[-+]?0b[01_]+|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+"
-    r"|[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)|[-+]?[0-9][0-9_]*|[-+]?([0-9][0-9_]*)?\.[0-9_]*([eE][-+][0-9]+)?)$"
-)
-YAML11_NULL_RE = re.compile(r"^(~|Null|NULL)$")
 
 
 class Pos(NamedTuple):

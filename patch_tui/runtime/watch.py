@@ -89,10 +89,6 @@ class OwnWrites:
         with self._lock:
             self._hashes[_key(path)] = sha
 
-    def record_hash(self, path: str | os.PathLike[str], sha256: str | None) -> None:
-        with self._lock:
-            self._hashes[_key(path)] = sha256
-
     def is_own(self, path: str | os.PathLike[str], current_sha256: str | None) -> bool:
         """True when the file now holds exactly what we last wrote there (or we deleted it and it
         is gone). A mismatch means someone else wrote after us: the record is dropped so it can

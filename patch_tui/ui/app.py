@@ -164,12 +164,6 @@ class PatchApp(SafeTitles, DialogKeyGuard, App[None]):
             if command.title != "Theme":
                 yield command
 
-    def reload_theme(self) -> None:
-        """Re-read the theme files (the theme watcher and "theme: reload" call this)."""
-        themes = getattr(self, "theme_manager", None)  # set by install_themes
-        if themes is not None:
-            themes.reload()
-
     def action_open_screen(self, name: str) -> None:
         entry = SCREENS_LAZY.get(name)
         if entry is None:
