@@ -16,8 +16,7 @@ from tests.runtimekit import MARK_BODY, MARK_INPUTS, cli, cli_env, write_tool
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, Any]:
+def _env(tmp_path: Path) -> dict[str, Any]:
     tools = tmp_path / "box" / "tools"
     write_tool(
         tools, "mark", MARK_BODY, inputs=MARK_INPUTS, human_confirm=True, filesystem="read-write"
@@ -29,6 +28,11 @@ def env(tmp_path: Path) -> dict[str, Any]:
         "marker": tmp_path / "ws" / "marker.txt",  # in the workspace (cli_env): writable
         "tmp": tmp_path,
     }
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, Any]:
+    return _env(tmp_path)
 
 
 def _held(env: dict[str, Any], text: str) -> str:
@@ -65,8 +69,17 @@ def _history(env: dict[str, Any]) -> dict[str, str]:
     return tokens
 
 
-def test_jsonl_has_every_action_with_its_decision_and_outcome(env: dict[str, Any]) -> None:
-    tokens = _history(env)
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict[str, str]]:
+    """The history, made once (a dozen CLI runs) for the tests that only export it."""
+    env = _env(tmp_path_factory.mktemp("audit"))
+    return env, _history(env)
+
+
+def test_jsonl_has_every_action_with_its_decision_and_outcome(
+    history: tuple[dict[str, Any], dict[str, str]],
+) -> None:
+    env, tokens = history
     r = _ok(cli(env["env"], "inbox", "export"))
     rows = [json.loads(line) for line in r.stdout.splitlines()]
     assert len(rows) == 5
@@ -94,8 +107,10 @@ def test_jsonl_has_every_action_with_its_decision_and_outcome(env: dict[str, Any
     assert (pend["decision"], pend["outcome"], pend["decided_by"]) == ("pending", "pending", None)
 
 
-def test_csv_is_one_row_per_action_and_defuses_formulas(env: dict[str, Any]) -> None:
-    tokens = _history(env)
+def test_csv_is_one_row_per_action_and_defuses_formulas(
+    history: tuple[dict[str, Any], dict[str, str]],
+) -> None:
+    env, tokens = history
     out = env["tmp"] / "audit.csv"
     r = _ok(cli(env["env"], "inbox", "export", "--format", "csv", "--out", str(out)))
     assert "5 actions written" in r.stderr
