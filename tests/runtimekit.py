@@ -127,3 +127,24 @@ def cli(env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.Comp
         timeout=timeout,
         cwd=env.get("PATCH_TUI_SERVE_WORKSPACE"),
     )
+
+
+def mark_box(tmp_path: Path, *, echo: bool = False) -> dict[str, Any]:
+    """A toolbox with `mark` (human_confirm, appends to a marker file in the workspace) and, with
+    `echo`, a plain `echo`; the store and the CLI's env for it."""
+    tools = tmp_path / "box" / "tools"
+    write_tool(
+        tools, "mark", MARK_BODY, inputs=MARK_INPUTS, human_confirm=True, filesystem="read-write"
+    )
+    if echo:
+        write_tool(
+            tools, "echo", 'def main(text: str) -> dict:\n    return {"echo": text}', inputs=[{"name": "text"}]
+        )
+    store = tmp_path / "store.sqlite3"
+    return {
+        "env": cli_env(tmp_path, store, tmp_path / "box"),
+        "store": store,
+        "tools": tools,
+        "marker": tmp_path / "ws" / "marker.txt",  # in the workspace (cli_env): writable
+        "tmp": tmp_path,
+    }

@@ -11,23 +11,13 @@ from typing import Any
 
 import pytest
 
-from tests.runtimekit import MARK_BODY, MARK_INPUTS, cli, cli_env, write_tool
+from tests.runtimekit import cli, mark_box
 
 pytestmark = pytest.mark.slow
 
 
 def _env(tmp_path: Path) -> dict[str, Any]:
-    tools = tmp_path / "box" / "tools"
-    write_tool(
-        tools, "mark", MARK_BODY, inputs=MARK_INPUTS, human_confirm=True, filesystem="read-write"
-    )
-    store = tmp_path / "store.sqlite3"
-    return {
-        "env": cli_env(tmp_path, store, tmp_path / "box"),
-        "tools": tools,
-        "marker": tmp_path / "ws" / "marker.txt",  # in the workspace (cli_env): writable
-        "tmp": tmp_path,
-    }
+    return mark_box(tmp_path)
 
 
 @pytest.fixture

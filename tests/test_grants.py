@@ -16,25 +16,14 @@ from hypothesis import strategies as st
 from patch_tui.approvals import grants
 from patch_tui.approvals.grants import Pattern
 from patch_tui.approvals.store import Store, canonical_json
-from tests.runtimekit import MARK_BODY, MARK_INPUTS, cli, cli_env, runs_in, write_tool
+from tests.runtimekit import cli, mark_box, runs_in
 
 ECHO_BODY = 'def main(text: str) -> dict:\n    return {"echo": text}'
 
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, Any]:
-    tools = tmp_path / "box" / "tools"
-    write_tool(
-        tools, "mark", MARK_BODY, inputs=MARK_INPUTS, human_confirm=True, filesystem="read-write"
-    )
-    write_tool(tools, "echo", ECHO_BODY, inputs=[{"name": "text"}])
-    store = tmp_path / "store.sqlite3"
-    return {
-        "env": cli_env(tmp_path, store, tmp_path / "box"),
-        "store": store,
-        "tools": tools,
-        "marker": tmp_path / "ws" / "marker.txt",  # in the workspace (cli_env): writable
-    }
+    return mark_box(tmp_path, echo=True)
 
 
 def _run_mark(env: dict[str, Any], text: str) -> Any:
