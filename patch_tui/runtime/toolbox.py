@@ -1,9 +1,7 @@
 """A toolbox: a folder of tool files, or a Patch toolbox (a folder with `tools/` and `index.json`).
 
-Everything that writes goes through `atomic_write`, so a crash or a full disk never leaves a
-half-written tool: the new bytes go to a temporary file in the same folder, are fsynced, and
-replace the old file in one `os.replace`. A symlinked tool is saved through to its target (the
-link stays a link) and the file's permission bits are kept.
+Everything that writes goes through `atomic_write` (runtime.toolbox_files), so a crash or a full
+disk never leaves a half-written tool. index.json's shape and edits: runtime.toolbox_index.
 
 `save_tool` refuses to overwrite a file whose bytes changed since they were loaded
 (`FileChangedOnDisk`): the caller decides (reload, keep mine, diff); nothing is lost silently.
@@ -26,19 +24,34 @@ entry's fields.
 
 from __future__ import annotations
 
-import datetime as _dt
-import hashlib
 import json
 import os
-import stat
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from patch_tui.format import runtime_format, toolfile
+from patch_tui.format import toolfile
 from patch_tui.format.fields import NAME_RE, bump_version
+from patch_tui.runtime.toolbox_files import (  # noqa: F401 - re-exported: callers import them here
+    FileChangedOnDisk,
+    ToolboxError,
+    ToolboxUnreadable,
+    _fsync_dir,
+    _note_own_write,
+    _to_bytes,
+    atomic_write,
+    file_sha256,
+    sha256_bytes,
+)
+from patch_tui.runtime.toolbox_index import (  # noqa: F401 - re-exported
+    _abs,
+    _as_runtime_index,
+    _runtime_manifest,
+    _upsert,
+    index_json,
+    now_iso,
+)
 
 if TYPE_CHECKING:  # pydantic is imported when a manifest is first validated (saves, new tools)
     from patch_tui.format.manifest import Manifest
@@ -51,25 +64,6 @@ _NOT_TOOLS = ("__init__.py",)
 Part = Literal["major", "minor", "patch"]
 
 
-class ToolboxError(Exception):
-    """A toolbox operation cannot be done; the message says why, for a person."""
-
-
-class ToolboxUnreadable(ToolboxError):
-    """The toolbox folder exists but cannot be listed or read (permissions, not a folder)."""
-
-
-class FileChangedOnDisk(ToolboxError):
-    """The file's bytes on disk are not the ones the editor loaded: saving would lose them."""
-
-    def __init__(self, path: Path, expected: str | None, actual: str | None) -> None:
-        self.path = path
-        self.expected = expected
-        self.actual = actual  # None: the file was deleted
-        what = "was deleted" if actual is None else "changed on disk"
-        super().__init__(f"{path} {what} since it was loaded; not overwriting it")
-
-
 @dataclass(frozen=True)
 class SaveResult:
     path: Path
@@ -77,75 +71,6 @@ class SaveResult:
     index_updated: bool = False
     history_path: Path | None = None  # where the previous version went (save_new_version)
     version: str | None = None
-
-
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def file_sha256(path: str | os.PathLike[str]) -> str | None:
-    """The sha256 of a file's bytes, or None when it does not exist."""
-    try:
-        with open(path, "rb") as fh:
-            return sha256_bytes(fh.read())
-    except FileNotFoundError:
-        return None
-
-
-def _fsync_dir(folder: Path) -> None:
-    # Makes the rename itself durable; some platforms cannot open a folder, which is fine.
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: str | os.PathLike[str], data: bytes) -> Path:
-    """Write bytes so readers see the old file or the new one, never a mix. Returns the path
-    actually written (a symlink's target)."""
-    target = Path(os.path.realpath(path))
-    folder = target.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    try:
-        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
-    except FileNotFoundError:
-        mode = None
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is None:
-            # mkstemp creates 0600; a new file gets the usual mode for the user's umask.
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        _note_own_write(target, data)  # the folder watcher must not report our own save
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(folder)
-    return target
-
-
-def _note_own_write(path: Path, data: bytes | None) -> None:
-    # runtime.watch is imported on the first write, not with the toolbox (start-up stays lean).
-    from patch_tui.runtime.watch import note_own_write
-
-    note_own_write(path, data)
-
-
-def _to_bytes(text: str | bytes) -> bytes:
-    return text if isinstance(text, bytes) else text.encode("utf-8")
 
 
 def _utc_stamp() -> str:
@@ -614,102 +539,3 @@ def _same_device(a: Path, folder: Path) -> bool:
 def _copy_then_unlink(src: Path, dest: Path) -> None:
     atomic_write(dest, src.read_bytes())
     src.unlink()
-
-
-def _abs(path: Path) -> Path:
-    return Path(os.path.abspath(path))
-
-
-def _runtime_manifest(data: bytes) -> dict[str, Any] | None:
-    """The manifest as the runtime reads it, or None when the runtime refuses the file. (The
-    runtime reads files as UTF-8, a byte-order mark included.)"""
-    try:
-        return runtime_format.parse(data.decode("utf-8", errors="replace")).manifest
-    except runtime_format.RuntimeRejects:
-        return None
-
-
-def now_iso() -> str:
-    """`new Date().toISOString()`: UTC, milliseconds, a Z."""
-    now = _dt.datetime.now(_dt.UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
-
-
-def index_json(index: dict[str, Any]) -> str:
-    """`JSON.stringify(index, null, 2) + "\\n"`."""
-    return json.dumps(index, indent=2, ensure_ascii=False) + "\n"
-
-
-def _as_runtime_index(raw: Any, tools_dir: Path) -> dict[str, Any]:
-    """The index in the runtime's shape, whatever shape it was written in. Older patch-tui
-    shapes (a list, `{"tools": [...]}` or `{"tools": {name: entry}}`) become `{name: entry}`
-    with every field kept; a relative file key of theirs becomes an absolute filePath."""
-    if isinstance(raw, dict) and not isinstance(raw.get("tools"), list | dict):
-        return dict(raw)
-    if isinstance(raw, list):
-        entries, rest = raw, {}
-    elif isinstance(raw, dict) and isinstance(raw["tools"], list):
-        entries, rest = raw["tools"], {k: v for k, v in raw.items() if k != "tools"}
-    elif isinstance(raw, dict):
-        entries = [{"name": k, **v} if isinstance(v, dict) else v for k, v in raw["tools"].items()]
-        rest = {k: v for k, v in raw.items() if k != "tools"}
-    else:
-        raise ToolboxError("index.json has a shape we do not know; not changing it")
-    out: dict[str, Any] = dict(rest)
-    for entry in entries:
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-            continue
-        converted = dict(entry)
-        if not isinstance(converted.get("filePath"), str):
-            for key in ("file", "path", "filename", "source"):
-                if isinstance(entry.get(key), str):
-                    candidate = Path(entry[key])
-                    if not candidate.is_absolute():
-                        candidate = tools_dir / candidate.name
-                    converted["filePath"] = str(candidate)
-                    break
-        out[entry["name"]] = converted
-    return out
-
-
-def _upsert(
-    index: dict[str, Any], manifest: dict[str, Any], path: Path, carry: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """The index with this tool's entry written, in place of the old one: the fields the runtime
-    derives from the file (name, version, description, filePath) set, every other field kept
-    (from `carry` for a renamed tool); a new entry gets the runtime's defaults (embedding and
-    lastUsedAt null, createdAt now). Another entry pointing at the same file is folded in."""
-    name = manifest["name"]
-    file = str(_abs(path))
-
-    def points_here(entry: Any) -> bool:
-        return isinstance(entry, dict) and isinstance(entry.get("filePath"), str) and str(_abs(Path(entry["filePath"]))) == file
-
-    old = dict(carry or {})
-    if isinstance(index.get(name), dict):
-        old = {**old, **index[name]}
-    else:
-        for entry in index.values():
-            if points_here(entry):
-                old = {**old, **entry}
-                break
-    entry = {
-        "name": name,
-        "version": manifest["version"],
-        "description": manifest["description"],
-        "filePath": file,
-        "embedding": old.get("embedding"),
-        "lastUsedAt": old.get("lastUsedAt"),
-        "createdAt": old.get("createdAt") or now_iso(),
-    }
-    # Fields we do not own stay, after the runtime's own.
-    entry.update({k: v for k, v in old.items() if k not in entry})
-    out: dict[str, Any] = {}
-    for key, value in index.items():
-        if key == name or points_here(value):
-            if name not in out:
-                out[name] = entry  # where the old entry was: a save does not reorder the index
-            continue
-        out[key] = value
-    out.setdefault(name, entry)
-    return out

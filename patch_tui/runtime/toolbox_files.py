@@ -1,0 +1,105 @@
+"""How the toolbox writes files, and its errors (mcp_server and the UI import these from
+runtime.toolbox, which re-exports them).
+
+Everything that writes goes through `atomic_write`, so a crash or a full disk never leaves a
+half-written tool: the new bytes go to a temporary file in the same folder, are fsynced, and
+replace the old file in one `os.replace`. A symlinked tool is saved through to its target (the
+link stays a link) and the file's permission bits are kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+
+class ToolboxError(Exception):
+    """A toolbox operation cannot be done; the message says why, for a person."""
+
+
+class ToolboxUnreadable(ToolboxError):
+    """The toolbox folder exists but cannot be listed or read (permissions, not a folder)."""
+
+
+class FileChangedOnDisk(ToolboxError):
+    """The file's bytes on disk are not the ones the editor loaded: saving would lose them."""
+
+    def __init__(self, path: Path, expected: str | None, actual: str | None) -> None:
+        self.path = path
+        self.expected = expected
+        self.actual = actual  # None: the file was deleted
+        what = "was deleted" if actual is None else "changed on disk"
+        super().__init__(f"{path} {what} since it was loaded; not overwriting it")
+
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str | None:
+    """The sha256 of a file's bytes, or None when it does not exist."""
+    try:
+        with open(path, "rb") as fh:
+            return sha256_bytes(fh.read())
+    except FileNotFoundError:
+        return None
+
+
+def _fsync_dir(folder: Path) -> None:
+    # Makes the rename itself durable; some platforms cannot open a folder, which is fine.
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes) -> Path:
+    """Write bytes so readers see the old file or the new one, never a mix. Returns the path
+    actually written (a symlink's target)."""
+    target = Path(os.path.realpath(path))
+    folder = target.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = None
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is None:
+            # mkstemp creates 0600; a new file gets the usual mode for the user's umask.
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
+        _note_own_write(target, data)  # the folder watcher must not report our own save
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(folder)
+    return target
+
+
+def _note_own_write(path: Path, data: bytes | None) -> None:
+    # runtime.watch is imported on the first write, not with the toolbox (start-up stays lean).
+    from patch_tui.runtime.watch import note_own_write
+
+    note_own_write(path, data)
+
+
+def _to_bytes(text: str | bytes) -> bytes:
+    return text if isinstance(text, bytes) else text.encode("utf-8")
