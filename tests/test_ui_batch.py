@@ -4,6 +4,7 @@ one that was not in it; and the standing grants screen (G)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,21 @@ async def _open_batch(pilot, app, key: str) -> BatchDialog:
     return app.screen
 
 
+async def _held_by_another_process(store: Path, tool: Path, args: dict):
+    """`patch-tui run TOOL --args ...` in its own process: held (exit 3), as an agent's call."""
+    import asyncio
+    import sys
+
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "patch_tui", "run", str(tool), "--args", json.dumps(args), "--store", str(store),
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    assert proc.returncode == 3, err.decode()
+    token = json.loads(out)["confirmation_token"]
+    return _get(store, token)
+
+
 async def test_an_action_arriving_while_the_batch_dialog_is_open_is_not_decided(env) -> None:
     folder, store = env
     a = hold(store, folder / "delete_file.py", {"path": "/tmp/a.txt"})
@@ -58,8 +74,9 @@ async def test_an_action_arriving_while_the_batch_dialog_is_open_is_not_decided(
         for action in (a, b):
             assert action.args["path"] in text and action.token[:8] in text
         assert text.count("delete_file") >= 2 and str(folder / "delete_file.py") in text
-        # A call arrives while it is open; the inbox behind lists it.
-        c = hold(store, folder / "delete_file.py", {"path": "/tmp/c.txt"})
+        # A call arrives while it is open, from an agent's process (`patch-tui run` holds it);
+        # the inbox behind lists it.
+        c = await _held_by_another_process(store, folder / "delete_file.py", {"path": "/tmp/c.txt"})
         await wait_for(pilot, lambda: len(screen.list.actions) == 3, what="the new call listed behind")
         assert c.token not in screen.list.selected and c.token not in _dialog_text(app)
         await pilot.press("y")
@@ -176,6 +193,8 @@ async def test_selection_keys_space_ctrl_a_star_and_esc(env) -> None:
         await pilot.press("up", "space")  # back to the first row, selected again
         assert screen.list.selected == set(rows)
         assert "3 selected" in screen.query_one("#list-box").border_title
+        # The detail pane says what a and r do now: the selection, not the row under the cursor.
+        assert "3 selected: a / r decide them" in screen.detail.border_subtitle
         # A row decided elsewhere leaves the selection; a new one never joins it.
         with Store(store, actor="bob@cli") as s:
             s.reject(rows[2])
@@ -296,3 +315,18 @@ async def test_at_80x24_a_reason_and_enter_reject_only_after_the_list_was_read(e
         await pilot.press("enter")  # in the reason field: rejects, with the reason
         await wait_for(pilot, lambda: dialog.done, what="the batch rejected")
     assert {_get(store, x.token).note for x in held} == {"not now"}
+
+
+async def test_shift_down_and_up_extend_the_selection(env) -> None:
+    folder, store = env
+    for n in range(4):
+        hold(store, folder / "delete_file.py", {"path": f"/tmp/{n}.txt"})
+    app = inbox_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_inbox(pilot, app)
+        await wait_for(pilot, lambda: len(screen.list.actions) == 4, what="four pending")
+        rows = [x.token for x in screen.list.actions]
+        await pilot.press("shift+down", "shift+down")
+        assert screen.list.selected == set(rows[:3]) and screen.list.cursor == 2
+        await pilot.press("escape", "down", "shift+up")
+        assert screen.list.selected == {rows[3], rows[2]} and screen.list.cursor == 2

@@ -2,7 +2,8 @@
 every one.
 
 Keys on the pending list: **space** selects or deselects the action under the cursor (and moves
-down), **ctrl+a** selects every listed action, __*__ inverts the selection, **esc** clears it.
+down), **shift+down** / **shift+up** extend the selection row by row, **ctrl+a** selects every
+listed action, __*__ inverts the selection, **esc** clears it.
 With a selection, **a** and **r** open the batch dialog instead of the single one.
 
 What the batch dialog guarantees:
@@ -350,8 +351,9 @@ class BatchDialog(Dialog[list[Outcome] | None]):
     def _done(self, outcomes: list[Outcome] | str) -> None:
         self.deciding = False
         if isinstance(outcomes, str):
-            self.query_one("#batch-state", Static).update(safe_line(f"Not recorded: {outcomes}"))
+            # The store could not be opened: nothing was decided; the button stays for a retry.
             self._update_state()
+            self.query_one("#batch-state", Static).update(safe_line(f"Nothing recorded: {outcomes}"))
             return
         self.done = True
         self.outcomes = {o.token: o for o in outcomes}
@@ -373,6 +375,7 @@ class BatchPart(InboxParts):
     def _selection_changed(self) -> None:
         self.list.refresh()
         self._update_title()
+        self._update_gate()
         self.refresh_bindings()
 
     def _update_title(self) -> None:
@@ -391,6 +394,16 @@ class BatchPart(InboxParts):
         selected = self.list.selected
         selected.symmetric_difference_update({action.token})
         self.list.cursor += 1
+        self._selection_changed()
+
+    def action_extend_selection(self, step: int) -> None:
+        """shift+down / shift+up: select this row and the next (a range, as in a file list)."""
+        if self.mode != "pending" or self.list.current is None:
+            return
+        self.list.selected.add(self.list.current.token)
+        self.list.cursor += step
+        if self.list.current is not None:
+            self.list.selected.add(self.list.current.token)
         self._selection_changed()
 
     def action_select_all(self) -> None:

@@ -386,6 +386,14 @@ class DetailPart(InboxParts):
         return total <= region.height
 
     def _update_gate(self) -> None:
+        self._gate()
+        selected = self.list.selected if self.mode == "pending" else set()
+        if selected:
+            # a and r decide the selection now (inbox/batch.py), whatever this one's state.
+            n = len(selected)
+            self.detail.border_subtitle = f"{n} selected: a / r decide {'it' if n == 1 else 'them'} in one dialog · esc clears"
+
+    def _gate(self) -> None:
         action = self.current
         gate = self.query_one("#detail-gate", Static)
         if action is None or action.status != "pending":

@@ -75,6 +75,7 @@ class InboxCommands(CommandList):
             ("inbox: reject", "Reject the selected action, with an optional reason (r)", screen.action_reject),
             ("inbox: select", "Select or deselect the action under the cursor, for a batch (space)", screen.action_toggle_select),
             ("inbox: select all", "Select every pending action listed (ctrl+a)", screen.action_select_all),
+            ("inbox: select down", "Select this action and the next (shift+down; shift+up goes up)", lambda: screen.action_extend_selection(1)),
             ("inbox: invert selection", "Select the unselected and deselect the selected (*)", screen.action_invert_selection),
             ("inbox: clear selection", "Deselect everything (esc)", screen.clear_batch),
             ("inbox: expand all", "Show every collapsed value in full (E)", screen.action_expand),
@@ -96,6 +97,8 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
         Binding("r", "reject", "Reject", id="inbox.reject"),
         Binding("space", "toggle_select", "Select", id="inbox.select"),
         Binding("ctrl+a", "select_all", "Select all", id="inbox.select_all", show=False),
+        Binding("shift+down", "extend_selection(1)", "Select down", id="inbox.select_down", show=False),
+        Binding("shift+up", "extend_selection(-1)", "Select up", id="inbox.select_up", show=False),
         Binding("asterisk", "invert_selection", "Invert selection", id="inbox.invert_selection", show=False),
         Binding("h", "toggle_history", "History", id="inbox.history"),
         Binding("e", "edit", "Edit args", id="inbox.edit"),
@@ -330,7 +333,7 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
         self._check_seen()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action in ("edit", "allow_like_this", "toggle_select"):
+        if action in ("edit", "allow_like_this", "toggle_select", "extend_selection"):
             return self.mode == "pending"  # nothing to edit, allow or select in the history
         if action in ("approve", "reject", "select_all", "invert_selection"):
             if self.mode != "pending":

@@ -60,6 +60,10 @@ class InboxParts(Screen[None]):
         """Show `actions` in the list (through the history's filters)."""
         raise NotImplementedError
 
+    def _update_gate(self) -> None:
+        """Say in the detail pane what a or r would do now (inbox/detail.py)."""
+        raise NotImplementedError
+
     def refresh_now(self) -> None:
         """After a decision: read the store at once instead of at the next tick."""
         self._tick()
