@@ -67,14 +67,16 @@ async def measure(store_path: Path, moves: int) -> dict[str, float]:
     from patch_tui.approvals.store import Store
     from patch_tui.settings.config import Settings
     from patch_tui.ui.inbox.inbox import InboxScreen
+    from patch_tui.ui.services import Services, ServicesHost
 
-    class Host(App[None]):
+    class Host(ServicesHost, App[None]):
         """The inbox screen pushed into a running app: its own cost, not the app's start-up."""
 
         def __init__(self) -> None:
             super().__init__()
-            self.store_path = store_path
-            self.settings = Settings(watch_tools=False, watch_themes=False)
+            self.services = Services(
+                settings=Settings(watch_tools=False, watch_themes=False), store_path=store_path
+            )
 
     out: dict[str, float] = {}
     with Store(store_path) as s:

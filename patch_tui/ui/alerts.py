@@ -17,6 +17,7 @@ from typing import Any
 from textual.app import App
 
 from patch_tui.approvals import alerts
+from patch_tui.ui.services import maybe_services
 
 
 class Alerter:
@@ -24,7 +25,8 @@ class Alerter:
         self.app = app
 
     def _setting(self, name: str) -> bool:
-        settings = getattr(self.app, "settings", None)
+        svc = maybe_services(self.app)
+        settings = svc.settings if svc is not None else None
         try:
             return bool(getattr(settings, name, True))
         except Exception:  # an unreadable config never stops the alert: the defaults are on

@@ -7,8 +7,8 @@ start-up stays light) and, for a key, one Binding in `BINDINGS`:
     Binding("i", "open_screen('inbox')", "Inbox", id="app.inbox"),
 
 Each entry also becomes a palette command under its "area: verb" name. The screen class is
-built with no arguments; it finds what it needs on the app (`app.settings`, `app.toolbox`,
-`app.store_path`, `app.editor`).
+built with no arguments; it finds what it needs in the app's services (ui/services.py:
+`services(app)`: settings, toolbox, the confirmation store and its watch) and on `app.editor`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from patch_tui.ui.commands import Command, CommandList
 from patch_tui.ui.desk.editor import EditorCommands, EditorScreen
 from patch_tui.ui.dialogs.dialog import DialogKeyGuard
 from patch_tui.ui.safe_text import SafeTitles
+from patch_tui.ui.services import Services, ServicesHost
 
 if TYPE_CHECKING:
     from patch_tui.settings.model import Settings
@@ -74,7 +75,7 @@ def _theme_commands() -> set[Any]:
     return {ThemeCommands}
 
 
-class PatchApp(SafeTitles, DialogKeyGuard, App[None]):
+class PatchApp(ServicesHost, SafeTitles, DialogKeyGuard, App[None]):
     """patch-tui: the authoring desk and, through SCREENS_LAZY, everything else."""
 
     CSS_PATH = "app.tcss"
@@ -101,11 +102,13 @@ class PatchApp(SafeTitles, DialogKeyGuard, App[None]):
     ) -> None:
         super().__init__()
         self.notice = notice  # shown once the desk is up (the first run says where the tools are)
-        self.toolbox = toolbox
         # Start-up reads four settings without pydantic; the rest load on first use.
-        self.settings = settings if settings is not None else start_settings()
+        self.services = Services(
+            settings=settings if settings is not None else start_settings(),
+            toolbox=toolbox,
+            store_path=store_path,
+        )
         self.theme_choice = theme
-        self.store_path = store_path
         self.editor = EditorScreen(toolbox, path)
         self.tool_watch: Any = None
         # Set by the `patch-tui` command, which pauses the garbage collector for start-up.
@@ -136,10 +139,11 @@ class PatchApp(SafeTitles, DialogKeyGuard, App[None]):
             return  # quit before its first frame was done: nothing to start any more
 
         install_pending_watch(self)  # the pending count, on every screen
-        if self.settings.watch_tools:
+        toolbox = self.services.toolbox
+        if self.settings.watch_tools and toolbox is not None:
             from patch_tui.ui.watching import install_tool_watch
 
-            self.tool_watch = install_tool_watch(self, [self.toolbox.tools_dir], enabled=True)
+            self.tool_watch = install_tool_watch(self, [toolbox.tools_dir], enabled=True)
         if isinstance(self.settings, StartSettings):  # a Settings given was validated already
             self.set_timer(CONFIG_CHECK_DELAY, self._check_config)
 

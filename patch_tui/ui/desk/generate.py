@@ -30,6 +30,7 @@ from textual.widgets import Button, Input, Label, RichLog, Static
 
 from patch_tui.ui.dialogs.dialog import Dialog
 from patch_tui.ui.safe_text import SafeInput, safe
+from patch_tui.ui.services import maybe_services
 from patch_tui.ui.widgets.diff_view import diff_text
 from patch_tui.ui.widgets.key_bar import KeyBar
 from patch_tui.untrusted.text_safety import visible
@@ -138,12 +139,16 @@ class GenerateScreen(Dialog["Accepted | None"]):
     def _adopt_app(self) -> None:
         """Built with no arguments by the app (SCREENS_LAZY): take the settings and the toolbox
         from it, so new tools go into the open toolbox and names there are never reused."""
-        app: Any = self.app
-        if self.options is None and getattr(app, "settings", None) is not None:
+        svc = maybe_services(self.app)  # None in a bare host (the options were given)
+        if self.options is None and svc is not None:
             from patch_tui.generate.engine import resolve_options
+            from patch_tui.settings.config import StartSettings
 
-            self.options = resolve_options(app.settings)
-        box = getattr(app, "toolbox", None)
+            settings = svc.settings
+            self.options = resolve_options(
+                settings.full() if isinstance(settings, StartSettings) else settings
+            )
+        box = svc.toolbox if svc is not None else None
         if self.out_dir is None:
             self.out_dir = Path(box.root) if box is not None else Path.cwd()
 

@@ -37,6 +37,7 @@ from patch_tui.format.manifest import Manifest
 from patch_tui.runtime.runner import CANCELLED, DEFAULT_TIMEOUT
 from patch_tui.ui.inbox.inbox_badge import app_store
 from patch_tui.ui.safe_text import SafeInput, SafeReport, json_view, safe, safe_line
+from patch_tui.ui.services import services
 from patch_tui.ui.widgets.key_bar import KeyBar
 
 STATE_FILE = "try_it.json"
@@ -515,7 +516,7 @@ class TryItScreen(Screen[None]):
         from patch_tui.runtime.runner import cancel_with
 
         try:
-            gate = Gate(app_store(self.app), toolbox=getattr(self.app, "toolbox", None), timeout=timeout)
+            gate = Gate(app_store(self.app), toolbox=services(self.app).toolbox, timeout=timeout)
             with cancel_with(cancel):
                 outcome: Any = gate.call(path, args, text=text)
         except (GateError, StoreError) as exc:

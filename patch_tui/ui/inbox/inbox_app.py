@@ -14,9 +14,10 @@ from textual.binding import Binding
 
 from patch_tui.ui.dialogs.dialog import DialogKeyGuard
 from patch_tui.ui.safe_text import SafeTitles
+from patch_tui.ui.services import Services, ServicesHost
 
 
-class InboxApp(SafeTitles, DialogKeyGuard, App[None]):
+class InboxApp(ServicesHost, SafeTitles, DialogKeyGuard, App[None]):
     """`patch-tui inbox`: the inbox on its own, so it opens fast (no desk to build behind it).
     The desk's app reaches the same screen with ctrl+r."""
 
@@ -35,8 +36,10 @@ class InboxApp(SafeTitles, DialogKeyGuard, App[None]):
         from patch_tui.settings.config import Settings
 
         super().__init__()
-        self.store_path = Path(store_path) if store_path else None
-        self.settings = settings or Settings(watch_themes=False, watch_tools=False)
+        self.services = Services(
+            settings=settings or Settings(watch_themes=False, watch_tools=False),
+            store_path=Path(store_path) if store_path else None,
+        )
         self.theme_choice = theme
 
     def on_mount(self) -> None:

@@ -17,7 +17,6 @@ opening the desk never writes into the user's state folder.
 
 from __future__ import annotations
 
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -30,30 +29,18 @@ from textual.widgets import Static
 
 from patch_tui.approvals.store import Store, StoreError
 from patch_tui.approvals.watcher import StoreChanged, StoreWatcher
+from patch_tui.ui.services import services
 
 POLL_INTERVAL = 0.3
-# The TUI waits on a lock for at most this long per read, then says "store busy" and retries.
-TUI_BUSY_TIMEOUT_MS = 1500
-_OPEN_LOCK = threading.Lock()
 
 
 def store_path(app: App[Any]) -> Path:
-    from patch_tui.settings import paths
-
-    explicit = getattr(app, "store_path", None)
-    return paths.default_store(explicit)
+    return services(app).resolved_store_path
 
 
 def app_store(app: App[Any]) -> Store:
     """The app's Store (thread-safe; call from workers: opening can block on a lock)."""
-    with _OPEN_LOCK:
-        store: Store | None = getattr(app, "_patch_store", None)
-        if store is None:
-            settings = getattr(app, "settings", None)
-            ttl = float(getattr(settings, "confirm_ttl", 300) or 300)
-            store = Store(store_path(app), actor="tui", ttl=ttl, busy_timeout_ms=TUI_BUSY_TIMEOUT_MS)
-            app._patch_store = store  # type: ignore[attr-defined]
-        return store
+    return services(app).store()
 
 
 class PendingBadge(Static):
@@ -121,9 +108,7 @@ class PendingWatch:
 
     def _open_store(self) -> Store | None:
         # Never creates a store: with no store file yet there is nothing to watch.
-        if getattr(self.app, "_patch_store", None) is None and not store_path(self.app).exists():
-            return None
-        return app_store(self.app)
+        return services(self.app).open_store()
 
     def start(self) -> None:
         self.app.set_interval(POLL_INTERVAL, self.poll, name="pending-watch")
@@ -199,11 +184,10 @@ class PendingWatch:
 def pending_watch(app: App[Any]) -> PendingWatch:
     """The app's watch, made (not started) on first use: the inbox subscribes to it on mount,
     which may come before the app starts it."""
-    watch: PendingWatch | None = getattr(app, "_pending_watch", None)
-    if watch is None:
-        watch = PendingWatch(app)
-        app._pending_watch = watch  # type: ignore[attr-defined]
-    return watch
+    svc = services(app)
+    if svc.watch is None:
+        svc.watch = PendingWatch(app)
+    return svc.watch
 
 
 def install_pending_watch(app: App[Any]) -> PendingWatch:

@@ -1,0 +1,119 @@
+"""What the app's screens and widgets use, handed to the App once instead of looked up by name.
+
+    Services(settings, toolbox=None, store_path=None)
+    services(app)          -> Services          the app's; TypeError for an app given none
+    maybe_services(app)    -> Services | None   for screens that also run in a bare host app
+    ServicesHost           the App mixin holding `services` (PatchApp, InboxApp, test hosts)
+
+    svc.store()            -> Store   the app's one confirmation store, opened on first use (from
+                                      a worker thread: opening may wait on a lock); StoreError
+                                      when it cannot be opened
+    svc.open_store()       -> Store | None   the store if it is open or its file exists, else
+                                      None: watching never creates a store
+    svc.resolved_store_path -> Path   --store, then PATCH_TUI_STORE, then the state folder
+    svc.watch              the store watch (inbox/inbox_badge.py), once made
+
+One object, typed, so a screen says `services(self.app).store()` and mypy checks it, where it
+used to say `getattr(app, "_patch_store", None)` and hope.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from patch_tui.approvals.store import Store
+    from patch_tui.runtime.toolbox import Toolbox
+    from patch_tui.settings.config import Settings, StartSettings
+    from patch_tui.ui.inbox.inbox_badge import PendingWatch
+
+# The TUI waits on a lock for at most this long per store operation, then says "store busy".
+TUI_BUSY_TIMEOUT_MS = 1500
+
+
+@dataclass
+class Services:
+    settings: Settings | StartSettings
+    toolbox: Toolbox | None = None
+    # `--store PATH`; None: the default (settings/paths.py).
+    store_path: Path | None = None
+    watch: PendingWatch | None = None
+    _store: Store | None = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    @property
+    def resolved_store_path(self) -> Path:
+        from patch_tui.settings import paths
+
+        return paths.default_store(self.store_path)
+
+    @property
+    def opened_store(self) -> Store | None:
+        return self._store
+
+    def store(self) -> Store:
+        """The app's Store (thread-safe; call from workers: opening can block on a lock)."""
+        with self._lock:
+            if self._store is None:
+                from patch_tui.approvals.store import (
+                    Store,  # not at start-up: the desk may never need it
+                )
+
+                try:
+                    ttl = float(getattr(self.settings, "confirm_ttl", 300) or 300)
+                except Exception:  # an unreadable config: the default TTL, the store still opens
+                    ttl = 300.0
+                self._store = Store(
+                    self.resolved_store_path,
+                    actor="tui",
+                    ttl=ttl,
+                    busy_timeout_ms=TUI_BUSY_TIMEOUT_MS,
+                )
+            return self._store
+
+    def open_store(self) -> Store | None:
+        """The store when it is open or its file exists; None otherwise (nothing is created)."""
+        if self._store is None and not self.resolved_store_path.exists():
+            return None
+        return self.store()
+
+
+class ServicesHost:
+    """Mixin for an App that holds the services. The old attribute names stay readable (and
+    settable: tests swap the settings) and lead to the same object."""
+
+    services: Services
+
+    @property
+    def settings(self) -> Any:
+        return self.services.settings
+
+    @settings.setter
+    def settings(self, value: Any) -> None:
+        self.services.settings = value
+
+    @property
+    def toolbox(self) -> Toolbox | None:
+        return self.services.toolbox
+
+    @property
+    def store_path(self) -> Path | None:
+        return self.services.store_path
+
+    @property
+    def _pending_watch(self) -> PendingWatch | None:
+        return self.services.watch
+
+
+def maybe_services(app: object) -> Services | None:
+    return app.services if isinstance(app, ServicesHost) else None
+
+
+def services(app: object) -> Services:
+    found = maybe_services(app)
+    if found is None:
+        raise TypeError(f"{type(app).__name__} was not handed the app's services")
+    return found
