@@ -3,6 +3,7 @@ poller (approvals/watcher.py), and a quiet store is read once per tick, never wr
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,21 @@ async def test_the_desk_app_hands_its_services_to_the_badge_and_the_inbox(env) -
         await wait_for(pilot, lambda: svc.watch is not None and svc.watch.count == 1, what="the arrival")
         badge = app.screen.query_one(PendingBadge)
         assert "1 pending" in str(badge.render())
+        # The tool browser read the toolbox into the app's catalog...
+        tool = folder / "delete_file.py"
+        await wait_for(pilot, lambda: tool in svc.catalog._entries, what="the browser's scan")
+        listed = svc.catalog.read(tool)
         screen = await open_inbox(pilot, app)
         assert [a.token for a in screen.list.actions] == [action.token]
         assert svc.opened_store is svc.store()  # one Store for the watch and the inbox
+        # ...and the inbox describes an action's tool from that same catalog: a tool outside
+        # the toolbox lands in it once the inbox showed its action.
+        assert svc.catalog.read(tool) is listed
+        elsewhere = folder.parent / "elsewhere"
+        elsewhere.mkdir()
+        outside = elsewhere / "delete_file.py"
+        shutil.copy(tool, outside)
+        other = hold(store, outside, {"path": "/tmp/b"})
+        await wait_for(pilot, lambda: len(screen.list.actions) == 2, what="the second action")
+        screen.list.cursor = [a.token for a in screen.list.actions].index(other.token)
+        await wait_for(pilot, lambda: outside in svc.catalog._entries, what="the inbox's read")

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from patch_tui.format import toolfile
 from patch_tui.format.manifest import Manifest, input_json_schema
+from patch_tui.runtime.catalog import ToolCatalog as FileCatalog
 from patch_tui.runtime.toolbox import Toolbox, ToolboxError
 
 META_CONFIRM = "patch_confirm_action"
@@ -58,6 +58,8 @@ class ToolCatalog:
 
     def __init__(self, toolbox: Toolbox) -> None:
         self.toolbox = toolbox
+        # The files themselves come from the catalog the desk and the inbox read too.
+        self.files = FileCatalog(toolbox)
         self._cache: dict[Path, tuple[tuple[int, int], ToolEntry | None]] = {}
         self._reported: dict[Path, tuple[int, int]] = {}
 
@@ -104,10 +106,10 @@ class ToolCatalog:
             log(f"{path}: {message}")
 
     def _load(self, path: Path, key: tuple[int, int]) -> ToolEntry | None:
-        try:
-            tf = toolfile.parse_bytes(toolfile.read_bytes(path), path=str(path))
-        except OSError as exc:
-            self._report(path, key, f"cannot read: {exc.strerror or exc}; tool left out")
+        found = self.files.read(path)
+        tf = found.tool
+        if tf is None:
+            self._report(path, key, f"cannot read: {found.error}; tool left out")
             return None
         from patch_tui.format import runtime_format
 

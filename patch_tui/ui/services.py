@@ -12,6 +12,8 @@
                                       None: watching never creates a store
     svc.resolved_store_path -> Path   --store, then PATCH_TUI_STORE, then the state folder
     svc.watch              the store watch (inbox/inbox_badge.py), once made
+    svc.catalog            the toolbox's tools (runtime/catalog.py), shared by the tool browser
+                           and the inbox
 
 One object, typed, so a screen says `services(self.app).store()` and mypy checks it, where it
 used to say `getattr(app, "_patch_store", None)` and hope.
@@ -26,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from patch_tui.approvals.store import Store
+    from patch_tui.format.toolfile import ToolFile
+    from patch_tui.runtime.catalog import ToolCatalog
     from patch_tui.runtime.toolbox import Toolbox
     from patch_tui.settings.config import Settings, StartSettings
     from patch_tui.ui.inbox.inbox_badge import PendingWatch
@@ -42,7 +46,19 @@ class Services:
     store_path: Path | None = None
     watch: PendingWatch | None = None
     _store: Store | None = field(default=None, init=False, repr=False)
+    _catalog: ToolCatalog | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
+
+    @property
+    def catalog(self) -> ToolCatalog:
+        """The toolbox's tools, read once per file version, with their lint state: the tool
+        browser lists it, the inbox describes an action's tool from it."""
+        with self._lock:
+            if self._catalog is None:
+                from patch_tui.runtime.catalog import ToolCatalog
+
+                self._catalog = ToolCatalog(self.toolbox, lint=lint_counts)
+            return self._catalog
 
     @property
     def resolved_store_path(self) -> Path:
@@ -106,6 +122,17 @@ class ServicesHost:
     @property
     def _pending_watch(self) -> PendingWatch | None:
         return self.services.watch
+
+
+def lint_counts(tool: ToolFile) -> tuple[int, int]:
+    """(errors, warnings) of a tool file, as the browser shows them."""
+    from patch_tui.lint.engine import lint_toolfile
+
+    diags = lint_toolfile(tool)
+    return (
+        sum(d.severity == "error" for d in diags),
+        sum(d.severity == "warning" for d in diags),
+    )
 
 
 def maybe_services(app: object) -> Services | None:

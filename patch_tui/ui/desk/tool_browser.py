@@ -23,7 +23,9 @@ from textual.widgets import Input, OptionList
 from textual.widgets.input import Selection
 from textual.widgets.option_list import Option
 
+from patch_tui.runtime.catalog import ToolCatalog
 from patch_tui.runtime.toolbox import Toolbox
+from patch_tui.ui.services import lint_counts, maybe_services
 from patch_tui.untrusted.text_safety import visible
 
 
@@ -45,25 +47,14 @@ class ToolEntry:
         return "✓"
 
 
-def scan_tool(path: Path) -> ToolEntry:
-    """Read and lint one tool for the list (never raises: an unreadable file is an error row)."""
-    from patch_tui.format import toolfile
-    from patch_tui.lint.engine import lint_toolfile
-
-    try:
-        tf = toolfile.read(str(path))  # FIFOs, devices, huge files refused by type and size
-    except OSError as exc:
-        return ToolEntry(path, path.stem, "?", f"unreadable: {exc.strerror}", 1, 0)
-    data = tf.data if isinstance(tf.data, dict) else {}
-    diags = lint_toolfile(tf)
-    return ToolEntry(
-        path,
-        str(data.get("name") or path.stem),
-        str(data.get("version") or "?"),
-        str(data.get("description") or ""),
-        sum(d.severity == "error" for d in diags),
-        sum(d.severity == "warning" for d in diags),
-    )
+def scan_tool(catalog: ToolCatalog, path: Path) -> ToolEntry:
+    """One tool for the list, from the shared catalog (read and linted once per file version;
+    never raises: an unreadable file is an error row)."""
+    tool = catalog.read(path)
+    if tool.tool is None:
+        return ToolEntry(path, path.stem, "?", f"unreadable: {tool.error}", 1, 0)
+    errors, warnings = catalog.lint_counts(tool)
+    return ToolEntry(path, tool.name, tool.version, tool.description, errors, warnings)
 
 
 class ToolList(OptionList):
@@ -119,6 +110,7 @@ class ToolBrowser(Vertical):
         super().__init__(**kwargs)
         self.toolbox = toolbox
         self.current = current
+        self._catalog: ToolCatalog | None = None
         self.entries: list[ToolEntry] = []
         self.dirty_path: Path | None = None
 
@@ -137,6 +129,16 @@ class ToolBrowser(Vertical):
 
     # -- data ---------------------------------------------------------------------------------
 
+    @property
+    def catalog(self) -> ToolCatalog:
+        """The app's catalog when it is of this toolbox (shared with the inbox), else our own."""
+        svc = maybe_services(self.app)
+        if svc is not None and svc.toolbox is self.toolbox:
+            return svc.catalog
+        if self._catalog is None:
+            self._catalog = ToolCatalog(self.toolbox, lint=lint_counts)
+        return self._catalog
+
     def refresh_tools(self) -> None:
         """Re-read the toolbox (after a save, or a change on disk)."""
         self._scan()
@@ -152,7 +154,8 @@ class ToolBrowser(Vertical):
                 self.notify, str(exc), severity="error", title="Toolbox", markup=False
             )
             return
-        entries = [scan_tool(p) for p in paths]
+        catalog = self.catalog
+        entries = [scan_tool(catalog, p) for p in paths]
         self.post_message(self.Scanned(entries))
 
     @on(Scanned)

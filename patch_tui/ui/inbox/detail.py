@@ -7,7 +7,8 @@ markup, every hidden character is a visible ⟦U+XXXX⟧ token with a banner cou
 strings collapse behind an explicit expand (E); Approve stays disabled until every collapsed value
 was expanded and the pane was scrolled to its end once (or its content fits).
 
-    tool_info(action) -> ToolInfo     the tool file behind an action (cached by path, mtime, size)
+    tool_info(action, catalog) -> ToolInfo   the tool file behind an action, from the shared
+                                      catalog (runtime/catalog.py: read once per file version)
     blocked(action) -> str | None     why approving it could never run it
     DetailPane                         the scrolling pane (says when it was laid out anew)
     DetailPart                         the inbox screen's part that fills it and keeps the gate
@@ -24,16 +25,18 @@ from typing import Any
 from textual import work
 from textual.containers import VerticalScroll
 from textual.content import Content
+from textual.dom import DOMNode
 from textual.message import Message
 from textual.widgets import Static
 
 from patch_tui.approvals.store import Action, Event, StoreError, parse_iso
-from patch_tui.format import toolfile
+from patch_tui.runtime.catalog import ToolCatalog
 from patch_tui.ui.inbox import inbox_list
 from patch_tui.ui.inbox.inbox_badge import app_store
 from patch_tui.ui.inbox.inbox_list import human_duration
 from patch_tui.ui.inbox.parts import InboxParts
 from patch_tui.ui.safe_text import SafeReport, json_view, safe, safe_line
+from patch_tui.ui.services import maybe_services
 
 # How long the cursor rests before the detail pane follows it (seconds).
 DETAIL_DELAY = 0.1
@@ -58,41 +61,36 @@ class ToolInfo:
         )
 
 
-_TOOL_CACHE: dict[tuple[str, int, int], ToolInfo] = {}
+# Without the app's catalog (a bare host, a module-level helper): one for the module.
+_CATALOG = ToolCatalog()
 
 
-def tool_info(action: Action) -> ToolInfo:
-    """Read the tool file named by the action (cached by path, mtime and size)."""
+def tool_info(action: Action, catalog: ToolCatalog | None = None) -> ToolInfo:
+    """The tool file named by the action, from the catalog (read once per file version)."""
     if not action.tool_path:
         return ToolInfo(None, problem="the action does not say where the tool file is")
     path = Path(action.tool_path)
-    try:
-        st = path.stat()
-    except OSError:
+    if not path.exists():
         return ToolInfo(path, problem=f"the tool file is gone: {path}")
-    key = (str(path), st.st_mtime_ns, st.st_size)
-    found = _TOOL_CACHE.get(key)
-    if found is not None:
-        return found
-    try:
-        tf = toolfile.read(str(path))
-    except (OSError, ValueError) as exc:
-        return ToolInfo(path, problem=f"cannot read the tool file: {exc}")
-    manifest = tf.manifest
+    tool = (catalog or _CATALOG).read(path)
+    if tool.tool is None:
+        return ToolInfo(path, problem=f"cannot read the tool file: {tool.error}")
+    manifest = tool.manifest
     if manifest is None:
-        info = ToolInfo(path, sha256=tf.sha256, problem="the tool's manifest does not parse")
-    else:
-        info = ToolInfo(
-            path,
-            description=manifest.description,
-            capabilities=manifest.capabilities.model_dump(),
-            scopes=tuple(manifest.external_auth),
-            sha256=tf.sha256,
-        )
-    if len(_TOOL_CACHE) > 256:
-        _TOOL_CACHE.clear()
-    _TOOL_CACHE[key] = info
-    return info
+        return ToolInfo(path, sha256=tool.sha256, problem="the tool's manifest does not parse")
+    return ToolInfo(
+        path,
+        description=manifest.description,
+        capabilities=manifest.capabilities.model_dump(),
+        scopes=tuple(manifest.external_auth),
+        sha256=tool.sha256,
+    )
+
+
+def app_catalog(node: DOMNode) -> ToolCatalog | None:
+    """The app's shared catalog (ui/services.py), or None in a bare host."""
+    svc = maybe_services(node.app)
+    return svc.catalog if svc is not None else None
 
 
 def label(text: str) -> Content:
@@ -125,10 +123,10 @@ class DetailPane(VerticalScroll):
 
 
 
-def blocked(action: Action) -> str | None:
+def blocked(action: Action, catalog: ToolCatalog | None = None) -> str | None:
     """Why approving `action` could never run it, or None. The approval binds the source the
     call was held with; confirming runs only that (approvals/gate.py refuses a changed file)."""
-    info = tool_info(action)
+    info = tool_info(action, catalog)
     if info.sha256 is not None and info.sha256 != action.source_sha256:
         return (
             "the tool file changed since this call was held, so confirming it would refuse to "
@@ -178,7 +176,7 @@ class DetailPart(InboxParts):
             return
         report = SafeReport()
         self._render_head(action)
-        info = tool_info(action)
+        info = tool_info(action, app_catalog(self))
         statics["tool"].update(self._tool_content(action, info, report))
         statics["reason"].update(self._reason_content(action, report))
         self.view = json_view(action.args, expanded=self.expanded)
@@ -403,7 +401,7 @@ class DetailPart(InboxParts):
             gate.update("")
             self.detail.border_subtitle = ""
             return
-        why = blocked(action)
+        why = blocked(action, app_catalog(self))
         if why is not None:
             # Approving it could never run it: refused here, with the reason, not after.
             if self.can_approve:

@@ -38,6 +38,7 @@ from patch_tui.ui.inbox.detail import (
     DETAIL_DELAY,
     DetailPane,
     DetailPart,
+    app_catalog,
     blocked,
     label,
     tool_info,
@@ -434,13 +435,13 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
         if action is None:
             return
         if verb == "approve" and not self.can_approve:
-            why = blocked(action)
+            why = blocked(action, app_catalog(self))
             self.notify(
                 f"Approve is disabled: {why}" if why else "Approve is disabled until everything was shown (see the details)",
                 markup=False,
             )
             return
-        info = tool_info(action)
+        info = tool_info(action, app_catalog(self))
         summary = json.dumps(action.args, ensure_ascii=False, sort_keys=True)
         more = len(summary) - DIALOG_ARGS_CHARS
         question = Content.assemble(
@@ -490,7 +491,7 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
         action = self.current
         if action is None:
             return
-        info = tool_info(action)
+        info = tool_info(action, app_catalog(self))
         if info.path is None or not info.path.is_file():
             self.notify(info.problem or "The tool file is not known", severity="warning", markup=False)
             return
