@@ -8,7 +8,9 @@ API (everything a caller needs; all times are ISO 8601 UTC strings like
                                   tool_path=None, details=None, ttl=None)   -> Action
     store.get(token)                                  -> Action | None
     store.list_actions(statuses=("pending",), tool=None, limit=None)  -> list[Action], newest first
-                                                         (statuses=None: every status)
+                                                         (statuses=None: every status); a pure
+                                                         read: call settle() first where a listed
+                                                         "pending" must be approvable now
     store.pending_count()                             -> int
     store.approve(token, note=None, args=None, grant=None)
                                                       -> Decision   (.ok, .action, .why, .code)
@@ -20,6 +22,8 @@ API (everything a caller needs; all times are ISO 8601 UTC strings like
     store.finish(token, ok, result, ran=None)         -> Action     executing -> executed | failed
     store.mark_interrupted()                          -> int        dead claimers -> interrupted
     store.expire_due()                                -> int        pending/approved past expiry -> expired
+    store.settle()                                    -> int        expire_due() + mark_interrupted()
+    store.next_expiry()                               -> str | None the earliest pending/approved expiry
     store.events(token=None, limit=None)              -> list[Event], oldest first
     store.data_version()                              -> int        changes whenever anything commits
     store.record_output(tool, output) / store.recent_outputs()      the taint gate's shared memory
@@ -31,7 +35,15 @@ died; never re-run automatically). Every change is one conditional UPDATE inside
 `BEGIN IMMEDIATE` transaction, so two approvers or two confirmers can never both win, and each
 change appends a row to the `events` table (actor = OS user @ process label, time, event, detail).
 
-A live UI polls `data_version()` every 250-500 ms and re-reads only when the number changed.
+A live UI polls through one StoreWatcher (approvals/watcher.py): `data_version()` every 250-500
+ms, a re-read only when the number changed, and `settle()` when the next expiry is due.
+
+Status and kind are StrEnums (ActionStatus, ActionKind in approvals/values.py) whose values are
+the strings stored in the database and written in every JSON answer. The store's code is split
+by concern: values.py (records, errors), schema.py (migrations, rows), store_files.py (file
+permissions, the approval key), seal.py (the approval's HMAC), connection.py (opening, the write
+transaction, events), and this module (the actions API); every name callers used is still
+importable from here.
 
 Errors are `StoreError` subclasses whose message is fit to show as is: `StoreBusy` (another process
 held the lock past the busy timeout), `StoreUnavailable` (cannot open: missing folder that cannot be
