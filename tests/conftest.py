@@ -4,6 +4,7 @@ hold the helpers; pyproject's `pythonpath` makes them importable from any folder
 from __future__ import annotations
 
 import gc
+from pathlib import Path
 
 import pytest
 
@@ -20,3 +21,20 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         cb for cb in gc.callbacks if not getattr(cb, "__module__", "").startswith("hypothesis")
     ]
     gc.disable()
+
+
+@pytest.fixture
+def desk_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A desk test's surroundings: the config and the store in tmp_path (never the user's), and
+    an $EDITOR that does nothing, so F7 never opens a real editor."""
+    monkeypatch.setenv("PATCH_TUI_CONFIG", str(tmp_path / "config.toml"))
+    monkeypatch.setenv("PATCH_TUI_STORE", str(tmp_path / "store.sqlite3"))
+    monkeypatch.setenv("EDITOR", "true")
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    """A folder holding a copy of the desk tests' tool files (tests/fixtures/desk)."""
+    from desk_helpers import tool_folder
+
+    return tool_folder(tmp_path)

@@ -5,21 +5,14 @@ manifest and shows no fake values, PT001 offers a starter, and bytes that are no
 from __future__ import annotations
 
 import pytest
-from desk_helpers import make_app, ready, tool_folder, wait_lint
+from desk_helpers import make_app, ready, wait_lint
 
 from patch_tui.format import toolfile
 from patch_tui.lint.engine import lint_toolfile
 
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATCH_TUI_CONFIG", str(tmp_path / "config.toml"))
-    monkeypatch.setenv("PATCH_TUI_STORE", str(tmp_path / "store.sqlite3"))
-
-
-@pytest.fixture
-def folder(tmp_path):
-    return tool_folder(tmp_path)
+# The config and the store in tmp_path, $EDITOR a no-op; `folder` is a copy of the desk's tools
+# (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("desk_env")
 
 
 def _form_error(screen) -> str:

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from desk_helpers import make_app, ready, tool_folder, wait_lint
+from desk_helpers import make_app, ready, wait_lint
 from rich.cells import cell_len
 from textual import events
 from textual.widgets import Input
@@ -17,17 +17,9 @@ from textual.widgets import Input
 from patch_tui.format import toolfile
 from patch_tui.ui.desk.tool_browser import ToolList
 
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATCH_TUI_CONFIG", str(tmp_path / "config.toml"))
-    monkeypatch.setenv("PATCH_TUI_STORE", str(tmp_path / "store.sqlite3"))
-    monkeypatch.setenv("EDITOR", "true")
-
-
-@pytest.fixture
-def folder(tmp_path):
-    return tool_folder(tmp_path)
+# The config and the store in tmp_path, $EDITOR a no-op; `folder` is a copy of the desk's tools
+# (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("desk_env")
 
 
 def _tool(folder, name: str, description: str) -> None:

@@ -7,7 +7,7 @@ import os
 import stat
 
 import pytest
-from desk_helpers import make_app, ready, tool_folder, wait_lint
+from desk_helpers import make_app, ready, wait_lint
 from textual.widgets import Input, OptionList, Switch
 
 from patch_tui.format import toolfile
@@ -18,17 +18,9 @@ from patch_tui.ui.dialogs.conflict import ConflictModal
 from patch_tui.ui.dialogs.dialog import TYPING_PAUSE
 from patch_tui.ui.widgets.enum_field import EnumField, EnumPicker
 
-
-@pytest.fixture(autouse=True)
-def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("PATCH_TUI_CONFIG", str(tmp_path / "config.toml"))
-    monkeypatch.setenv("PATCH_TUI_STORE", str(tmp_path / "store.sqlite3"))
-    monkeypatch.setenv("EDITOR", "true")
-
-
-@pytest.fixture
-def folder(tmp_path):
-    return tool_folder(tmp_path)
+# The config and the store in tmp_path, $EDITOR a no-op; `folder` is a copy of the desk's tools
+# (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("desk_env")
 
 
 def _line(text: str, start: str) -> str:
