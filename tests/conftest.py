@@ -4,7 +4,9 @@ hold the helpers; pyproject's `pythonpath` makes them importable from any folder
 from __future__ import annotations
 
 import gc
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -38,3 +40,23 @@ def folder(tmp_path: Path) -> Path:
     from desk_helpers import tool_folder
 
     return tool_folder(tmp_path)
+
+
+@pytest.fixture
+def generate_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """A generation test's surroundings: no API key, base URL or model from the developer's
+    environment, and the config and the toolbox in tmp_path."""
+    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "PATCH_TUI_MODEL"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("PATCH_TUI_CONFIG", str(tmp_path / "config.toml"))
+    monkeypatch.setenv("PATCH_TUI_TOOLBOX", str(tmp_path / "toolbox"))
+
+
+@pytest.fixture
+def fake() -> Iterator[Any]:
+    """The fake Claude Messages API on 127.0.0.1 (tests/fake_anthropic.py), speaking the real
+    SSE protocol to the real anthropic SDK."""
+    from fake_anthropic import FakeAnthropic
+
+    with FakeAnthropic() as server:
+        yield server

@@ -19,12 +19,6 @@ TOOL = (Path(g.PROMPTS_DIR) / "example_tool.txt").read_text(encoding="utf-8")
 BROKEN = TOOL.replace("    words = WORD.findall(text)\n", "    words = WORD.findall(text\n")
 
 
-@pytest.fixture
-def fake():
-    with FakeAnthropic() as server:
-        yield server
-
-
 def run(tmp_path: Path, *args: str, base_url: str | None, key: str | None = "sk-test", **env: str):
     environ = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "PATCH_TUI_"))}
     environ.update(

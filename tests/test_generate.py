@@ -22,18 +22,9 @@ ALIAS = "claude-sonnet-5-5"
 STAMP_RE = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$")
 
 
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "PATCH_TUI_MODEL", "ANTHROPIC_AUTH_TOKEN"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("PATCH_TUI_CONFIG", str(tmp_path / "config.toml"))
-    monkeypatch.setenv("PATCH_TUI_TOOLBOX", str(tmp_path / "toolbox"))
-
-
-@pytest.fixture
-def fake():
-    with FakeAnthropic() as server:
-        yield server
+# No key, base URL or model from the environment; config and toolbox in tmp_path; `fake` is the
+# fake Messages API on 127.0.0.1 (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("generate_env")
 
 
 class Recorder:

@@ -20,18 +20,9 @@ TOOL = (Path(g.PROMPTS_DIR) / "example_tool.txt").read_text(encoding="utf-8")
 BROKEN = TOOL.replace("    words = WORD.findall(text)\n", "    words = WORD.findall(text\n")
 
 
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "PATCH_TUI_MODEL"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("PATCH_TUI_CONFIG", str(tmp_path / "config.toml"))
-    monkeypatch.setenv("PATCH_TUI_TOOLBOX", str(tmp_path / "toolbox"))
-
-
-@pytest.fixture
-def fake():
-    with FakeAnthropic() as server:
-        yield server
+# No key, base URL or model from the environment; config and toolbox in tmp_path; `fake` is the
+# fake Messages API on 127.0.0.1 (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("generate_env")
 
 
 class Host(App[None]):
