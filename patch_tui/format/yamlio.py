@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from patch_tui.format.runtime_format import construct_plain, resolves_float, resolves_int
+from patch_tui.format.jsyaml import construct_plain, resolves_float, resolves_int
 
 _BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -490,6 +490,6 @@ def keep_number_text(data: Any, nodes: dict[Path, Node], path: Path = ()) -> Any
 def dump(data: Any) -> str:
     """YAML text exactly as the Patch runtime's writer (js-yaml `dump`, JSON schema) writes it,
     no document markers. A RawFloat/RawInt keeps the number's spelling."""
-    from patch_tui.format.runtime_format import dump_yaml
+    from patch_tui.format.jsyaml import dump_yaml
 
     return dump_yaml(data)
