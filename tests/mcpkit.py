@@ -20,6 +20,20 @@ TESTS = Path(__file__).resolve().parent
 # runtime's confirmation protocol.
 FAKE_RUNTIME = str(TESTS / "fake_runtime.py")
 
+# The Patch runtime's nine meta tools, in the order its tools/list gives them (serve lists them
+# the same way, first).
+RUNTIME_META = [
+    "patch_generate_tool",
+    "patch_run_tool",
+    "patch_list_tools",
+    "patch_auth_register",
+    "patch_auth_status",
+    "patch_confirm_action",
+    "patch_list_runs",
+    "patch_replay",
+    "patch_compose",
+]
+
 ECHO_BODY = 'def main(text: str) -> dict:\n    return {"echo": text}'
 
 LEAK_BODY = """

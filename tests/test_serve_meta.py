@@ -13,7 +13,7 @@ from fake_anthropic import FakeAnthropic, Reply
 
 from patch_tui.approvals.store import Store
 from patch_tui.generate import engine as g
-from tests.mcpkit import serve_box, serve_session
+from tests.mcpkit import RUNTIME_META, serve_box, serve_session
 from tests.runtimekit import runs_in, write_tool
 
 pytestmark = pytest.mark.slow
@@ -27,17 +27,6 @@ def box(tmp_path: Path) -> dict[str, Any]:
 
 connect = serve_session
 
-RUNTIME_ORDER = [
-    "patch_generate_tool",
-    "patch_run_tool",
-    "patch_list_tools",
-    "patch_auth_register",
-    "patch_auth_status",
-    "patch_confirm_action",
-    "patch_list_runs",
-    "patch_replay",
-    "patch_compose",
-]
 FLAKY_BODY = """
 def main(counter: str) -> dict:
     with open(counter, "a+") as fh:
@@ -64,7 +53,7 @@ async def test_listing_and_run_tool(box: dict[str, Any]) -> None:
     async with connect(box) as client:
         listed = (await client.list_tools()).tools
         names = [t.name for t in listed]
-        assert names[:9] == RUNTIME_ORDER  # the runtime's meta tools, in its order, first
+        assert names[:9] == RUNTIME_META  # the runtime's meta tools, in its order, first
         schemas = {t.name: t.input_schema for t in listed}
         assert schemas["patch_run_tool"]["required"] == ["name"]
         assert schemas["patch_compose"]["properties"]["steps"]["items"]["required"] == ["id", "tool"]

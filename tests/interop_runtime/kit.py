@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.interop_runtime.samples import REPO
-from tests.mcpkit import mcp_session
+from tests.mcpkit import RUNTIME_META, mcp_session
 
 
 def harness_dir() -> Path | None:
@@ -91,17 +91,6 @@ def serve_client(toolbox: Path, store: Path) -> Any:
     return mcp_session(args, env, store.parent / "serve.log", cwd=str(REPO))
 
 
-RUNTIME_META = {
-    "patch_generate_tool",
-    "patch_run_tool",
-    "patch_list_tools",
-    "patch_auth_register",
-    "patch_auth_status",
-    "patch_confirm_action",
-    "patch_list_runs",
-    "patch_replay",
-    "patch_compose",
-}
 
 
 def descriptors(tools: list[Any], meta: set[str]) -> dict[str, dict[str, Any]]:
@@ -120,4 +109,4 @@ async def runtime_tools(toolbox: Path) -> dict[str, dict[str, Any]]:
     the whole list) raises."""
     async with runtime_client(toolbox) as client:
         listed = await client.list_tools()
-    return descriptors(listed.tools, RUNTIME_META)
+    return descriptors(listed.tools, set(RUNTIME_META))

@@ -14,7 +14,7 @@ import pytest
 
 from patch_tui.approvals.store import Store
 from tests.interop_runtime.kit import _node, harness_dir
-from tests.mcpkit import decide_here, echo_and_mark, mcp_session
+from tests.mcpkit import RUNTIME_META, decide_here, echo_and_mark, mcp_session
 from tests.runtimekit import cli_env, runs_in
 
 pytestmark = pytest.mark.slow
@@ -62,17 +62,7 @@ async def test_guard_in_front_of_the_runtime(box: dict[str, Any]) -> None:
     marker = box["marker"]
     async with guarded(box) as client:
         names = [t.name for t in (await client.list_tools()).tools]
-        assert names[:9] == [
-            "patch_generate_tool",
-            "patch_run_tool",
-            "patch_list_tools",
-            "patch_auth_register",
-            "patch_auth_status",
-            "patch_confirm_action",
-            "patch_list_runs",
-            "patch_replay",
-            "patch_compose",
-        ]  # the runtime's own listing, unchanged
+        assert names[:9] == RUNTIME_META  # the runtime's own listing, unchanged
         assert data(await client.call_tool("echo", {"text": "hi"})) == {"echo": "hi"}
 
         held = await client.call_tool("mark", {"marker": str(marker), "text": "one"})
