@@ -1,0 +1,81 @@
+"""Quick fixes and moving between problems on the desk.
+
+A fix is applied to the source pane as one undoable step; when the text moved on since the lint
+that found the problem, the buffer finds the same problem in the current text first (or says it
+is gone).
+
+`ProblemActions` is a part of the desk's screen (a mixin): it uses the screen's buffer, source
+pane and lint panel.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from patch_tui.lint.engine import Diagnostic, Edit
+from patch_tui.ui.desk.lint_panel import LintPanel
+
+if TYPE_CHECKING:
+    from patch_tui.desk.buffer import ToolBuffer
+    from patch_tui.ui.desk.source_pane import SourceArea
+
+
+class ProblemActions:
+    """The desk screen's part that fixes problems and moves between them."""
+
+    if TYPE_CHECKING:
+        buffer: ToolBuffer
+        read_only_reason: str | None
+        diagnostics: list[Diagnostic]
+
+        @property
+        def source(self) -> SourceArea: ...
+        @property
+        def lint_panel(self) -> LintPanel: ...
+        def _say(self, message: str, **kwargs: Any) -> None: ...
+        def post_message(self, message: Any) -> bool: ...
+
+    def apply_fix(self, diagnostic: Diagnostic) -> bool:
+        """Apply a diagnostic's quick fix through the TextArea (one undo step)."""
+        if self.read_only_reason or diagnostic.fix is None:
+            return False
+        self.buffer.text = self.source.text
+        # The text may have moved on since that lint: the same problem in the current text.
+        found = self.buffer.current_fix(diagnostic)
+        if found is None or found.fix is None:
+            self._say(f"{diagnostic.code} is already gone", severity="information")
+            return False
+        self.apply_edits(found.fix.edits)
+        self._say(f"Fixed: {found.fix.title}", title=found.code)
+        return True
+
+    def apply_edits(self, edits: tuple[Edit, ...] | list[Edit]) -> None:
+        group = object()  # every edit of one fix undoes as one step
+        for e in self.buffer.text_edits(edits):
+            self.source.replace_as(group, e.text, e.start, e.end)
+
+    def action_apply_fix(self) -> None:
+        """Fix the selected problem in the lint panel, or the first fixable one at the cursor."""
+        panel = self.lint_panel
+        target = panel.current if panel.has_focus else None
+        if target is None or target.fix is None:
+            row = self.source.cursor_location[0] + 1
+            fixable = [d for d in self.diagnostics if d.fix is not None]
+            here = [d for d in fixable if d.span.line <= row <= d.span.end_line]
+            target = (here or fixable or [None])[0]
+        if target is None:
+            self._say("Nothing to fix here")
+            return
+        self.apply_fix(target)
+
+    def action_focus_lint(self) -> None:
+        self.lint_panel.focus()
+
+    def action_next_problem(self) -> None:
+        if not self.diagnostics:
+            self._say("No problems")
+            return
+        row = self.source.cursor_location[0] + 1
+        after = [d for d in self.diagnostics if d.span.line > row]
+        target = (after or self.diagnostics)[0]
+        self.post_message(LintPanel.Jump(target, to_source=True))
