@@ -15,12 +15,11 @@ ui/safe_text.
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 import time
 from pathlib import Path
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -28,212 +27,22 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widget import Widget
-from textual.widgets import Button, Header, Input, Select, Static, TextArea
+from textual.widgets import Button, Header, Input, Select, Static
 
+from patch_tui.desk.try_state import MAX_CASES, STATE_FILE, TryState, state_path
 from patch_tui.format import toolfile
-from patch_tui.format.manifest import Input as ManifestInput
 from patch_tui.format.manifest import Manifest
 from patch_tui.runtime.runner import CANCELLED, DEFAULT_TIMEOUT
+from patch_tui.ui.desk.try_fields import InputField
 from patch_tui.ui.inbox.inbox_badge import app_store
-from patch_tui.ui.safe_text import SafeInput, SafeReport, json_view, safe, safe_line
+from patch_tui.ui.safe_text import SafeReport, json_view, safe, safe_line
 from patch_tui.ui.services import services
 from patch_tui.ui.widgets.key_bar import KeyBar
 
-STATE_FILE = "try_it.json"
+__all__ = ["MAX_CASES", "STATE_FILE", "InputField", "TryItScreen", "TryState", "state_path"]
+
 # The tail of stderr shown in the result pane (the run's audit record keeps all of it).
 STDERR_SHOWN = 20_000
-MAX_CASES = 50
-
-
-def state_path() -> Path:
-    from patch_tui.settings import paths
-
-    return paths.state_dir() / STATE_FILE
-
-
-class TryState:
-    """Last args and named cases per tool, in one JSON file. A broken file is read as empty
-    (and replaced on the next save): remembered args are a convenience, never worth a crash."""
-
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = path or state_path()
-        self.data: dict[str, Any] = self._load()
-
-    def _load(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return {"tools": {}}
-        if not isinstance(data, dict) or not isinstance(data.get("tools"), dict):
-            return {"tools": {}}
-        return data
-
-    def _tool(self, tool: str) -> dict[str, Any]:
-        entry = self.data["tools"].setdefault(tool, {})
-        if not isinstance(entry.get("cases"), dict):
-            entry["cases"] = {}
-        return entry
-
-    def last(self, tool: str) -> dict[str, Any] | None:
-        last = self._tool(tool).get("last")
-        return last if isinstance(last, dict) else None
-
-    def cases(self, tool: str) -> dict[str, dict[str, Any]]:
-        return {k: v for k, v in self._tool(tool)["cases"].items() if isinstance(v, dict)}
-
-    def remember(self, tool: str, args: dict[str, Any]) -> None:
-        self._tool(tool)["last"] = args
-        self.save()
-
-    def save_case(self, tool: str, name: str, args: dict[str, Any]) -> None:
-        cases = self._tool(tool)["cases"]
-        cases[name] = args
-        while len(cases) > MAX_CASES:
-            cases.pop(next(iter(cases)))
-        self.save()
-
-    def delete_case(self, tool: str, name: str) -> None:
-        self._tool(tool)["cases"].pop(name, None)
-        self.save()
-
-    def save(self) -> None:
-        from patch_tui.runtime.toolbox import atomic_write
-
-        text = json.dumps(self.data, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-        atomic_write(self.path, text.encode("utf-8"))
-
-
-# -- one form row per input ---------------------------------------------------------------------
-
-
-def _type_ok(value: Any, kind: str) -> bool:
-    if kind == "array":
-        return isinstance(value, list)
-    if kind == "object":
-        return isinstance(value, dict)
-    return True
-
-
-class InputField(Vertical):
-    """A labelled field for one manifest input; `value()` returns (present, value, error)."""
-
-    DEFAULT_CSS = """
-    InputField { height: auto; margin-bottom: 1; }
-    InputField .field-label { height: auto; }
-    InputField .field-error { color: $text-error; height: auto; }
-    InputField TextArea { height: 5; }
-    """
-
-    def __init__(self, spec: ManifestInput) -> None:
-        super().__init__(id=f"field-{spec.name}")
-        self.spec = spec
-
-    def compose(self) -> ComposeResult:
-        spec = self.spec
-        label = Content.assemble(
-            safe_line(spec.name, "bold"),
-            (f"  {spec.type}", "$text-accent"),
-            ("  required" if spec.required and not spec.has_default else "  optional", "$text-muted"),
-        )
-        if spec.type == "array" and spec.items is not None:
-            label = label + Content.styled(f" of {spec.items.type}", "$text-accent")
-        if spec.description:
-            label = Content.assemble(label, "\n", safe(spec.description, "$text-muted"))
-        yield Static(label, classes="field-label")
-        yield self._widget()
-        yield Static("", classes="field-error")
-
-    def _widget(self) -> Widget:
-        spec = self.spec
-        wid = f"in-{spec.name}"
-        if spec.type == "boolean":
-            # Blank allowed even when required: a required flag must be chosen, not defaulted to
-            # whichever option comes first.
-            return Select([("true", True), ("false", False)], allow_blank=True, id=wid, prompt="(not given)")
-        if spec.type in ("array", "object"):
-            return TextArea("", id=wid, soft_wrap=True, tab_behavior="focus")
-        kind = {"integer": "integer", "number": "number"}.get(spec.type, "text")
-        placeholder = "(not given)" if not spec.required or spec.has_default else ""
-        return SafeInput("", id=wid, type=kind, placeholder=placeholder)  # type: ignore[arg-type]
-
-    @property
-    def widget(self) -> Widget:
-        return self.query_one(f"#in-{self.spec.name}")
-
-    def set_value(self, present: bool, value: Any) -> None:
-        w = self.widget
-        if isinstance(w, Select):
-            if present and isinstance(value, bool):
-                w.value = value
-            else:
-                w.clear()
-        elif isinstance(w, TextArea):
-            w.load_text(json.dumps(value, ensure_ascii=False, indent=2) if present else "")
-        elif isinstance(w, Input):
-            if not present or value is None:
-                w.value = ""
-            elif isinstance(value, str):
-                w.value = value
-            else:
-                w.value = json.dumps(value, ensure_ascii=False)
-
-    def value(self) -> tuple[bool, Any, str | None]:
-        spec = self.spec
-        optional = not spec.required or spec.has_default
-        w = self.widget
-        if isinstance(w, Select):
-            v = w.value
-            if isinstance(v, bool):
-                return True, v, None
-            return (False, None, None) if optional else (False, None, "choose true or false")
-        if isinstance(w, TextArea):
-            text = w.text.strip()
-            if not text:
-                return (False, None, None) if optional else (False, None, f"a JSON {spec.type} is required")
-            try:
-                parsed = json.loads(text)
-            except ValueError as exc:
-                return False, None, f"not JSON: {exc}"
-            if not _type_ok(parsed, spec.type):
-                return False, None, f"expected a JSON {spec.type}"
-            return True, parsed, None
-        assert isinstance(w, Input)
-        text = w.value
-        if spec.type in ("integer", "number"):
-            if not text.strip():
-                return (False, None, None) if optional else (False, None, f"a {spec.type} is required")
-            try:
-                num: float | int = int(text) if spec.type == "integer" else float(text)
-            except ValueError:
-                return False, None, f"not a{'n integer' if spec.type == 'integer' else ' number'}"
-            if isinstance(num, float) and not math.isfinite(num):
-                return False, None, "must be a finite number"
-            if isinstance(num, float) and num.is_integer() and "." not in text and "e" not in text.lower():
-                num = int(num)
-            return True, num, None
-        if not text and optional:
-            return False, None, None
-        return True, text, None
-
-    @on(TextArea.Changed)
-    @on(Input.Changed)
-    def _check_as_typed(self, event: TextArea.Changed | Input.Changed) -> None:
-        # JSON and number fields say what is wrong while typing, not only at run time. A field
-        # left empty is not nagged about until the run.
-        event.stop()
-        if self.spec.type in ("array", "object", "integer", "number"):
-            _present, _value, error = self.value()
-            widget = self.widget
-            empty = not (widget.text if isinstance(widget, TextArea) else cast(Input, widget).value).strip()
-            self.show_error(None if empty else error)
-
-    def show_error(self, error: str | None) -> None:
-        self.query_one(".field-error", Static).update(safe_line(error) if error else "")
-
-
-# -- the screen ---------------------------------------------------------------------------------
-
 
 class TryItScreen(Screen[None]):
     BINDINGS: ClassVar[list[Any]] = [
