@@ -270,3 +270,45 @@ async def test_in_the_app_generate_opens_the_tool_and_refine_fills_the_editor(
         assert "tabs" not in path.read_text(encoding="utf-8")
     sent = fake.requests[1].text_of(0)
     assert "Also count tabs" in sent and "def main(text: str" in sent
+
+
+async def test_round_labels_say_how_each_round_ended(fake: FakeAnthropic, tmp_path: Path) -> None:
+    """A round's label says "streaming…" only while it streams (issue 12: it stayed for good)."""
+    fake.add(Reply(BROKEN, chunk=20, delay=0.02), Reply(TOOL, chunk=20, delay=0.02))
+    screen = GenerateScreen(out_dir=tmp_path / "out", options=options(fake.base_url))
+    app = Host(screen)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await start(pilot, screen, "Count the words in a text")
+        await until(pilot, lambda: "first answer: streaming…" in rounds_text(screen))
+        await until(pilot, lambda: screen.state == "done")
+        await pilot.pause()
+        log = rounds_text(screen)
+        assert "streaming…" not in log
+        assert re.search(r"▸ first answer: answered \(\d+\.\d s\)\n  lint: 1 error", log)
+        assert re.search(r"▸ repair 1: answered \(\d+\.\d s\)\n  lint: 0 error", log)
+
+
+async def test_a_cancelled_round_says_cancelled(fake: FakeAnthropic, tmp_path: Path) -> None:
+    fake.add(Reply(TOOL, chunk=5, delay=0.02))
+    screen = GenerateScreen(out_dir=tmp_path / "out", options=options(fake.base_url))
+    app = Host(screen)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await start(pilot, screen, "Count words")
+        await until(pilot, lambda: len(preview_text(screen)) > 20)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert screen.state == "cancelled"
+        log = rounds_text(screen)
+        assert "streaming…" not in log and re.search(r"▸ first answer: cancelled \(\d+\.\d s\)", log)
+
+
+async def test_a_failed_round_says_failed(fake: FakeAnthropic, tmp_path: Path) -> None:
+    fake.add(Reply(TOOL, chunk=5, delay=0.01, drop_after=3))
+    screen = GenerateScreen(out_dir=tmp_path / "out", options=options(fake.base_url))
+    app = Host(screen)
+    async with app.run_test(size=(140, 45)) as pilot:
+        await start(pilot, screen, "Count words")
+        await until(pilot, lambda: screen.state == "failed")
+        await pilot.pause()
+        log = rounds_text(screen)
+        assert "streaming…" not in log and "▸ first answer: failed" in log

@@ -15,6 +15,7 @@ Unicode shown, never markup); the diff and the rounds list use `rich.text.Text` 
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -129,6 +130,9 @@ class GenerateScreen(Dialog["Accepted | None"]):
         self._dirty = False
         self._show_diff = refine_text is not None
         self._confirm_invalid = False
+        # The rounds log as shown, and the running round's label line (rewritten when it ends).
+        self._rounds: list[Text] = []
+        self._round: tuple[int, str, float] | None = None  # (line, label, started)
 
     @property
     def refining(self) -> bool:
@@ -213,7 +217,21 @@ class GenerateScreen(Dialog["Accepted | None"]):
         self.query_one("#gen-status", Static).update(Text(text))
 
     def _log(self, text: Text) -> None:
+        self._rounds.append(text)
         self.query_one("#gen-rounds", RichLog).write(text)
+
+    def _end_round(self, how: str) -> None:
+        """The running round ended (answered, cancelled, failed): its label says so, instead of
+        "streaming…" for good. A log line cannot change, so the log is written again."""
+        if self._round is None:
+            return
+        line, label, started = self._round
+        self._round = None
+        self._rounds[line] = Text(f"▸ {label}: {how} ({time.monotonic() - started:.1f} s)")
+        log = self.query_one("#gen-rounds", RichLog)
+        log.clear()
+        for text in self._rounds:
+            log.write(text)
 
     # -- preview ------------------------------------------------------------------------------
 
@@ -290,6 +308,7 @@ class GenerateScreen(Dialog["Accepted | None"]):
         self._confirm_invalid = False
         self._show_diff = self.refining
         self.query_one("#gen-rounds", RichLog).clear()
+        self._rounds, self._round = [], None
         self.query_one("#gen-usage", Static).update(Text("tokens: -"))
         self._set_preview("")
         self.state = "running"
@@ -329,6 +348,7 @@ class GenerateScreen(Dialog["Accepted | None"]):
                     on_event=self._on_event,
                 )
         except asyncio.CancelledError:
+            self._end_round("cancelled")
             self.state = "cancelled"
             self._status("Cancelled: the stream was stopped and nothing was written.")
             raise
@@ -341,6 +361,7 @@ class GenerateScreen(Dialog["Accepted | None"]):
         self._finished(result)
 
     def _fail(self, message: str) -> None:
+        self._end_round("failed")
         self.state = "failed"
         self._status(message)
         self.notify(message, title="Generate", severity="error", markup=False)
@@ -372,9 +393,12 @@ class GenerateScreen(Dialog["Accepted | None"]):
             self._buffer = []
             self._dirty = True
             label = {"initial": "first answer", "refine": "refinement", "repair": f"repair {event.round}"}
+            self._end_round("ended")  # a round the engine never checked
+            self._round = (len(self._rounds), label[event.kind], time.monotonic())
             self._log(Text(f"▸ {label[event.kind]}: streaming…"))
             self._status(f"Streaming: {label[event.kind]}… (esc cancels)")
         elif isinstance(event, g.RoundChecked):
+            self._end_round("answered")
             self._buffer = [event.text]
             self._dirty = True
             errors = [d for d in event.diagnostics if d.severity == "error"]
@@ -399,6 +423,7 @@ class GenerateScreen(Dialog["Accepted | None"]):
     def action_cancel_or_discard(self) -> None:
         if self.state == "running":
             self.workers.cancel_group(self, "generate")
+            self._end_round("cancelled")
             self.state = "cancelled"
             self._status("Cancelled: the stream was stopped and nothing was written.")
             return
