@@ -20,7 +20,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
-from textual.events import DescendantFocus
+from textual.events import DescendantBlur, DescendantFocus
 from textual.lazy import Lazy
 from textual.message import Message
 from textual.widget import Widget
@@ -567,11 +567,24 @@ class ManifestForm(VerticalScroll):
     # -- help --------------------------------------------------------------------------------
 
     @on(DescendantFocus)
-    def _show_help(self, event: DescendantFocus) -> None:
-        path = getattr(event.widget, "field_path", None)
+    @on(DescendantBlur)
+    def _focus_moved(self, event: DescendantFocus | DescendantBlur) -> None:
+        # Settled after the move: a blur comes before the next focus, which may be outside the
+        # form (the source pane, the problems), and the help of a field no longer focused must
+        # not stay on screen.
+        self.call_after_refresh(self._show_help)
+
+    def _show_help(self) -> None:
+        """The doc of the focused field, whole (it wraps), or nothing when no field is focused."""
+        if not self.is_attached:
+            return
+        focused = self.screen.focused
+        path = getattr(focused, "field_path", None) if focused is not None else None
+        if path is not None and focused is not None and self not in focused.ancestors:
+            path = None
         help_box = self.query_one("#field-help", Static)
         help_box.set_class(path is not None, "-shown")
-        if path is None:
+        if path is None or focused is None:
             help_box.update("")
             return
         if event.widget.field_spec.widget == "type":  # type: ignore[attr-defined]
@@ -579,4 +592,4 @@ class ManifestForm(VerticalScroll):
         name = doc_path(path)
         help_box.update(Content.assemble((name, "bold"), ": ", field_doc(name)))
         # The help line docks over the bottom of the form: keep the focused field above it.
-        self.call_after_refresh(event.widget.scroll_visible, animate=False)
+        self.call_after_refresh(focused.scroll_visible, animate=False)
