@@ -75,7 +75,8 @@ class ConflictHandling:
         app: App[Any]
         buffer: ToolBuffer
         dirty: bool
-        current_path: Path | None
+        @property
+        def current_path(self) -> Path | None: ...
 
         @property
         def source(self) -> SourceArea: ...

@@ -39,9 +39,12 @@ class FileActions:
         toolbox: Toolbox
         buffer: ToolBuffer
         dirty: bool
-        current_path: Path | None
-        loaded_sha: str | None
-        read_only_reason: str | None
+        @property
+        def current_path(self) -> Path | None: ...
+        @property
+        def loaded_sha(self) -> str | None: ...
+        @property
+        def read_only_reason(self) -> str | None: ...
 
         @property
         def source(self) -> SourceArea: ...

@@ -587,7 +587,7 @@ class ManifestForm(VerticalScroll):
         if path is None or focused is None:
             help_box.update("")
             return
-        if event.widget.field_spec.widget == "type":  # type: ignore[attr-defined]
+        if focused.field_spec.widget == "type":  # type: ignore[attr-defined]
             path = path[:-1]  # the help of the field, not of its element type's own `type`
         name = doc_path(path)
         help_box.update(Content.assemble((name, "bold"), ": ", field_doc(name)))

@@ -25,8 +25,10 @@ class ProblemActions:
 
     if TYPE_CHECKING:
         buffer: ToolBuffer
-        read_only_reason: str | None
-        diagnostics: list[Diagnostic]
+        @property
+        def read_only_reason(self) -> str | None: ...
+        @property
+        def diagnostics(self) -> list[Diagnostic]: ...
 
         @property
         def source(self) -> SourceArea: ...
@@ -62,7 +64,7 @@ class ProblemActions:
             row = self.source.cursor_location[0] + 1
             fixable = [d for d in self.diagnostics if d.fix is not None]
             here = [d for d in fixable if d.span.line <= row <= d.span.end_line]
-            target = (here or fixable or [None])[0]
+            target = (here or fixable)[0] if (here or fixable) else None
         if target is None:
             self._say("Nothing to fix here")
             return

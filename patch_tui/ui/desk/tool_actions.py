@@ -29,7 +29,8 @@ class ToolActions:
         app: App[Any]
         toolbox: Toolbox
         dirty: bool
-        current_path: Path | None
+        @property
+        def current_path(self) -> Path | None: ...
 
         @property
         def browser(self) -> ToolBrowser: ...
