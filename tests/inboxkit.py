@@ -60,7 +60,7 @@ def make_app(folder: Path, store: Path, path: Path | None = None):
 def inbox_app(store: Path):
     """`patch-tui inbox --store STORE`: the inbox on its own."""
     from patch_tui.settings.config import Settings
-    from patch_tui.ui.inbox.inbox import InboxApp
+    from patch_tui.ui.inbox.inbox_app import InboxApp
 
     return InboxApp(store, settings=Settings(watch_tools=False, watch_themes=False))
 

@@ -46,7 +46,6 @@ KNOWN_CYCLES: dict[str, str] = {
     "patch_tui.format.": "guard (runtime_format <-> yamlio: construct_plain and dump_yaml)",
     "patch_tui.runtime.": "runtime (runner <-> sandbox <-> bwrap since the sandbox split)",
     "patch_tui.mcp_server.": "guard (serve <-> catalog <-> meta*, function-local imports)",
-    "patch_tui.ui.inbox.": "inbox (inbox <-> inbox_app, detail <-> parts since the inbox split)",
 }
 
 

@@ -381,7 +381,7 @@ def run_inbox(args: argparse.Namespace) -> int:
 def _open_inbox_screen(args: argparse.Namespace) -> int:
     """`patch-tui inbox` with no subcommand: the TUI's inbox on its own."""
     from patch_tui.settings.config import ConfigError, load_settings
-    from patch_tui.ui.inbox.inbox import InboxApp
+    from patch_tui.ui.inbox.inbox_app import InboxApp
 
     try:
         settings = load_settings()

@@ -10,7 +10,6 @@ was expanded and the pane was scrolled to its end once (or its content fits).
     tool_info(action, catalog) -> ToolInfo   the tool file behind an action, from the shared
                                       catalog (runtime/catalog.py: read once per file version)
     blocked(action) -> str | None     why approving it could never run it
-    DetailPane                         the scrolling pane (says when it was laid out anew)
     DetailPart                         the inbox screen's part that fills it and keeps the gate
 """
 
@@ -23,10 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from textual import work
-from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.dom import DOMNode
-from textual.message import Message
 from textual.widgets import Static
 
 from patch_tui.approvals.store import Action, Event, StoreError, parse_iso
@@ -103,24 +100,6 @@ def yes_no(value: Any) -> Content:
     if value is False:
         return Content.styled("false", "$text-muted")
     return safe_line(str(value))
-
-
-class DetailPane(VerticalScroll):
-    """The detail pane. It says when the compositor laid it out anew (a new size, a new content
-    height, shown after being hidden), because that is when "everything was shown" must be
-    checked again: a call that arrives while the pane is hidden (the empty inbox) is rendered
-    before the pane has a size, and its content height changes nothing a watcher sees (the
-    compositor sets the size of an exposed widget without calling watchers)."""
-
-    class LaidOut(Message):
-        pass
-
-    def on_resize(self) -> None:
-        self.post_message(self.LaidOut())
-
-    def on_show(self) -> None:
-        self.post_message(self.LaidOut())
-
 
 
 def blocked(action: Action, catalog: ToolCatalog | None = None) -> str | None:

@@ -36,7 +36,6 @@ from patch_tui.ui.commands import CommandList
 from patch_tui.ui.inbox.batch import BatchPart
 from patch_tui.ui.inbox.detail import (
     DETAIL_DELAY,
-    DetailPane,
     DetailPart,
     app_catalog,
     blocked,
@@ -44,7 +43,6 @@ from patch_tui.ui.inbox.detail import (
     tool_info,
 )
 from patch_tui.ui.inbox.history import HISTORY_STATUSES, HistoryPart
-from patch_tui.ui.inbox.inbox_app import InboxApp
 from patch_tui.ui.inbox.inbox_badge import app_store, pending_watch, store_path
 from patch_tui.ui.inbox.inbox_dialogs import DecideModal
 from patch_tui.ui.inbox.inbox_list import (
@@ -53,10 +51,9 @@ from patch_tui.ui.inbox.inbox_list import (
     ActionHeader,
     ActionList,
 )
+from patch_tui.ui.inbox.parts import DetailPane
 from patch_tui.ui.safe_text import JsonView, json_view, safe_line
 from patch_tui.ui.widgets.key_bar import KeyBar
-
-__all__ = ["InboxApp", "InboxScreen"]
 
 # Rows read first on opening (the newest), before the whole list.
 FIRST_PAGE = 200

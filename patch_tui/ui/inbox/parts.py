@@ -4,24 +4,40 @@ The inbox screen (inbox/inbox.py) is assembled from parts that each own one conc
 pane and the "everything was shown" gate (inbox/detail.py), the history view and its export
 (inbox/history.py), and the batch selection (inbox/batch.py). Each part is a `Screen` subclass
 over this base, so its handlers and bindings are the screen's own, and the state they share
-lives here, typed.
+lives here, typed, with the detail pane's widget (`DetailPane`).
 """
 
 from __future__ import annotations
 
 import builtins
-from typing import TYPE_CHECKING
 
+from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.timer import Timer
 
 from patch_tui.approvals.store import Action, Event
+from patch_tui.ui.inbox.inbox_list import ActionList
 from patch_tui.ui.safe_text import JsonView
 
-if TYPE_CHECKING:
-    from patch_tui.ui.inbox.detail import DetailPane
-    from patch_tui.ui.inbox.inbox_list import ActionList
+
+class DetailPane(VerticalScroll):
+    """The detail pane. It says when the compositor laid it out anew (a new size, a new content
+    height, shown after being hidden), because that is when "everything was shown" must be
+    checked again: a call that arrives while the pane is hidden (the empty inbox) is rendered
+    before the pane has a size, and its content height changes nothing a watcher sees (the
+    compositor sets the size of an exposed widget without calling watchers)."""
+
+    class LaidOut(Message):
+        pass
+
+    def on_resize(self) -> None:
+        self.post_message(self.LaidOut())
+
+    def on_show(self) -> None:
+        self.post_message(self.LaidOut())
+
 
 
 class InboxParts(Screen[None]):
@@ -42,14 +58,10 @@ class InboxParts(Screen[None]):
 
     @property
     def list(self) -> ActionList:
-        from patch_tui.ui.inbox.inbox_list import ActionList
-
         return self.query_one("#list", ActionList)
 
     @property
     def detail(self) -> DetailPane:
-        from patch_tui.ui.inbox.detail import DetailPane
-
         return self.query_one("#detail", DetailPane)
 
     def _tick(self) -> None:
