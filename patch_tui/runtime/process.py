@@ -35,7 +35,7 @@ EXIT_GRACE = 0.5
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 # Cancelling a run from another thread (Try it's Cancel, or closing its panel): the thread that
-# runs the tool says which event it obeys with `cancel_with`, and `_communicate` kills the
+# runs the tool says which event it obeys with `cancel_with`, and `communicate` kills the
 # process group once it is set, as it does on a timeout.
 _local = threading.local()
 

@@ -2,8 +2,13 @@
 
     plan = prepare(Request(run_dir=..., filesystem="none", network=False, ...))
     cmd = [*plan.prefix, *plan.python_command(python, flags, "tool.py")]
-    Popen(cmd, preexec_fn=..plan.preexec_steps..); ...; plan.finish()
+    Popen(cmd, pass_fds=plan.pass_fds, preexec_fn=plan.preexec()); plan.close_fds(); ...
+    plan.finish()
     plan.claims   -> ["filesystem:landlock-abi7", "network:netns+seccomp-unix", ...]
+
+Its parts: bwrap.py (bwrap's words and the seccomp FD it loads, imported for bwrap runs only),
+cgroups.py (a cgroup per run, its caps, and the sweep of killed runs' groups), run_folders.py
+(every run's private folder), sandbox_exec.py (Landlock and seccomp in the tool's own process).
 
 Engines, the ones the field trusts, never a home-made one:
 - **bubblewrap** (`bwrap`), where installed: a mount namespace holding only what the capability
