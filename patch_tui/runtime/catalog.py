@@ -25,10 +25,15 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from patch_tui.format import toolfile
-from patch_tui.format.manifest import Manifest
 from patch_tui.runtime.toolbox import Toolbox, ToolboxError
+
+if TYPE_CHECKING:
+    # For the annotation only: the desk lists tools before its first frame, and the pydantic
+    # model (with pydantic itself) is loaded only when a manifest is validated.
+    from patch_tui.format.manifest import Manifest
 
 # Linting: a ToolFile -> (errors, warnings).
 LintCounts = Callable[[toolfile.ToolFile], tuple[int, int]]
