@@ -1,8 +1,11 @@
 """Everything outside ui/ (and the headless commands) must never import Textual, and nothing imports anthropic or mcp
-at start-up (docs/architecture.md, A core that does not know the UI). Each import runs in a fresh interpreter so earlier tests cannot mask it."""
+at start-up (docs/architecture.md, A core that does not know the UI). Each import runs in a fresh interpreter so earlier
+tests cannot mask it: for the per-module check, a process forked from an interpreter that has imported nothing but
+the standard library (one interpreter start instead of one per module)."""
 
 from __future__ import annotations
 
+import json
 import pkgutil
 import subprocess
 import sys
@@ -27,9 +30,51 @@ def _imported_after(code: str) -> set[str]:
     return set(out.stdout.strip().split(","))
 
 
+# Run by a bare interpreter: for each module, a forked child imports it and reports the top-level
+# names in sys.modules (or the error), so no module's imports can mask another's.
+_FORK_PROBE = """
+import json, os, sys
+found = {}
+for name in sys.argv[1:]:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        try:
+            __import__(name)
+            out = ",".join(sorted({m.split(".")[0] for m in sys.modules}))
+        except BaseException as exc:
+            out = "!" + repr(exc)
+        os.write(write, out.encode())
+        os._exit(0)
+    os.close(write)
+    data = b""
+    while chunk := os.read(read, 1 << 16):
+        data += chunk
+    os.close(read)
+    os.waitpid(pid, 0)
+    found[name] = data.decode()
+print(json.dumps(found))
+"""
+
+
+@pytest.fixture(scope="module")
+def loaded_by_module() -> dict[str, str]:
+    out = subprocess.run(
+        [sys.executable, "-c", _FORK_PROBE, *CORE_MODULES],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    return json.loads(out.stdout)
+
+
 @pytest.mark.parametrize("module", CORE_MODULES)
-def test_core_module_never_imports_textual(module: str) -> None:
-    loaded = _imported_after(f"import {module}")
+def test_core_module_never_imports_textual(module: str, loaded_by_module: dict[str, str]) -> None:
+    report = loaded_by_module[module]
+    assert not report.startswith("!"), f"importing {module} failed: {report[1:]}"
+    loaded = set(report.split(","))
     assert "textual" not in loaded
     assert "anthropic" not in loaded
     # serve.py is the MCP server itself; every other core module stays free of mcp at import.
