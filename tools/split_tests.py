@@ -35,6 +35,7 @@ UI = [
     "test_ui_allow.py",
     "test_ui_batch.py",
     "test_ui_desk_files.py",
+    "test_ui_desk_form.py",
     "test_ui_desk_keys.py",
     "test_ui_desk_try.py",
     "test_ui_dialogs.py",
@@ -48,6 +49,7 @@ UI = [
     "test_ui_snapshots_inbox.py",
     "test_ui_snapshots_shell.py",
     "test_ui_startup.py",
+    "test_ui_store_watch.py",
     "test_ui_untrusted_text.py",
 ]
 # patch-tui driven from outside: the real CLI in a subprocess, serve and guard with the mcp
@@ -75,6 +77,7 @@ E2E = [
 UNIT = [
     "test_architecture.py",
     "test_config.py",
+    "test_desk_layout.py",
     "test_field_docs.py",
     "test_field_table.py",
     "test_gate.py",
@@ -95,6 +98,8 @@ UNIT = [
     "test_store_watcher.py",
     "test_text_safety.py",
     "test_toolbox.py",
+    "test_tool_buffer.py",
+    "test_tool_catalog.py",
     "test_toolfile.py",
     "test_try_state.py",
     "test_watch.py",
