@@ -46,7 +46,6 @@ from patch_tui.approvals.store import Action, Decision, Store, StoreError, canon
 
 # Longest grant: a week. A standing "always" is exactly what this feature exists to avoid.
 MAX_SECONDS = 7 * 24 * 3600
-DEFAULT_SECONDS = 3600
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _DURATION_RE = re.compile(r"(\d+)([smhd])")
 

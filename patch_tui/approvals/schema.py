@@ -139,10 +139,6 @@ def _column_json(name: str, text: Any, *, want_object: bool = False) -> Any:
     return value
 
 
-def _text_column(value: Any) -> str:
-    return value if isinstance(value, str) else "" if value is None else str(value)
-
-
 def _row_to_action(row: sqlite3.Row | tuple[Any, ...]) -> Action:
     """An Action from a row. A row whose JSON cannot be read becomes a damaged Action (empty
     args, `damaged` saying why) rather than an exception: one bad row must not hide the rest."""
