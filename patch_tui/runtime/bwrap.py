@@ -11,7 +11,10 @@ from __future__ import annotations
 import contextlib
 import os
 
-from patch_tui.runtime.sandbox import Request, inside
+
+def inside(child: str, parent: str) -> bool:
+    # (sandbox.inside's twin: this module imports nothing of the sandbox's, so no import cycle)
+    return child == parent or child.startswith(parent.rstrip("/") + "/")
 
 
 def seccomp_fd() -> int:
@@ -34,7 +37,7 @@ def seccomp_fd() -> int:
 
 def bwrap_words(
     bwrap: str,
-    req: Request,
+    network: bool,
     read_roots: list[str],
     write_roots: list[str],
     run_dir: str,
@@ -43,7 +46,7 @@ def bwrap_words(
     sealed: list[str],
 ) -> list[str]:
     words = [bwrap, "--die-with-parent", "--unshare-user", "--unshare-pid", "--unshare-ipc"]
-    if not req.network:
+    if not network:
         words.append("--unshare-net")
     bound: list[str] = []
     for root in read_roots:

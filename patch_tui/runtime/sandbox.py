@@ -115,7 +115,7 @@ def _bwrap() -> str | None:
     with contextlib.suppress(OSError):
         if os.stat(found).st_mode & 0o4000:
             return found
-    from patch_tui.runtime.runner import namespace_support
+    from patch_tui.runtime.process import namespace_support
 
     return found if namespace_support()["pid"] else None
 
@@ -385,7 +385,7 @@ def prepare(req: Request, host: Host | None = None) -> Plan:
         from patch_tui.runtime.bwrap import bwrap_words, seccomp_fd
 
         prefix = bwrap_words(
-            host.bwrap, req, read_roots, write_roots, run_dir, hidden, frozen, sealed
+            host.bwrap, req.network, read_roots, write_roots, run_dir, hidden, frozen, sealed
         )
         if not req.network and host.seccomp:
             # bwrap loads the filter itself (--seccomp FD) just before it execs the tool: the
