@@ -118,3 +118,43 @@ async def test_the_help_line_is_whole_at_80_columns(folder):
         assert rendered.split() == ["capabilities.human_confirm:", *doc.split()]
         # The field stays in view above the help.
         assert field.region.bottom <= help_box.region.y
+
+
+async def test_a_clean_tool_opened_after_one_with_problems_shows_none_of_them(folder):
+    """The detail line under the problems and the form's marks belong to the file they were
+    found in: opening a clean tool next shows none of them."""
+    broken = folder / "a_broken.py"
+    broken.write_text((folder / "echo_text.py").read_text().replace("# name: echo_text", "# name: Echo Text"))
+    app = make_app(folder, broken)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await ready(pilot, app)
+        assert screen.diagnostics and screen.form.query(".-problem")
+        screen.lint_panel.focus()
+        await pilot.pause()
+        detail = screen.query_one("#lint-detail", Static)
+        assert "PT" in detail.render().plain
+        count = screen.lint_count
+        screen.open_tool(folder / "echo_text.py")
+        await wait_lint(pilot, screen, count)
+        assert screen.diagnostics == []
+        assert detail.render().plain == ""
+        assert not screen.form.query(".-problem")
+
+
+async def test_edits_dropped_for_another_tool_leave_its_row_as_on_disk(folder):
+    app = make_app(folder, folder / "echo_text.py")
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await ready(pilot, app)
+        browser = screen.browser
+        count = screen.lint_count
+        screen.source.replace_as(object(), "# version: 9.9.9\n", (2, 0), (3, 0))
+        await wait_lint(pilot, screen, count)
+        row = next(e for e in browser.entries if e.path.name == "echo_text.py")
+        assert row.version == "9.9.9"  # the list follows the unsaved text
+        screen.open_tool(folder / "word_total.py")  # the edits are discarded (asked before)
+        for _ in range(100):
+            row = next(e for e in browser.entries if e.path.name == "echo_text.py")
+            if row.version == "1.0.0":
+                break
+            await pilot.pause(0.02)
+        assert row.version == "1.0.0"

@@ -309,6 +309,9 @@ class EditorScreen(ConflictHandling, ToolActions, FileActions, ProblemActions, S
             return
         self._show_empty(False)
         buffer = self.buffer
+        # Edits dropped for another file: its row goes back to what is on disk (the lint of the
+        # unsaved text had put its name, version and marks there).
+        dropped = buffer.path is not None and buffer.path != path and buffer.dirty
         buffer.path = path
         buffer.load_bytes(raw)
         self._pending_form_edits.clear()
@@ -323,7 +326,9 @@ class EditorScreen(ConflictHandling, ToolActions, FileActions, ProblemActions, S
         self.dirty = False
         self._update_title()
         self.browser.set_current(path, False)
-        self.lint_panel.show([])
+        if dropped:
+            self.browser.refresh_tools()
+        self._clear_problems()
         if buffer.read_only_reason:
             buffer.diagnostics = lint_toolfile(tf)
             self.lint_panel.show(buffer.diagnostics)
@@ -332,6 +337,13 @@ class EditorScreen(ConflictHandling, ToolActions, FileActions, ProblemActions, S
             # a timer lets what else waits on that paint run first).
             buffer.invalidate_lint()
             self.call_after_refresh(self.set_timer, POST_PAINT_DELAY, self._start_lint)
+
+    def _clear_problems(self) -> None:
+        """Another file: none of the last one's problems stay on screen (the list, the detail
+        line under it, the form's marks) until its own lint is in."""
+        self.lint_panel.show([])
+        self.query_one("#lint-detail", Static).update("")
+        self.form.mark_problems({})
 
     @staticmethod
     def _structure_broken(tf: toolfile.ToolFile) -> bool:
@@ -525,7 +537,7 @@ class EditorScreen(ConflictHandling, ToolActions, FileActions, ProblemActions, S
         with self.source.prevent(TextArea.Changed):
             self.source.load_text("")
         self.dirty = False
-        self.lint_panel.show([])
+        self._clear_problems()
         self._show_empty(True)
         self._update_title()
 
