@@ -163,6 +163,11 @@ _ARGS_COLUMN = 6
 _JSON_COLUMNS = {_ARGS_COLUMN: "args", 9: "details", 19: "result", 21: "proposed args"}
 
 
+# A dict lookup per row instead of an Enum call (10,000 rows are listed at once).
+_STATUS_OF: dict[str, ActionStatus] = {s.value: s for s in ActionStatus}
+_KIND_OF: dict[str, ActionKind] = {k.value: k for k in ActionKind}
+
+
 def _row_to_action_strict(row: sqlite3.Row | tuple[Any, ...]) -> Action:
     (
         token,
@@ -191,14 +196,14 @@ def _row_to_action_strict(row: sqlite3.Row | tuple[Any, ...]) -> Action:
     ) = tuple(row)
     return Action(
         token=token,
-        kind=ActionKind(kind),
+        kind=_KIND_OF.get(kind) or ActionKind(kind),
         tool=tool,
         version=version,
         source_sha256=source_sha256,
         args=_column_json("args", args_json, want_object=True),
         args_sha256=args_hash,
         reason=reason,
-        status=ActionStatus(status),
+        status=_STATUS_OF.get(status) or ActionStatus(status),
         created_at=created_at,
         expires_at=expires_at,
         decided_at=decided_at,
