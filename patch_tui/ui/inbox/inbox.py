@@ -189,6 +189,7 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
         if watch.last is not None:
             self.next_due = watch.last.next_due
         watch.store_changed.subscribe(self, self._store_changed)
+        watch.start()  # the app may not have started it yet (or at all, in a bare host)
         self.set_interval(1.0, self._clock, name="inbox-clock")
         self._tick()
 

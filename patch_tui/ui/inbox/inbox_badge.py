@@ -95,6 +95,7 @@ class PendingWatch:
         self.busy = False
         self.last: StoreChanged | None = None
         self._running = False
+        self.started = False
         self._last_read = 0.0
         self.watcher = StoreWatcher(self._open_store)
         self.store_changed: Signal[StoreChanged] = Signal(app, "store-changed")
@@ -111,6 +112,11 @@ class PendingWatch:
         return services(self.app).open_store()
 
     def start(self) -> None:
+        """Start polling (once: the app starts it, and so does a screen that shows the store
+        live, whichever comes first)."""
+        if self.started:
+            return
+        self.started = True
         self.app.set_interval(POLL_INTERVAL, self.poll, name="pending-watch")
         self.app.screen_change_signal.subscribe(self.app, self._screen_changed)
         self.poll()
