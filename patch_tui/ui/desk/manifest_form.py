@@ -1,5 +1,10 @@
 """The manifest form: every field of the format, as a view of the parsed manifest.
 
+The fields, their order, widgets, labels, placeholders, defaults, text <-> value conversions and
+help all come from the field table (`format/fields.py`, `FIELDS` and its `widget` hints): a
+field added there shows up here with no form code. The form adds only its layout (sections,
+input cards, what mounts after the first frame) and the provider check under `external_auth`.
+
 The form never owns data. It shows manifest data (`load`) and reports each edit as
 `ManifestForm.Changed(path, value)`; the editor writes it into the source text, re-parses, and
 calls `load` again. `load` skips the widget that has focus so the field being typed in is never
