@@ -141,6 +141,7 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
         self.next_due = float("inf")
         self.polling = False
         self._again = False  # a read was asked for while one was running: read again after it
+        self._announced: int | None = None  # the last version the store watch announced
         self._stale = False  # the last read failed: read at the next change, whatever its version
         self.busy = False
         self.error: str | None = None
@@ -189,7 +190,6 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
         if watch.last is not None:
             self.next_due = watch.last.next_due
         watch.store_changed.subscribe(self, self._store_changed)
-        watch.start()  # the app may not have started it yet (or at all, in a bare host)
         self.set_interval(1.0, self._clock, name="inbox-clock")
         self._tick()
 
@@ -211,6 +211,9 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
         if changed.error is not None:
             self._loaded(changed.error, final=False)
             return
+        self._announced = changed.version
+        if self.polling:
+            return  # the read under way is held against this version when it is in
         if self._stale or changed.version != self.version:
             self._stale = False
             self._tick()
@@ -282,6 +285,12 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
         self.load_count += 1
         self._apply_filter()
         self._update_status()
+        # After the first list is in (it goes first): the app may not have started its watch
+        # yet, or at all in a bare host. Starting twice is a no-op.
+        pending_watch(self.app).start()
+        announced = self._announced
+        if announced is not None and version is not None and announced > version:
+            self._tick()  # something committed while this read ran: read it
 
     def _apply_filter(self) -> None:
         rows = self.filtered(self.actions)
