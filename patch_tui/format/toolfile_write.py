@@ -1,7 +1,7 @@
 """Writing a tool file back: the frontmatter rendered in the runtime writer's style, the rest of
-the file untouched (`with_frontmatter`, `format_text`, `serialize`), the check that a rewrite
-reads back as the same data (`check_exact`), and field edits (`set_field`). format.toolfile
-re-exports every name here, so callers keep using `toolfile.format_text` and the like.
+the file untouched (`with_frontmatter`, `serialize`), and field edits (`set_field`).
+format.toolfile re-exports every name here (and keeps fmt's `format_text` / `check_exact`,
+which parse the rewrite back), so callers keep using `toolfile.with_frontmatter` and the like.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from patch_tui.format.fields import FIELD_ORDER
 from patch_tui.format.runtime_format import MARKER
 from patch_tui.format.yamlio import Path
 
-if TYPE_CHECKING:  # format.toolfile imports this module last; nothing here imports it back early
+if TYPE_CHECKING:  # for annotations only: format.toolfile imports this module, never the reverse
     from patch_tui.format.manifest import Manifest
     from patch_tui.format.toolfile import ToolFile
 
@@ -113,100 +113,6 @@ def yaml_comment_lines(tf: ToolFile) -> list[int]:
                 break
             at = text.find("#", at + 1)
     return found
-
-
-class NotExact(ValueError):
-    """Rewriting the frontmatter would change a value (the message says which and how)."""
-
-
-def format_text(tf: ToolFile) -> str | None:
-    """The file with canonical frontmatter, or None when its frontmatter cannot be read (or
-    holds a value no reader reads exactly: the problems say where).
-
-    Raises NotExact when the rewritten frontmatter would not read back as the same data: fmt
-    must never change what a manifest means, whatever the writer does with odd values."""
-    if tf.data is None or tf.problems:
-        return None
-    # Numbers are written as the runtime's writer writes them (`1.50` as `1.5`), except where
-    # the field must be a string: there a number is an error whose fix quotes the digits as
-    # written, so `python_version: 3.10` must not turn into `3.1` first.
-    new = with_frontmatter(tf, _raw_only_in_strings(yamlio.keep_number_text(tf.data, tf.nodes)))
-    check_exact(tf, new)
-    return new
-
-
-# Fields whose value must be a string (by path, `[]` for any list index).
-_STRING_FIELDS = frozenset(
-    {
-        ("name",), ("version",), ("description",), ("generated_by",), ("generated_at",),
-        ("inputs", "[]", "name"), ("inputs", "[]", "type"), ("inputs", "[]", "description"),
-        ("inputs", "[]", "items", "type"), ("outputs", "type"), ("outputs", "description"),
-        ("runtime", "language"), ("runtime", "python_version"), ("runtime", "packages", "[]"),
-        ("external_auth", "[]"),
-    }
-)  # fmt: skip
-
-
-def _raw_only_in_strings(data: Any, path: tuple[str, ...] = ()) -> Any:
-    if isinstance(data, dict):
-        return {k: _raw_only_in_strings(v, (*path, k)) for k, v in data.items()}
-    if isinstance(data, list):
-        return [_raw_only_in_strings(v, (*path, "[]")) for v in data]
-    if isinstance(data, yamlio.RawFloat | yamlio.RawInt) and path not in _STRING_FIELDS:
-        return float(data) if isinstance(data, float) else int(data)
-    return data
-
-
-def check_exact(tf: ToolFile, new_text: str) -> None:
-    """Raise NotExact unless `new_text`'s manifest reads back as exactly `tf`'s data (the same
-    values of the same types: `1` and `1.0` and `true` differ)."""
-    from patch_tui.format.toolfile import parse
-
-    again = parse(new_text)
-    if again.problems or again.data is None:
-        first = again.problems[0].message if again.problems else "the frontmatter cannot be read"
-        raise NotExact(f"the rewritten frontmatter would not read back ({first})")
-    where = _first_difference(tf.data, again.data)
-    if where is not None:
-        label = ".".join(str(p) for p in where) or "the manifest"
-        raise NotExact(f"`{label}` cannot be written back exactly")
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _first_difference(a: Any, b: Any, path: Path = ()) -> Path | None:
-    if _is_number(a) and _is_number(b):
-        # The runtime has one number type: its writer spells 0.0 as 0, which reads back equal.
-        # Compared as the runtime's doubles (JavaScript reads every number as one).
-        try:
-            same = a == b or float(a) == float(b) or (a != a and b != b)
-        except OverflowError:
-            same = False
-        return None if same else path
-    if type(a) is not type(b) and not (isinstance(a, str) and isinstance(b, str)):
-        return path
-    if isinstance(a, dict):
-        if a.keys() != b.keys():  # the order may change (canonical order), the keys may not
-            return path
-        for key in a:
-            found = _first_difference(a[key], b[key], (*path, key))
-            if found is not None:
-                return found
-        return None
-    if isinstance(a, list):
-        if len(a) != len(b):
-            return path
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            found = _first_difference(x, y, (*path, i))
-            if found is not None:
-                return found
-        return None
-    if isinstance(a, float) and a != a and b != b:  # NaN is not equal to itself
-        return None
-    return None if a == b else path
-
 
 
 def set_field(data: dict[str, Any], path: Path, value: Any) -> dict[str, Any]:

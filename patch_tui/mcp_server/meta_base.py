@@ -57,9 +57,7 @@ def _optional_string(args: dict[str, Any], key: str) -> str | None:
 
 def invoke(server: PatchServer, tool: str, args: dict[str, Any]) -> tuple[Any, bool]:
     """A toolbox tool only (never a meta tool), through serve's gate like a direct call."""
-    from patch_tui.mcp_server.serve import META_NAMES
-
-    if tool in META_NAMES or tool in NAMES:
+    if tool in ORDER:  # every one of the runtime's nine meta tools (serve's META_NAMES)
         raise MetaError(f'Tool "{tool}" not found in toolbox.', "ToolNotFoundError")
     server.rescan()
     if tool not in server.entries:
