@@ -2,7 +2,7 @@
 the history. Times, tokens and paths are fixed (the clock is set to 2099-01-01T00:01:00Z and the
 store rows are given fixed tokens), so the pictures do not move.
 
-Update with `pytest tests/test_ui_snapshots_inbox.py --snapshot-update`, and look at the SVGs in
+Update with `pytest tests/ui/test_ui_snapshots_inbox.py --snapshot-update`, and look at the SVGs in
 tests/__snapshots__/test_ui_snapshots_inbox/ before committing them.
 """
 

@@ -2,7 +2,7 @@
 and the F1 help screen over a fixed set of bindings (both stable while the desk evolves).
 
 Fixed terminal size, watchers off, cursors not blinking, fixed content. Regenerate with
-`.venv/bin/pytest tests/test_ui_snapshots_shell.py --snapshot-update` and look at the SVGs.
+`.venv/bin/pytest tests/ui/test_ui_snapshots_shell.py --snapshot-update` and look at the SVGs.
 """
 
 from __future__ import annotations
@@ -116,7 +116,7 @@ def test_theme(snap_compare, theme: str) -> None:
 
 class KeysShell(App[None]):
     """A fixed set of bindings (the real desk's keys change as the app grows; its help content
-    is asserted in tests/test_help_keys.py). Areas come from the binding ids."""
+    is asserted in tests/ui/test_help_keys.py). Areas come from the binding ids."""
 
     BINDINGS = [
         Binding("ctrl+q,f12", "quit", "Quit", id="app.quit"),

@@ -3,7 +3,7 @@
 This host gives runs a cgroup v1 group (memory and pids), so the fallbacks are reached by playing
 a host without one (`sandbox.probe` replaced, as the no-isolation tests do): the sandbox's engine
 stays the real one. What these tests cannot reach here: a cgroup v2 group (this host has cgroup
-v1 only; tests/test_sandbox.py's hog and fork-bomb tests take v2 where a host delegates it).
+v1 only; tests/e2e/test_sandbox.py's hog and fork-bomb tests take v2 where a host delegates it).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from patch_tui.runtime.runner import Isolation, run_source
 from tests.runtimekit import tool_text
 
 HOST = sandbox.probe()
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ENGINE = "landlock" if HOST.landlock_abi >= 1 else ("bwrap" if HOST.bwrap else None)
 needs_engine = pytest.mark.skipif(ENGINE is None, reason="no Landlock and no bwrap here")
 

@@ -13,7 +13,7 @@ from patch_tui.desk.buffer import TextEdit, ToolBuffer
 from patch_tui.format import toolfile
 from patch_tui.lint.engine import apply_edits, lint_toolfile
 
-SAMPLE = Path(__file__).resolve().parent.parent / "sample_tools" / "word_count.py"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_tools" / "word_count.py"
 
 
 def _buffer(text: str | None = None, *, raw: bytes | None = None) -> ToolBuffer:

@@ -168,7 +168,7 @@ def _at_once(env: dict[str, Any], *args: str, n: int = 8) -> list[subprocess.Com
 
 
 def test_eight_confirmers_one_run(env: dict[str, Any]) -> None:
-    # (Eight approvers racing on one token: tests/test_store.py, with lighter processes.)
+    # (Eight approvers racing on one token: tests/unit/test_store.py, with lighter processes.)
     token = _hold(env)
     with Store(env["store"], actor="person@test") as store:
         assert store.approve(token).ok
@@ -231,7 +231,7 @@ def test_broken_stores_give_one_clear_line(env: dict[str, Any], here: Any) -> No
 
 
 def test_a_briefly_locked_store_waits_then_decides(env: dict[str, Any]) -> None:
-    # (A lock held past the busy timeout gives "busy": tests/test_store.py.)
+    # (A lock held past the busy timeout gives "busy": tests/unit/test_store.py.)
     token = _hold(env)
     holder = sqlite3.connect(env["store"], isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")

@@ -15,7 +15,7 @@ import pytest
 from patch_tui.settings import config, model, schema
 from patch_tui.ui.theming import theme_file, theme_schema
 
-PACKAGE = Path(__file__).resolve().parent.parent / "patch_tui"
+PACKAGE = Path(__file__).resolve().parents[2] / "patch_tui"
 
 
 def test_settings_model_and_table_agree() -> None:

@@ -23,7 +23,7 @@ from patch_tui.lint.diagnostic import Fix
 from patch_tui.lint.engine import lint_text
 from patch_tui.lint.rule import Rule
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "patch_tui"
 LINT = PACKAGE / "lint"
 CODE_RE = re.compile(r"PT\d{3}")

@@ -11,7 +11,7 @@ from patch_tui.format.toolfile import ToolFile
 from patch_tui.runtime.catalog import ToolCatalog
 from patch_tui.runtime.toolbox import Toolbox
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_tools"
 
 

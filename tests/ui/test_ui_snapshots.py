@@ -1,6 +1,6 @@
 """Snapshot tests of the desk at fixed sizes (cursor blink and file watchers off).
 
-Update the baselines with `pytest tests/test_ui_snapshots.py --snapshot-update` and look at the
+Update the baselines with `pytest tests/ui/test_ui_snapshots.py --snapshot-update` and look at the
 SVGs in tests/__snapshots__/ before committing them.
 """
 
