@@ -71,7 +71,9 @@ def main() -> None:
     for name, values in results.items():
         values.sort()
         p90 = values[int(len(values) * 0.9) - 1]
-        print(f"{name:6} median {statistics.median(values):6.1f} ms   p90 {p90:6.1f} ms   n={len(values)}")
+        print(
+            f"{name:6} median {statistics.median(values):6.1f} ms   p90 {p90:6.1f} ms   n={len(values)}"
+        )
     added = statistics.median(results["guard"]) - statistics.median(results["direct"])
     print(f"guard adds {added:.1f} ms per passed-through call (median)")
 

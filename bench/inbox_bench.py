@@ -43,9 +43,18 @@ def fill(store_path: Path, n: int) -> None:
         args = {"path": f"/srv/data/file-{i:05d}.csv", "missing_ok": i % 2 == 0}
         rows.append(
             (
-                new_token(), "human_confirm", "delete_file", "1.0.0", tf.sha256, str(tool),
-                canonical_json(args), args_sha256(args), "Tool is marked capabilities.human_confirm: true.",
-                "pending", now_iso(now - n + i), now_iso(now + 3600),
+                new_token(),
+                "human_confirm",
+                "delete_file",
+                "1.0.0",
+                tf.sha256,
+                str(tool),
+                canonical_json(args),
+                args_sha256(args),
+                "Tool is marked capabilities.human_confirm: true.",
+                "pending",
+                now_iso(now - n + i),
+                now_iso(now + 3600),
             )
         )
     with sqlite3.connect(store_path) as db:
@@ -169,7 +178,9 @@ async def measure(store_path: Path, moves: int) -> dict[str, float]:
         tf = toolfile.read(REPO / "sample_tools" / "delete_file.py")
         with Store(store_path, actor="agent") as other:
             t = time.perf_counter()
-            other.create_pending("human_confirm", "delete_file", "1.0.0", tf.sha256, {"path": "/new"}, "r")
+            other.create_pending(
+                "human_confirm", "delete_file", "1.0.0", tf.sha256, {"path": "/new"}, "r"
+            )
         while len(screen.list.actions) == before:
             await asyncio.sleep(0.005)
         out["live_arrival_s"] = time.perf_counter() - t
@@ -188,8 +199,12 @@ def main() -> int:
         fill(store_path, args.n)
         print(f"filled {args.n} pending actions in {time.perf_counter() - t:.2f} s")
         result = asyncio.run(measure(store_path, args.moves))
-    print(f"store read (worker thread): {result['store_read_s'] * 1000:.0f} ms for {int(result['rows'])} rows")
-    print(f"open (push to the first rows painted): {result['open_s'] * 1000:.0f} ms   target < 500 ms")
+    print(
+        f"store read (worker thread): {result['store_read_s'] * 1000:.0f} ms for {int(result['rows'])} rows"
+    )
+    print(
+        f"open (push to the first rows painted): {result['open_s'] * 1000:.0f} ms   target < 500 ms"
+    )
     print(f"whole list loaded and painted: {result['full_s'] * 1000:.0f} ms")
     base = result["noop_median_ms"]
     print(f"pilot press of an ignored key (harness cost): median {base:.1f} ms")
@@ -208,7 +223,9 @@ def main() -> int:
         f"cursor step + render of every visible row: median {result['step_median_ms']:.2f} ms,"
         f" max {result['step_max_ms']:.2f} ms; detail pane build: median {result['detail_median_ms']:.2f} ms"
     )
-    print(f"live arrival with {int(result['rows'])} listed: {result['live_arrival_s'] * 1000:.0f} ms   target < 1 s")
+    print(
+        f"live arrival with {int(result['rows'])} listed: {result['live_arrival_s'] * 1000:.0f} ms   target < 1 s"
+    )
     return 0
 
 

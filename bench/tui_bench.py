@@ -207,7 +207,7 @@ def tool_of(lines: int) -> str:
     from patch_tui.runtime.toolbox import new_tool_text
 
     head, _, tail = new_tool_text("bench_tool", "A tool used to measure the desk.").partition(
-        "def main(text: str) -> dict:\n    return {\"text\": text}\n"
+        'def main(text: str) -> dict:\n    return {"text": text}\n'
     )
     body = ["def main(text: str) -> dict:\n", "    total = 0\n"]
     n = 0
@@ -292,7 +292,17 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="tui-bench-") as tmpdir:
         tmp = Path(tmpdir)
         env = make_env(tmp)
-        os.environ.update({k: env[k] for k in ("PATCH_TUI_CONFIG", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "PATCH_TUI_STORE")})
+        os.environ.update(
+            {
+                k: env[k]
+                for k in (
+                    "PATCH_TUI_CONFIG",
+                    "XDG_CONFIG_HOME",
+                    "XDG_STATE_HOME",
+                    "PATCH_TUI_STORE",
+                )
+            }
+        )
         tools = tmp / "tools"
         tools.mkdir()
         tool = tools / "bench_tool.py"

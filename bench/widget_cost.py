@@ -66,7 +66,9 @@ def factory(kind: str) -> Any:
         "Button": lambda i: [Button("x", compact=True)],
         "EnumField": lambda i: [EnumField(("a", "b"), value="a")],
         "FieldRow+Label": lambda i: [FieldRow("name", Label("x"), ("name",))],
-        "FieldRow+FieldInput": lambda i: [FieldRow("name", FieldInput("x", compact=True), ("name",))],
+        "FieldRow+FieldInput": lambda i: [
+            FieldRow("name", FieldInput("x", compact=True), ("name",))
+        ],
         "OptionList": lambda i: [OptionList("a", "b")],
         "DataTable": lambda i: [DataTable()],
         "TextArea(300 lines)": lambda i: [TextArea(text, show_line_numbers=True)],
@@ -119,7 +121,11 @@ def main() -> int:
         samples = []
         for _ in range(args.runs):
             out = subprocess.run(
-                [sys.executable, __file__, "--child", kind], env=env, capture_output=True, text=True, check=True
+                [sys.executable, __file__, "--child", kind],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
             )
             samples.append(float(out.stdout.strip().splitlines()[-1]))
         best[kind] = min(samples)

@@ -96,7 +96,11 @@ async def batch_and_grants(pilot, app, screen, tmp: Path, tools: Path) -> None:
         old = grants.create(s, "delete_file", "1.0.0", sha, [Pattern("path", "/tmp/*")], 3600)
         grants.revoke(s, old.id)
     await pilot.press("escape", "G")
-    await wait_for(pilot, lambda: isinstance(app.screen, GrantsScreen) and app.screen.load_count > 0, what="grants")
+    await wait_for(
+        pilot,
+        lambda: isinstance(app.screen, GrantsScreen) and app.screen.load_count > 0,
+        what="grants",
+    )
     await pilot.press("a")
     await wait_for(pilot, lambda: len(app.screen.grants) == 2, what="every grant")
     await pilot.pause(0.2)

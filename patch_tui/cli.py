@@ -73,18 +73,42 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("lint", "Check tool files; exit 0 no error, 1 errors, 2 usage or unreadable path.")
     p.add_argument("paths", nargs="+", metavar="PATH", help="tool files or folders (every *.py)")
     p.add_argument("--format", choices=["text", "json", "github"], default="text")
-    p.add_argument("--select", metavar="CODES", default="", help="comma-separated code prefixes to check")
-    p.add_argument("--ignore", metavar="CODES", default="", help="comma-separated code prefixes to skip")
-    p.add_argument("--fix", action="store_true", help="apply the safe quick fixes, then report the rest")
+    p.add_argument(
+        "--select", metavar="CODES", default="", help="comma-separated code prefixes to check"
+    )
+    p.add_argument(
+        "--ignore", metavar="CODES", default="", help="comma-separated code prefixes to skip"
+    )
+    p.add_argument(
+        "--fix", action="store_true", help="apply the safe quick fixes, then report the rest"
+    )
     p.add_argument("--statistics", action="store_true", help="count diagnostics per code")
-    p.add_argument("--jobs", metavar="N", type=int, default=0, help="worker processes (default: one per CPU for many files)")
-    p.add_argument("--stdin-filename", metavar="NAME", default=None, help="the name to report for `-` (standard input)")
+    p.add_argument(
+        "--jobs",
+        metavar="N",
+        type=int,
+        default=0,
+        help="worker processes (default: one per CPU for many files)",
+    )
+    p.add_argument(
+        "--stdin-filename",
+        metavar="NAME",
+        default=None,
+        help="the name to report for `-` (standard input)",
+    )
 
     p = add("fmt", "Rewrite the frontmatter in canonical style; the body is never touched.")
     p.add_argument("paths", nargs="+", metavar="PATH")
-    p.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file would change")
+    p.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 when a file would change"
+    )
     p.add_argument("--diff", action="store_true", help="write nothing; print what would change")
-    p.add_argument("--stdin-filename", metavar="NAME", default=None, help="the name to report for `-` (standard input)")
+    p.add_argument(
+        "--stdin-filename",
+        metavar="NAME",
+        default=None,
+        help="the name to report for `-` (standard input)",
+    )
 
     p = add("new", "Create a new lint-clean tool from a template.")
     p.add_argument("name", help="the tool's name, snake_case")
@@ -109,7 +133,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("confirm", "Run an approved action, once.")
     p.add_argument("token")
 
-    p = add("inbox", "The confirmation inbox: the TUI, or `list`, `approve`, `reject`, `allow`, `grants`, `revoke`, `export` headless.")
+    p = add(
+        "inbox",
+        "The confirmation inbox: the TUI, or `list`, `approve`, `reject`, `allow`, `grants`, `revoke`, `export` headless.",
+    )
     inbox = p.add_subparsers(dest="inbox_command", metavar="ACTION", parser_class=_Parser)
     q = inbox.add_parser("list", help="list pending actions (all with --all)")
     _global_options(q, sub=True)
@@ -119,16 +146,35 @@ def build_parser() -> argparse.ArgumentParser:
     _global_options(q, sub=True)
     q.add_argument("token")
     q.add_argument("--note", default=None)
-    q.add_argument("--args", metavar="JSON", default=None, help="approve these args instead of the proposed ones (checked against the tool's inputs)")
+    q.add_argument(
+        "--args",
+        metavar="JSON",
+        default=None,
+        help="approve these args instead of the proposed ones (checked against the tool's inputs)",
+    )
     q = inbox.add_parser("reject", help="reject a pending action")
     _global_options(q, sub=True)
     q.add_argument("token")
     q.add_argument("--reason", default=None)
-    q = inbox.add_parser("allow", help="a standing grant: approve later calls of TOOL whose args match, for a while")
+    q = inbox.add_parser(
+        "allow", help="a standing grant: approve later calls of TOOL whose args match, for a while"
+    )
     _global_options(q, sub=True)
     q.add_argument("tool", metavar="TOOL", help="a tool name in the toolbox, or a tool file")
-    q.add_argument("--where", metavar="KEY=GLOB", action="append", default=[], help="the arg KEY must match GLOB (repeatable; all must match)")
-    q.add_argument("--for", dest="duration", metavar="DURATION", default="1h", help="how long: 30m, 2h, 1d (default 1h, at most 7d)")
+    q.add_argument(
+        "--where",
+        metavar="KEY=GLOB",
+        action="append",
+        default=[],
+        help="the arg KEY must match GLOB (repeatable; all must match)",
+    )
+    q.add_argument(
+        "--for",
+        dest="duration",
+        metavar="DURATION",
+        default="1h",
+        help="how long: 30m, 2h, 1d (default 1h, at most 7d)",
+    )
     q = inbox.add_parser("grants", help="list the standing grants")
     _global_options(q, sub=True)
     q.add_argument("--json", action="store_true")
@@ -139,11 +185,18 @@ def build_parser() -> argparse.ArgumentParser:
     q = inbox.add_parser("export", help="every action with its decision and outcome, for an audit")
     _global_options(q, sub=True)
     q.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
-    q.add_argument("--since", metavar="WHEN", default=None, help="a date/time (2026-11-20, 2026-11-20T10:00Z) or an age (2h, 1d)")
+    q.add_argument(
+        "--since",
+        metavar="WHEN",
+        default=None,
+        help="a date/time (2026-11-20, 2026-11-20T10:00Z) or an age (2h, 1d)",
+    )
     q.add_argument("--out", metavar="FILE", default=None, help="write here instead of stdout")
 
     p = add("serve", "MCP server on stdio over a toolbox.")
-    p.add_argument("--timeout", metavar="S", type=float, default=60.0, help="per tool call (default 60)")
+    p.add_argument(
+        "--timeout", metavar="S", type=float, default=60.0, help="per tool call (default 60)"
+    )
     p.add_argument("--no-install", action="store_true", help="refuse to install runtime.packages")
 
     p = add(
@@ -172,7 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", metavar="DIR", default=None)
     p.add_argument("--name-hint", metavar="NAME", default=None)
     p.add_argument("--max-repairs", metavar="N", type=int, default=None)
-    p.add_argument("--keep-invalid", action="store_true", help="write the file even with lint errors")
+    p.add_argument(
+        "--keep-invalid", action="store_true", help="write the file even with lint errors"
+    )
 
     # -- interop (issue: formats) ----------------------------------------------------------------
     p = add("export", "Export a tool to another tool-definition format (JSON on stdout).")
@@ -180,21 +235,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", required=True, choices=["arcade", "otc", "mcp", "shinkai"])
     p.add_argument("--toolkit", metavar="NAME", default=None)
     p.add_argument("--out", metavar="FILE", default=None)
-    p.add_argument("--report-format", choices=["text", "json"], default="text", dest="report_format")
+    p.add_argument(
+        "--report-format", choices=["text", "json"], default="text", dest="report_format"
+    )
 
     p = add("import", "Import tool definitions from another format as new Patch tools.")
     p.add_argument("file", metavar="FILE")
-    p.add_argument("--from", dest="from_format", required=True, choices=["arcade", "otc", "mcp", "shinkai"])
+    p.add_argument(
+        "--from", dest="from_format", required=True, choices=["arcade", "otc", "mcp", "shinkai"]
+    )
     p.add_argument("--out", metavar="DIR", default=".")
-    p.add_argument("--report-format", choices=["text", "json"], default="text", dest="report_format")
+    p.add_argument(
+        "--report-format", choices=["text", "json"], default="text", dest="report_format"
+    )
 
     return parser
 
 
 def _tui_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="patch-tui", description="Open the TUI on a tool file or a folder of tools.")
+    parser = _Parser(
+        prog="patch-tui", description="Open the TUI on a tool file or a folder of tools."
+    )
     parser.add_argument("path", nargs="?", default=None, metavar="PATH")
-    parser.add_argument("--theme", default=None, help="a theme name (remembered when chosen in the app)")
+    parser.add_argument(
+        "--theme", default=None, help="a theme name (remembered when chosen in the app)"
+    )
     _global_options(parser, sub=False)
     return parser
 

@@ -46,7 +46,12 @@ def folder(tmp_path: Path) -> Path:
 def generate_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A generation test's surroundings: no API key, base URL or model from the developer's
     environment, and the config and the toolbox in tmp_path."""
-    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN", "PATCH_TUI_MODEL"):
+    for var in (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_AUTH_TOKEN",
+        "PATCH_TUI_MODEL",
+    ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("PATCH_TUI_CONFIG", str(tmp_path / "config.toml"))
     monkeypatch.setenv("PATCH_TUI_TOOLBOX", str(tmp_path / "toolbox"))

@@ -90,13 +90,24 @@ class _Handler(BaseHTTPRequestHandler):
             fake.requests.append(Recorded(self.path, dict(self.headers.items()), body))
             answer = fake.script.pop(0) if fake.script else None
         if self.path.split("?")[0] != "/v1/messages":
-            self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}})
+            self._json(
+                404, {"type": "error", "error": {"type": "not_found_error", "message": self.path}}
+            )
             return
         if answer is None:
-            self._json(500, {"type": "error", "error": {"type": "api_error", "message": "no scripted answer left"}})
+            self._json(
+                500,
+                {
+                    "type": "error",
+                    "error": {"type": "api_error", "message": "no scripted answer left"},
+                },
+            )
             return
         if isinstance(answer, Fail):
-            error = {"type": "error", "error": {"type": answer.error_type, "message": answer.message}}
+            error = {
+                "type": "error",
+                "error": {"type": answer.error_type, "message": answer.message},
+            }
             self._json(answer.status, error, answer.headers)
             return
         self._stream(answer)
@@ -158,7 +169,11 @@ class _Handler(BaseHTTPRequestHandler):
             self._event("ping", {"type": "ping"})
             self._event(
                 "content_block_start",
-                {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
             )
             for n, piece in enumerate(pieces):
                 if r.drop_after is not None and n >= r.drop_after:
@@ -177,7 +192,11 @@ class _Handler(BaseHTTPRequestHandler):
                     time.sleep(r.delay)
                 self._event(
                     "content_block_delta",
-                    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}},
+                    {
+                        "type": "content_block_delta",
+                        "index": 0,
+                        "delta": {"type": "text_delta", "text": piece},
+                    },
                 )
             self._event("content_block_stop", {"type": "content_block_stop", "index": 0})
             self._event(
@@ -216,7 +235,9 @@ class FakeAnthropic:
         self.lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.fake = self
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05})
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}
+        )
         self._thread.daemon = True
 
     @property

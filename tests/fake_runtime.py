@@ -133,7 +133,9 @@ def _audit(tf: toolfile.ToolFile, args: dict[str, Any], result: Any) -> None:
     (runs / f"{run_id}.json").write_text(json.dumps(record, indent=2) + "\n")
 
 
-def _hold(kind: str, name: str, args: dict[str, Any], reason: str, **extra: Any) -> types.CallToolResult:
+def _hold(
+    kind: str, name: str, args: dict[str, Any], reason: str, **extra: Any
+) -> types.CallToolResult:
     token = base64.urlsafe_b64encode(secrets.token_bytes(24)).decode().rstrip("=")
     PENDING[token] = (name, args, time.time() + TTL)
     return _text(

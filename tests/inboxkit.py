@@ -65,7 +65,16 @@ def inbox_app(store: Path):
     return InboxApp(store, settings=Settings(watch_tools=False, watch_themes=False))
 
 
-def hold(store_path: Path, tool_file: Path, args: dict[str, Any], *, actor: str = "agent", ttl: float | None = None, kind: str = "human_confirm", details: dict[str, Any] | None = None):
+def hold(
+    store_path: Path,
+    tool_file: Path,
+    args: dict[str, Any],
+    *,
+    actor: str = "agent",
+    ttl: float | None = None,
+    kind: str = "human_confirm",
+    details: dict[str, Any] | None = None,
+):
     """A pending action, created by another process's Store as an agent's call would be."""
     from patch_tui.approvals.store import Store
     from patch_tui.format import toolfile
@@ -102,5 +111,9 @@ async def open_inbox(pilot: Any, app: Any) -> Any:
 
     if not isinstance(app.screen, InboxScreen):
         await pilot.press("ctrl+r")
-    await wait_for(pilot, lambda: isinstance(app.screen, InboxScreen) and app.screen.load_count > 0, what="the inbox")
+    await wait_for(
+        pilot,
+        lambda: isinstance(app.screen, InboxScreen) and app.screen.load_count > 0,
+        what="the inbox",
+    )
     return app.screen

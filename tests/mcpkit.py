@@ -181,7 +181,9 @@ def guard_session(
     return mcp_session(args, env, box["tmp"] / "guard.log", messages=messages)
 
 
-def decide_here(store_path: Path, token: str, verb: str = "approve", why: str | None = None) -> bool:
+def decide_here(
+    store_path: Path, token: str, verb: str = "approve", why: str | None = None
+) -> bool:
     """A person's decision through the store API from the test process (not the server's), as
     the inbox makes it."""
     from patch_tui.approvals.store import Store

@@ -138,7 +138,10 @@ def mark_box(tmp_path: Path, *, echo: bool = False) -> dict[str, Any]:
     )
     if echo:
         write_tool(
-            tools, "echo", 'def main(text: str) -> dict:\n    return {"echo": text}', inputs=[{"name": "text"}]
+            tools,
+            "echo",
+            'def main(text: str) -> dict:\n    return {"echo": text}',
+            inputs=[{"name": "text"}],
         )
     store = tmp_path / "store.sqlite3"
     return {

@@ -65,7 +65,11 @@ def osc_mode(enabled: bool, env: Mapping[str, str]) -> str | None:
         return None
     program = env.get("TERM_PROGRAM", "").lower()
     term = env.get("TERM", "").lower()
-    if program in ("iterm.app", "wezterm", "ghostty") or env.get("WT_SESSION") or env.get("ConEmuPID"):
+    if (
+        program in ("iterm.app", "wezterm", "ghostty")
+        or env.get("WT_SESSION")
+        or env.get("ConEmuPID")
+    ):
         return "9"
     if term.startswith("rxvt") or term.startswith("foot"):
         return "777"

@@ -186,9 +186,12 @@ def _type_problem(value: Any, type_: str, items: str | None) -> str | None:
 
 
 def _a(type_: str) -> str:
-    return {"integer": "an integer", "array": "an array", "object": "an object", "null": "null"}.get(
-        type_, f"a {type_}"
-    )
+    return {
+        "integer": "an integer",
+        "array": "an array",
+        "object": "an object",
+        "null": "null",
+    }.get(type_, f"a {type_}")
 
 
 def confirmation_payload(

@@ -273,7 +273,9 @@ def apply(store: Store, action: Action) -> Decision | None:
         if not matches(grant, action.kind, action.tool, action.source_sha256, action.args, now):
             continue
 
-        def check(conn: sqlite3.Connection, at: str, grant: Grant = grant) -> tuple[str, int] | None:
+        def check(
+            conn: sqlite3.Connection, at: str, grant: Grant = grant
+        ) -> tuple[str, int] | None:
             cur = conn.execute(
                 "UPDATE grants SET uses = uses + 1, last_used_at = ? WHERE id = ? "
                 "AND revoked_at IS NULL AND expires_at > ? AND tool = ? AND source_sha256 = ?",

@@ -36,7 +36,10 @@ def _approval_problem(
     except (ValueError, KeyError, TypeError):
         return "tampered", "its approval carries no seal (forged, or made by an older patch-tui)"
     if not isinstance(mac, str) or not hmac.compare_digest(mac, _seal(key, bound)):
-        return "tampered", "its approval's seal does not verify (forged, or copied from another call)"
+        return (
+            "tampered",
+            "its approval's seal does not verify (forged, or copied from another call)",
+        )
     if bound.get("actor") != actor or bound.get("at") != at:
         return "tampered", "its approval event was altered"
     changed = [f for f in _SEALED_FIELDS if bound.get(f) != getattr(action, f)]

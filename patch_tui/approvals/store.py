@@ -343,16 +343,23 @@ class Store(StoreConnection):
                         "given: it cannot be edited (reject it, and the agent can call again)"
                     )
                 try:
-                    edited = (json.dumps(args, ensure_ascii=False, allow_nan=False), args_sha256(args))
+                    edited = (
+                        json.dumps(args, ensure_ascii=False, allow_nan=False),
+                        args_sha256(args),
+                    )
                 except (TypeError, ValueError) as exc:
                     raise ValueError(f"args are not plain JSON: {exc}") from None
             decider, grant_id = self.actor, None
             if grant is not None:
                 if proposed.status != ActionStatus.PENDING or proposed.expires_at <= at:
-                    return Decision(False, proposed, _not_pending_why(proposed), "grant_inapplicable")
+                    return Decision(
+                        False, proposed, _not_pending_why(proposed), "grant_inapplicable"
+                    )
                 applied = grant(conn, at)
                 if applied is None:
-                    return Decision(False, proposed, "the grant no longer applies", "grant_inapplicable")
+                    return Decision(
+                        False, proposed, "the grant no longer applies", "grant_inapplicable"
+                    )
                 decider, grant_id = applied
             sets = "status = 'approved', decided_at = ?, decided_by = ?, note = ?, expires_at = ?, grant_id = ?"
             params: list[Any] = [at, decider, note, now_iso(now + self.ttl), grant_id]
@@ -408,7 +415,9 @@ class Store(StoreConnection):
         if changed == 1:
             self._event(conn, action_id, event, at, actor=actor, **detail)
             return Decision(True, action)
-        if action.status == ActionStatus.PENDING:  # still pending, so it failed on the expiry condition
+        if (
+            action.status == ActionStatus.PENDING
+        ):  # still pending, so it failed on the expiry condition
             action = self._expire_one(conn, action_id, action, at)
             return Decision(False, action, f"expired at {action.expires_at}", "expired")
         return Decision(False, action, _not_pending_why(action), _not_pending_code(action))
@@ -438,13 +447,21 @@ class Store(StoreConnection):
         at = now_iso(now)
         with self._write() as conn:
             damaged = self._select_action(conn, token)  # under the write lock: no race
-            if damaged is not None and damaged[1].damaged and damaged[1].status == ActionStatus.APPROVED:
+            if (
+                damaged is not None
+                and damaged[1].damaged
+                and damaged[1].status == ActionStatus.APPROVED
+            ):
                 return _refuse_damaged(damaged[1], "run")
             found = conn.execute(
                 f"SELECT id, {_ACTION_COLUMNS} FROM actions WHERE token = ?", (token,)
             ).fetchone()
             current = None if found is None else _row_to_action(found[1:])
-            if current is not None and current.status == ActionStatus.APPROVED and current.expires_at > at:
+            if (
+                current is not None
+                and current.status == ActionStatus.APPROVED
+                and current.expires_at > at
+            ):
                 current_id = int(found[0])
                 problem = _approval_problem(
                     self._key, current, self._approvals(conn, [current_id])[current_id]

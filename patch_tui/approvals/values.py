@@ -57,6 +57,7 @@ Kind = ActionKind
 # decider's name and the grant's id, or None when the grant no longer applies.
 GrantCheck = Callable[[sqlite3.Connection, str], "tuple[str, int] | None"]
 
+
 class StoreError(Exception):
     """The store cannot do what was asked; the message says why, in words for a person."""
 
@@ -128,8 +129,6 @@ def default_actor(label: str) -> str:
     return f"{user}@{label}"
 
 
-
-
 @dataclass(frozen=True)
 class Action:
     """One gated tool call. `args` is the dict exactly as received (key order kept)."""
@@ -166,6 +165,7 @@ class Action:
     @property
     def edited(self) -> bool:
         return self.proposed_args is not None
+
     # Why the action's approval is not genuine (set by get / list_actions), else None: approved
     # without a sealed decision event, or its args, source or seal changed since. Never run.
     tampered: str | None = None

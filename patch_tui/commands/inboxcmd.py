@@ -80,8 +80,10 @@ def approve_edited(args: argparse.Namespace) -> int:
             return EXIT_FAILED
         why = edits.validate(edited, tf.manifest)
         if why is not None:
-            _err(f"cannot approve {token}: the edited args are not valid: {visible(why)}; "
-                 "the action stays pending")
+            _err(
+                f"cannot approve {token}: the edited args are not valid: {visible(why)}; "
+                "the action stays pending"
+            )
             return EXIT_USAGE
         decision = store.approve(args.token, note=args.note, args=edited)
     except (StoreError, OSError) as exc:
@@ -138,16 +140,16 @@ def run_allow(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     if not manifest.capabilities.human_confirm:
         # Its calls are never held, and a new version with human_confirm ends the grant anyway.
-        _err(f"{manifest.name} is not marked human_confirm: its calls are not held, so there is "
-             "nothing to grant")
+        _err(
+            f"{manifest.name} is not marked human_confirm: its calls are not held, so there is "
+            "nothing to grant"
+        )
         return EXIT_USAGE
     store = _open_store(args, "cli")
     if store is None:
         return EXIT_FAILED
     try:
-        grant = grants.create(
-            store, manifest.name, manifest.version, tf.sha256, patterns, seconds
-        )
+        grant = grants.create(store, manifest.name, manifest.version, tf.sha256, patterns, seconds)
     except StoreError as exc:
         _err(str(exc))
         return EXIT_FAILED
@@ -205,7 +207,9 @@ def run_revoke(args: argparse.Namespace) -> int:
     try:
         grant_id = int(args.grant_id)
     except ValueError:
-        _err(f"{visible(args.grant_id)!r} is not a grant id (a number; see `patch-tui inbox grants`)")
+        _err(
+            f"{visible(args.grant_id)!r} is not a grant id (a number; see `patch-tui inbox grants`)"
+        )
         return EXIT_USAGE
     store = _open_store(args, "cli")
     if store is None:
@@ -388,5 +392,7 @@ def _open_inbox_screen(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         _err(str(exc))
         return EXIT_USAGE
-    InboxApp(getattr(args, "store", None), settings=settings, theme=getattr(args, "theme", None)).run()
+    InboxApp(
+        getattr(args, "store", None), settings=settings, theme=getattr(args, "theme", None)
+    ).run()
     return EXIT_OK

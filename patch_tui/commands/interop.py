@@ -44,7 +44,9 @@ def run_export(args: argparse.Namespace) -> int:
         _err(f"{path}: cannot read it ({exc.strerror or exc})")
         return EXIT_INPUT
     if tf.manifest is None:
-        _err(f"{path}: the manifest is not valid, so there is nothing to export: run `patch-tui lint {path}`")
+        _err(
+            f"{path}: the manifest is not valid, so there is nothing to export: run `patch-tui lint {path}`"
+        )
         return EXIT_INPUT
     toolkit = args.toolkit or default_toolkit(path)
     definition, report = export_manifest(tf.manifest, args.format, toolkit=toolkit)
@@ -99,7 +101,9 @@ def run_import(args: argparse.Namespace) -> int:
     existing = [t for t in targets if t.exists() or t.is_symlink()]
     if existing:
         for t in existing:
-            _err(f"{t} exists: not overwritten (import into another folder with --out, or move it away)")
+            _err(
+                f"{t} exists: not overwritten (import into another folder with --out, or move it away)"
+            )
         _err("nothing written")
         return EXIT_WRITE
     try:
@@ -129,7 +133,14 @@ def run_import(args: argparse.Namespace) -> int:
         counts = {"error": 0, "warning": 0, "info": 0}
         for diag in lint_text(item.text, path=str(target)):
             counts[diag.severity] += 1
-        results.append({"path": str(target), "name": item.name, "losses": item.report.to_json(), "lint": counts})
+        results.append(
+            {
+                "path": str(target),
+                "name": item.name,
+                "losses": item.report.to_json(),
+                "lint": counts,
+            }
+        )
         if args.report_format != "json":
             print(visible(str(target)), flush=True)
             print(visible(item.report.text()), file=sys.stderr)

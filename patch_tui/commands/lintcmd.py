@@ -318,7 +318,9 @@ def run_lint(args: argparse.Namespace) -> int:
     out = sys.stdout
     if fmt == "json":
         # json.dumps without indent uses the C encoder (json.dump never does): several times faster.
-        out.write(json_escape_hidden(json.dumps([d.to_json() for d in diags], ensure_ascii=False)) + "\n")
+        out.write(
+            json_escape_hidden(json.dumps([d.to_json() for d in diags], ensure_ascii=False)) + "\n"
+        )
     elif fmt == "github":
         for d in diags:
             print(format_github_line(d), file=out)
@@ -360,7 +362,9 @@ def run_fmt(args: argparse.Namespace) -> int:
             new = toolfile.format_text(tf)
         except toolfile.NotExact as exc:
             # Refused rather than written: fmt never changes what a manifest means.
-            _err(f"{path if path != STDIN else (getattr(args, 'stdin_filename', None) or STDIN)}: {exc} (not formatted)")
+            _err(
+                f"{path if path != STDIN else (getattr(args, 'stdin_filename', None) or STDIN)}: {exc} (not formatted)"
+            )
             if path == STDIN and not check and not diff:
                 sys.stdout.buffer.write((("\ufeff" if tf.bom else "") + tf.text).encode("utf-8"))
             failed += 1

@@ -79,7 +79,9 @@ def _frontmatter_of(tf: toolfile.ToolFile) -> _Frontmatter | None:
         return None
     assert tf.open_index is not None and tf.close_index is not None
     head_lines = tuple(tf.lines[: tf.close_index + 1])
-    return _Frontmatter(tf.data, head_lines, tf.open_index, tf.close_index, tf.newline, "".join(head_lines))
+    return _Frontmatter(
+        tf.data, head_lines, tf.open_index, tf.close_index, tf.newline, "".join(head_lines)
+    )
 
 
 def _splice(text: str, edits: list[TextEdit]) -> str:
@@ -285,7 +287,9 @@ class ToolBuffer:
         new_head = "".join(head_lines)
         self.text = new_head + self.text[len(fm.head) :]
         close = fm.close_index + len(new_mid) - len(old_mid)
-        self._frontmatter = _Frontmatter(data, head_lines, fm.open_index, close, fm.newline, new_head)
+        self._frontmatter = _Frontmatter(
+            data, head_lines, fm.open_index, close, fm.newline, new_head
+        )
         return edit
 
     # -- fixes --------------------------------------------------------------------------------
@@ -347,7 +351,9 @@ class ToolBuffer:
 
     def to_bytes(self, text: str | None = None) -> bytes:
         """The bytes to write for `text` (the buffer's by default): the BOM is kept."""
-        return ((toolfile.BOM if self.bom else "") + (self.text if text is None else text)).encode("utf-8")
+        return ((toolfile.BOM if self.bom else "") + (self.text if text is None else text)).encode(
+            "utf-8"
+        )
 
     def mark_saved(self, text: str, sha: str | None) -> None:
         self.saved_text = text

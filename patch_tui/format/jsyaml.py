@@ -42,7 +42,9 @@ def resolves_int(text: str) -> bool:
     if digits[:2] in ("0b", "0x", "0o"):
         rest = digits[2:]
         return any(ch != "_" for ch in rest) and not rest.endswith("_")
-    return not digits.startswith("_") and any(ch != "_" for ch in digits) and not digits.endswith("_")
+    return (
+        not digits.startswith("_") and any(ch != "_" for ch in digits) and not digits.endswith("_")
+    )
 
 
 def resolves_float(text: str) -> bool:
@@ -136,7 +138,9 @@ def _choose_style(text: str, single_line: bool, width: int, inblock: bool) -> in
         c = ord(ch)
         if c == 0x0A and not single_line:
             has_break = True
-            foldable = foldable or (units - prev_break - 1 > width and text_at_units(text, prev_break + 1) != " ")
+            foldable = foldable or (
+                units - prev_break - 1 > width and text_at_units(text, prev_break + 1) != " "
+            )
             prev_break = units
         elif not _printable(c):
             return _DOUBLE
@@ -144,7 +148,9 @@ def _choose_style(text: str, single_line: bool, width: int, inblock: bool) -> in
         prev = c
         units += 2 if c > 0xFFFF else 1
     if not single_line:
-        foldable = foldable or (units - prev_break - 1 > width and text_at_units(text, prev_break + 1) != " ")
+        foldable = foldable or (
+            units - prev_break - 1 > width and text_at_units(text, prev_break + 1) != " "
+        )
     if not has_break and not foldable:
         if plain and not resolves_implicitly(text):
             return _PLAIN
@@ -174,7 +180,8 @@ def _block_header(text: str) -> str:
 def _indent_string(text: str, spaces: int) -> str:
     pad = " " * spaces
     return "".join(
-        (pad + line if line and line != "\n" else line) for line in re.findall(r"[^\n]*\n|[^\n]+", text)
+        (pad + line if line and line != "\n" else line)
+        for line in re.findall(r"[^\n]*\n|[^\n]+", text)
     )
 
 
@@ -210,7 +217,11 @@ def _fold_string(text: str, width: int) -> str:
     for m in re.finditer(r"(\n+)([^\n]*)", text[first:]):
         prefix, line = m.group(1), m.group(2)
         more = line[:1] == " "
-        result += prefix + ("\n" if not prev_more and not more and line != "" else "") + _fold_line(line, width)
+        result += (
+            prefix
+            + ("\n" if not prev_more and not more and line != "" else "")
+            + _fold_line(line, width)
+        )
         prev_more = more
     return result
 
@@ -248,7 +259,11 @@ def _scalar(text: str, level: int, iskey: bool, inblock: bool) -> str:
     if style == _LITERAL:
         return "|" + _block_header(text) + _drop_ending_newline(_indent_string(text, indent))
     if style == _FOLDED:
-        return ">" + _block_header(text) + _drop_ending_newline(_indent_string(_fold_string(text, width), indent))
+        return (
+            ">"
+            + _block_header(text)
+            + _drop_ending_newline(_indent_string(_fold_string(text, width), indent))
+        )
     return '"' + _escape(text) + '"'
 
 
@@ -292,7 +307,13 @@ def js_json(value: Any) -> str:
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)
     if isinstance(value, dict):
-        return "{" + ",".join(f"{json.dumps(str(k), ensure_ascii=False)}:{js_json(v)}" for k, v in value.items()) + "}"
+        return (
+            "{"
+            + ",".join(
+                f"{json.dumps(str(k), ensure_ascii=False)}:{js_json(v)}" for k, v in value.items()
+            )
+            + "}"
+        )
     if isinstance(value, list | tuple):
         return "[" + ",".join(js_json(v) for v in value) + "]"
     return json.dumps(str(value), ensure_ascii=False)
@@ -375,7 +396,12 @@ def _flow_mapping(mapping: dict[str, Any], level: int) -> str:
     parts = []
     for key, value in mapping.items():
         key_text = _node(str(key), level, False, False)
-        parts.append(("? " if len(key_text) > 1024 else "") + key_text + ": " + _node(value, level, False, False))
+        parts.append(
+            ("? " if len(key_text) > 1024 else "")
+            + key_text
+            + ": "
+            + _node(value, level, False, False)
+        )
     return "{" + ", ".join(parts) + "}"
 
 

@@ -159,7 +159,9 @@ class Manifest(BaseModel):
         return next((i for i in self.inputs if i.name == name), None)
 
 
-def _model_data(model: BaseModel, order: tuple[str, ...], always: tuple[str, ...]) -> dict[str, Any]:
+def _model_data(
+    model: BaseModel, order: tuple[str, ...], always: tuple[str, ...]
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     fields_set = model.model_fields_set
     for key in order:
@@ -178,7 +180,9 @@ def manifest_to_data(m: Manifest) -> dict[str, Any]:
     data = _model_data(m, TOP_LEVEL_FIELDS, REQUIRED_FIELDS)
     data["inputs"] = [_model_data(i, INPUT_FIELDS, ALWAYS_WRITTEN["inputs[]"]) for i in m.inputs]
     data["outputs"] = _model_data(m.outputs, OUTPUT_FIELDS, ALWAYS_WRITTEN["outputs"])
-    data["capabilities"] = _model_data(m.capabilities, CAPABILITY_FIELDS, ALWAYS_WRITTEN["capabilities"])
+    data["capabilities"] = _model_data(
+        m.capabilities, CAPABILITY_FIELDS, ALWAYS_WRITTEN["capabilities"]
+    )
     data["runtime"] = _model_data(m.runtime, RUNTIME_FIELDS, ALWAYS_WRITTEN["runtime"])
     if "external_auth" in data or m.external_auth:
         data["external_auth"] = list(m.external_auth)
@@ -265,11 +269,17 @@ def table_disagreements() -> list[str]:
         for key in table.keys() & declared.keys():
             f, info = table[key], declared[key]
             if info.annotation != _expected_annotation(f):
-                problems.append(f"{f.path}: the model says {info.annotation}, the table {_expected_annotation(f)}")
+                problems.append(
+                    f"{f.path}: the model says {info.annotation}, the table {_expected_annotation(f)}"
+                )
             if _model_default(info) != _table_default(f):
-                problems.append(f"{f.path}: default {_model_default(info)!r} in the model, {f.default!r} in the table")
+                problems.append(
+                    f"{f.path}: default {_model_default(info)!r} in the model, {f.default!r} in the table"
+                )
             if (info.description or "") != f.doc:
                 problems.append(f"{f.path}: the model's doc is not the table's")
             if f.closed != (getattr(info.annotation, "__origin__", None) is Literal):
-                problems.append(f"{f.path}: closed={f.closed} but the model's type is {info.annotation}")
+                problems.append(
+                    f"{f.path}: closed={f.closed} but the model's type is {info.annotation}"
+                )
     return sorted(problems)

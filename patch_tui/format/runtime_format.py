@@ -88,9 +88,7 @@ def find_markers(lines: list[str]) -> tuple[int | None, int | None]:
     start = next((i for i, line in enumerate(lines) if line.strip(_JS_WS) == MARKER), None)
     if start is None:
         return None, None
-    end = next(
-        (i for i in range(start + 1, len(lines)) if lines[i].strip(_JS_WS) == MARKER), None
-    )
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].strip(_JS_WS) == MARKER), None)
     return start, end
 
 
@@ -174,7 +172,15 @@ class _Check:
             return False
         return True
 
-    def string(self, path: tuple[str | int, ...], value: Any, *, min1: bool = False, regex: re.Pattern[str] | None = None, regex_msg: str = "Invalid") -> Any:
+    def string(
+        self,
+        path: tuple[str | int, ...],
+        value: Any,
+        *,
+        min1: bool = False,
+        regex: re.Pattern[str] | None = None,
+        regex_msg: str = "Invalid",
+    ) -> Any:
         if not self.typed(path, value, "string"):
             return _MISSING
         ok = True
@@ -191,7 +197,13 @@ class _Check:
             return default
         return value if self.typed(path, value, "boolean") else _MISSING
 
-    def enum(self, path: tuple[str | int, ...], value: Any, options: tuple[str, ...], default: str | None = None) -> Any:
+    def enum(
+        self,
+        path: tuple[str | int, ...],
+        value: Any,
+        options: tuple[str, ...],
+        default: str | None = None,
+    ) -> Any:
         if value is _MISSING and default is not None:
             return default
         if value is _MISSING:
@@ -235,7 +247,10 @@ def validate(data: Any) -> tuple[dict[str, Any] | None, list[Issue]]:
         regex_msg="Tool name must be snake_case starting with a lowercase letter.",
     )
     out["version"] = c.string(
-        ("version",), _get(data, "version"), regex=VERSION_RE, regex_msg="Version must be semver (x.y.z)."
+        ("version",),
+        _get(data, "version"),
+        regex=VERSION_RE,
+        regex_msg="Version must be semver (x.y.z).",
     )
     out["description"] = c.string(("description",), _get(data, "description"), min1=True)
     inputs = _get(data, "inputs")
@@ -303,7 +318,9 @@ def _capabilities(c: _Check, value: Any) -> Any:
     p = ("capabilities",)
     out = {
         "network": c.boolean((*p, "network"), _get(value, "network"), False),
-        "filesystem": c.enum((*p, "filesystem"), _get(value, "filesystem"), FILESYSTEM_MODES, "none"),
+        "filesystem": c.enum(
+            (*p, "filesystem"), _get(value, "filesystem"), FILESYSTEM_MODES, "none"
+        ),
         "human_confirm": c.boolean((*p, "human_confirm"), _get(value, "human_confirm"), False),
         "browser": c.boolean((*p, "browser"), _get(value, "browser"), False),
     }
@@ -325,7 +342,9 @@ def _runtime(c: _Check, value: Any) -> Any:
     packages = _get(value, "packages")
     out: dict[str, Any] = {
         "language": "python",
-        "python_version": "3.12" if version is _MISSING else c.string((*p, "python_version"), version),
+        "python_version": "3.12"
+        if version is _MISSING
+        else c.string((*p, "python_version"), version),
     }
     if packages is _MISSING:
         out["packages"] = []
@@ -352,12 +371,21 @@ def input_schema(manifest: dict[str, Any]) -> dict[str, Any]:
         properties[inp["name"]] = prop
         if inp["required"]:
             required.append(inp["name"])
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
 
 
 def tool_descriptor(manifest: dict[str, Any]) -> dict[str, Any]:
     """One entry of the runtime's tools/list for a tool."""
-    return {"name": manifest["name"], "description": manifest["description"], "inputSchema": input_schema(manifest)}
+    return {
+        "name": manifest["name"],
+        "description": manifest["description"],
+        "inputSchema": input_schema(manifest),
+    }
 
 
 # --- writing ---------------------------------------------------------------------------------

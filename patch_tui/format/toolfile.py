@@ -268,7 +268,11 @@ def parse_bytes(raw: bytes, path: str | None = None) -> ToolFile:
     if b"\x00" in raw:
         tf = ToolFile(text="", path=path)
         tf.problems.append(
-            ParseProblem(ProblemCode.MARKERS, "the file holds NUL bytes: it is binary, not a tool file", Span(1, 1, 1, 2))
+            ParseProblem(
+                ProblemCode.MARKERS,
+                "the file holds NUL bytes: it is binary, not a tool file",
+                Span(1, 1, 1, 2),
+            )
         )
         return tf
     try:
@@ -377,7 +381,9 @@ def parse(text: str, path: str | None = None, *, bom: bool = False) -> ToolFile:
             span = Span(line, col, end_line, max(end_col, col + 1) if end_line == line else end_col)
         else:
             span = tf.frontmatter_span()
-        tf.problems.append(ParseProblem(ProblemCode.YAML, f"invalid YAML in the frontmatter: {exc.message}", span))
+        tf.problems.append(
+            ParseProblem(ProblemCode.YAML, f"invalid YAML in the frontmatter: {exc.message}", span)
+        )
         return tf
     tf.data, tf.nodes, tf.anchors = loaded.data, loaded.nodes, loaded.anchors
     tf.tags = loaded.tags

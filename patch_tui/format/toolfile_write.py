@@ -66,8 +66,14 @@ def with_frontmatter(tf: ToolFile, data: Any) -> str:
         return head + fm + tail
     lines = tf.lines
     keep = 0
-    while keep < len(lines) and keep < 2 and (
-        lines[keep].startswith("#!") or "coding" in lines[keep][:40] and lines[keep].startswith("#")
+    while (
+        keep < len(lines)
+        and keep < 2
+        and (
+            lines[keep].startswith("#!")
+            or "coding" in lines[keep][:40]
+            and lines[keep].startswith("#")
+        )
     ):
         keep += 1
     head = "".join(lines[:keep])
@@ -78,7 +84,15 @@ def with_frontmatter(tf: ToolFile, data: Any) -> str:
 
 def serialize(manifest: Manifest, body: str, *, newline: str = "\n", preamble: str = "") -> str:
     """A whole tool file for a manifest and a body."""
-    return preamble + MARKER + newline + render_frontmatter(manifest.to_data(), newline) + MARKER + newline + body
+    return (
+        preamble
+        + MARKER
+        + newline
+        + render_frontmatter(manifest.to_data(), newline)
+        + MARKER
+        + newline
+        + body
+    )
 
 
 def yaml_comment_lines(tf: ToolFile) -> list[int]:

@@ -203,7 +203,9 @@ def _tagged_scalar(event: Any) -> Any:
         "float": not empty and resolves_float(raw),
     }[name]
     if not resolved:
-        raise _tag_error(f"{raw!r} is not a valid {_shown(event.tag)}: the runtime refuses it", event)
+        raise _tag_error(
+            f"{raw!r} is not a valid {_shown(event.tag)}: the runtime refuses it", event
+        )
     value = construct_plain(raw)
     if name == "float" and isinstance(value, int) and not isinstance(value, bool):
         return float(value)  # `!!float 1`: a number either way to the runtime (JavaScript)
@@ -275,13 +277,28 @@ def load(text: str) -> Loaded:
                 container: Any = {} if kind is _MappingStart else []
                 path = _child_path(stack)
                 stack.append(
-                    [container, path, None, None, None, event.start_mark, event.anchor, 1,
-                     not event.flow_style]
+                    [
+                        container,
+                        path,
+                        None,
+                        None,
+                        None,
+                        event.start_mark,
+                        event.anchor,
+                        1,
+                        not event.flow_style,
+                    ]
                 )
                 continue
             elif kind is _MappingEnd or kind is _SequenceEnd:
                 frame = stack.pop()
-                value, start, end, plain, raw = frame[0], _pos(frame[5]), _pos(event.end_mark), False, None
+                value, start, end, plain, raw = (
+                    frame[0],
+                    _pos(frame[5]),
+                    _pos(event.end_mark),
+                    False,
+                    None,
+                )
                 anchor, size = frame[6], frame[7]
             elif kind is yaml.AliasEvent:
                 if event.anchor not in anchored:
@@ -294,7 +311,8 @@ def load(text: str) -> Loaded:
                 expanded += size
                 if expanded > MAX_EVENTS:
                     raise YamlError(
-                        f"aliases expand to more than {MAX_EVENTS} YAML nodes", _pos(event.start_mark)
+                        f"aliases expand to more than {MAX_EVENTS} YAML nodes",
+                        _pos(event.start_mark),
                     )
                 anchor_marks.append(_pos(event.start_mark))
                 sm, em = event.start_mark, event.end_mark
@@ -336,7 +354,11 @@ def load(text: str) -> Loaded:
                     # This scalar is a key.
                     if not isinstance(value, str | int | float | bool) and value is not None:
                         raise YamlError("a mapping key must be a plain word", start, end)
-                    key = value if isinstance(value, str) else ("" if value is None else str(raw if raw is not None else value))
+                    key = (
+                        value
+                        if isinstance(value, str)
+                        else ("" if value is None else str(raw if raw is not None else value))
+                    )
                     if key in container:
                         raise YamlError(f"duplicate key {key!r}: keep only one", start, end)
                     parent[2], parent[3], parent[4] = key, start, end

@@ -55,12 +55,18 @@ def _translate(exc: BaseException, model: str, base_url: str | None) -> Generate
         )
     if isinstance(exc, anthropic.RateLimitError):
         seconds = _retry_after(exc.response.headers)
-        when = f"try again in {seconds:g} seconds" if seconds is not None else "try again in a minute"
-        return GenerateError("rate_limit", f"Claude's rate limit was reached (429): {when}.", retry_after=seconds)
+        when = (
+            f"try again in {seconds:g} seconds" if seconds is not None else "try again in a minute"
+        )
+        return GenerateError(
+            "rate_limit", f"Claude's rate limit was reached (429): {when}.", retry_after=seconds
+        )
     if isinstance(exc, anthropic.APIStatusError) and (
         isinstance(exc, anthropic.OverloadedError) or exc.type == "overloaded_error"
     ):
-        return GenerateError("overloaded", "Claude is overloaded right now (529): try again in a minute.")
+        return GenerateError(
+            "overloaded", "Claude is overloaded right now (529): try again in a minute."
+        )
     if isinstance(exc, anthropic.NotFoundError) or (
         isinstance(exc, anthropic.APIStatusError) and exc.type == "not_found_error"
     ):
@@ -71,9 +77,13 @@ def _translate(exc: BaseException, model: str, base_url: str | None) -> Generate
         )
     if isinstance(exc, anthropic.APIStatusError):
         detail = exc.api_message or exc.message
-        return GenerateError("api", f"Claude's API answered {exc.status_code}: {_one_line(detail)}.")
+        return GenerateError(
+            "api", f"Claude's API answered {exc.status_code}: {_one_line(detail)}."
+        )
     if isinstance(exc, anthropic.APITimeoutError):
-        return GenerateError("connection", f"Claude's API at {where} did not answer in time: try again.")
+        return GenerateError(
+            "connection", f"Claude's API at {where} did not answer in time: try again."
+        )
     if isinstance(exc, anthropic.APIConnectionError):
         cause = _one_line(str(exc.__cause__ or exc)).rstrip(".")
         return GenerateError(
@@ -126,5 +136,9 @@ async def _stream_round(
         cache_creation_input_tokens=u.cache_creation_input_tokens or 0,
         cache_read_input_tokens=u.cache_read_input_tokens or 0,
     )
-    text = "".join(b.text for b in final.content if getattr(b, "type", None) == "text") or "".join(chunks)
-    return _Answer(text=text, model=final.model or model, usage=usage, stop_reason=final.stop_reason)
+    text = "".join(b.text for b in final.content if getattr(b, "type", None) == "text") or "".join(
+        chunks
+    )
+    return _Answer(
+        text=text, model=final.model or model, usage=usage, stop_reason=final.stop_reason
+    )

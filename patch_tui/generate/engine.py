@@ -162,7 +162,9 @@ def extract_tool(answer: str) -> str:
     one holding the frontmatter, else the longest), without prose around the file."""
     blocks = [m.group(2) for m in _FENCE_RE.finditer(answer)]
     if blocks:
-        with_marker = [b for b in blocks if any(ln.strip() == toolfile.MARKER for ln in b.splitlines())]
+        with_marker = [
+            b for b in blocks if any(ln.strip() == toolfile.MARKER for ln in b.splitlines())
+        ]
         text = max(with_marker or blocks, key=len)
     else:
         text = answer
@@ -229,7 +231,9 @@ def check(text: str) -> list[Diagnostic]:
         message, line, column = problem
         already = any(d.severity == "error" and d.line == line for d in diagnostics)
         if not already:
-            diagnostics.append(Diagnostic("E999", "error", message, Span(line, column, line, column + 1)))
+            diagnostics.append(
+                Diagnostic("E999", "error", message, Span(line, column, line, column + 1))
+            )
             diagnostics.sort(key=lambda d: (d.line, d.column, d.code))
     return diagnostics
 
@@ -404,7 +408,9 @@ async def generate(
         if isinstance(name, str) and NAME_RE.match(name) and name in taken:
             new_name = free_name(name, taken)
             notes.append(f"A tool named {name} already exists, so this one is named {new_name}.")
-        return stamp(text, model_id=model_id, when=when, version=NEW_TOOL_VERSION, name=new_name), notes
+        return stamp(
+            text, model_id=model_id, when=when, version=NEW_TOOL_VERSION, name=new_name
+        ), notes
 
     return await _run(
         _new_tool_request(prompt, name_hint, sorted(taken)),
@@ -507,4 +513,3 @@ def save_new(
     except OSError as exc:
         raise GenerateError("invalid", f"Cannot write {path}: {exc.strerror or exc}.") from None
     return path
-

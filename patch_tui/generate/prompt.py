@@ -78,7 +78,9 @@ def _new_tool_request(prompt: str, name_hint: str | None, taken: Sequence[str]) 
         lines.append(f"Name the tool `{name_hint.strip()}`.")
     if taken:
         shown = sorted(taken)[:MAX_TAKEN_NAMES_IN_PROMPT]
-        lines.append("These tool names are already taken; choose a different name: " + ", ".join(shown) + ".")
+        lines.append(
+            "These tool names are already taken; choose a different name: " + ", ".join(shown) + "."
+        )
     lines.append("Answer with the complete tool file only.")
     return "\n".join(lines)
 

@@ -129,7 +129,16 @@ Event = RoundStarted | TextDelta | RoundChecked | UsageReported | Notice | Finis
 EventHandler = Callable[[Event], Awaitable[None] | None]
 
 ErrorKind = Literal[
-    "no_key", "auth", "rate_limit", "overloaded", "connection", "dropped", "model", "api", "exists", "invalid"
+    "no_key",
+    "auth",
+    "rate_limit",
+    "overloaded",
+    "connection",
+    "dropped",
+    "model",
+    "api",
+    "exists",
+    "invalid",
 ]
 
 
@@ -183,7 +192,9 @@ def diff_tool(old: str, new: str, label: str = "tool") -> ToolDiff:
         a = [x if x.endswith(("\n", "\r")) else x + "\n" for x in a]
         b = [x if x.endswith(("\n", "\r")) else x + "\n" for x in b]
         return "".join(
-            difflib.unified_diff(a, b, fromfile=f"{label} ({part}, current)", tofile=f"{label} ({part}, new)")
+            difflib.unified_diff(
+                a, b, fromfile=f"{label} ({part}, current)", tofile=f"{label} ({part}, new)"
+            )
         )
 
     return ToolDiff(udiff(old_fm, new_fm, "manifest"), udiff(old_body, new_body, "body"))

@@ -38,7 +38,9 @@ class Format:
 
 
 FORMATS: dict[str, Format] = {
-    module.FORMAT: Format(module.FORMAT, FORMAT_TITLES[module.FORMAT], module.export, module.import_definition)
+    module.FORMAT: Format(
+        module.FORMAT, FORMAT_TITLES[module.FORMAT], module.export, module.import_definition
+    )
     for module in (arcade, otc, mcp, shinkai)
 }
 
@@ -79,7 +81,9 @@ def split_definitions(data: Any, fmt: str) -> list[Any]:
         return data
     if isinstance(data, dict):
         return [data]
-    raise DefinitionError(f"expected a {FORMAT_TITLES.get(fmt, fmt)} definition (a JSON object) or a list of them")
+    raise DefinitionError(
+        f"expected a {FORMAT_TITLES.get(fmt, fmt)} definition (a JSON object) or a list of them"
+    )
 
 
 def _reject_constant(name: str) -> Any:
@@ -93,7 +97,9 @@ def load_definitions(raw: bytes, fmt: str) -> list[Any]:
     except UnicodeDecodeError:
         raise DefinitionError("not UTF-8 text, so not a JSON definition") from None
     except json.JSONDecodeError as exc:
-        raise DefinitionError(f"not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        raise DefinitionError(
+            f"not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
+        ) from None
     except RecursionError:
         raise DefinitionError("the JSON is nested too deeply") from None
     definitions = split_definitions(data, fmt)
@@ -148,7 +154,10 @@ def import_all(definitions: list[Any], fmt: str) -> list[Imported]:
         if new != item.name:
             tf = toolfile.parse(item.text)
             item.text = toolfile.with_frontmatter(tf, {**tf.data, "name": new})
-            item.report.add("name", f"renamed to `{new}`: another definition in the file has the name `{item.name}`")
+            item.report.add(
+                "name",
+                f"renamed to `{new}`: another definition in the file has the name `{item.name}`",
+            )
             item.report.tool = item.name = new
     return out
 
@@ -165,7 +174,8 @@ def definition_json(value: Any) -> str:
         return text
     return "".join(
         json.dumps(c)[1:-1]
-        if c != "\n" and (unicodedata.category(c) in _UNSAFE_CATEGORIES or hidden_kind(c) is not None)
+        if c != "\n"
+        and (unicodedata.category(c) in _UNSAFE_CATEGORIES or hidden_kind(c) is not None)
         else c
         for c in text
     )

@@ -60,12 +60,16 @@ def schema() -> dict[str, Any]:
     return json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
 
 
-def _value_schema(type_: str, item: str | None, *, where: str, report: LossReport, missing_item: str) -> dict[str, Any]:
+def _value_schema(
+    type_: str, item: str | None, *, where: str, report: LossReport, missing_item: str
+) -> dict[str, Any]:
     if type_ != "array":
         return {"val_type": VAL_TYPES[type_]}
     if item is None:
         if where == "outputs":  # an input's missing items are reported with the common losses
-            report.add(f"{where}.items", f"no item type: exported as an array of {VAL_TYPES[missing_item]}")
+            report.add(
+                f"{where}.items", f"no item type: exported as an array of {VAL_TYPES[missing_item]}"
+            )
         item = missing_item
     elif item == "array":
         report.add(f"{where}.items", "Arcade has no arrays of arrays: exported as an array of json")
@@ -103,7 +107,11 @@ def export(manifest: Manifest, *, toolkit: str | None = None) -> tuple[dict[str,
         output["description"] = out.description
     if out.type != "null":
         output["value_schema"] = _value_schema(
-            out.type, output_item_type(manifest), where="outputs", report=report, missing_item="object"
+            out.type,
+            output_item_type(manifest),
+            where="outputs",
+            report=report,
+            missing_item="object",
         )
     definition: dict[str, Any] = {
         "name": tool,
@@ -116,7 +124,11 @@ def export(manifest: Manifest, *, toolkit: str | None = None) -> tuple[dict[str,
     if providers:
         (pid, scopes), *rest = providers.items()
         definition["requirements"] = {
-            "authorization": {"provider_id": pid, "provider_type": "oauth2", "oauth2": {"scopes": scopes}}
+            "authorization": {
+                "provider_id": pid,
+                "provider_type": "oauth2",
+                "oauth2": {"scopes": scopes},
+            }
         }
         for other, other_scopes in rest:
             report.add(
@@ -133,7 +145,16 @@ def export(manifest: Manifest, *, toolkit: str | None = None) -> tuple[dict[str,
     return definition, report
 
 
-_KNOWN = {"$schema", "name", "fully_qualified_name", "description", "toolkit", "input", "output", "requirements"}
+_KNOWN = {
+    "$schema",
+    "name",
+    "fully_qualified_name",
+    "description",
+    "toolkit",
+    "input",
+    "output",
+    "requirements",
+}
 
 
 def import_definition(definition: Any) -> tuple[str, LossReport]:
@@ -146,11 +167,16 @@ def import_definition(definition: Any) -> tuple[str, LossReport]:
     kit: dict[str, Any] = raw_kit if isinstance(raw_kit, dict) else {}
     kit_name = kit.get("name") or (qualified[0] if qualified else None)
     if kit_name:
-        report.add("toolkit", f"the toolkit `{kit_name}` is not kept (Patch tools have no toolkit): export with --toolkit {kit_name}")
+        report.add(
+            "toolkit",
+            f"the toolkit `{kit_name}` is not kept (Patch tools have no toolkit): export with --toolkit {kit_name}",
+        )
     if kit.get("description"):
         report.add("toolkit.description", "the toolkit's description is not kept")
     version_raw = qualified[2] if qualified else kit.get("version")
-    version = import_version(version_raw, "fully_qualified_name" if qualified else "toolkit.version", report)
+    version = import_version(
+        version_raw, "fully_qualified_name" if qualified else "toolkit.version", report
+    )
 
     inp_section = d.get("input")
     if not isinstance(inp_section, dict) or not isinstance(inp_section.get("parameters"), list):
@@ -178,7 +204,9 @@ def import_definition(definition: Any) -> tuple[str, LossReport]:
 def _types(vs: Any, where: str, report: LossReport) -> tuple[str, str | None, list[Any]]:
     """(Patch type, item type, enum) from a value_schema."""
     if not isinstance(vs, dict) or vs.get("val_type") not in (*PATCH_TYPES, "array"):
-        raise DefinitionError(f"`{where}.value_schema.val_type` must be one of string, integer, number, boolean, json, array")
+        raise DefinitionError(
+            f"`{where}.value_schema.val_type` must be one of string, integer, number, boolean, json, array"
+        )
     type_ = PATCH_TYPES[vs["val_type"]]
     item = None
     if type_ == "array":
@@ -186,9 +214,13 @@ def _types(vs: Any, where: str, report: LossReport) -> tuple[str, str | None, li
         if inner in PATCH_TYPES:
             item = PATCH_TYPES[inner]
         else:
-            report.add(f"{where}.value_schema.inner_val_type", "no inner type: items imported as string")
+            report.add(
+                f"{where}.value_schema.inner_val_type", "no inner type: items imported as string"
+            )
             item = "string"
-    report_unknown_keys(vs, {"val_type", "inner_val_type", "enum"}, report, f"{where}.value_schema.")
+    report_unknown_keys(
+        vs, {"val_type", "inner_val_type", "enum"}, report, f"{where}.value_schema."
+    )
     enum = vs.get("enum")
     return type_, item, enum if isinstance(enum, list) else []
 
@@ -199,15 +231,26 @@ def _input(p: Any, *, where: str, report: LossReport, taken: set[str]) -> dict[s
     raw = p["name"]
     name = unique(input_name(raw), taken)
     if name != raw:
-        report.add(where, f"renamed `{raw}` to `{name}` (a Patch input is a snake_case Python name): callers send `{name}`")
+        report.add(
+            where,
+            f"renamed `{raw}` to `{name}` (a Patch input is a snake_case Python name): callers send `{name}`",
+        )
     type_, item, enum = _types(p.get("value_schema"), where, report)
     description = one_line(p.get("description"))
     if enum:
         description = with_enum(description, enum)
-        report.add(f"{where}.value_schema.enum", "the allowed values are kept only in the description, not enforced")
+        report.add(
+            f"{where}.value_schema.enum",
+            "the allowed values are kept only in the description, not enforced",
+        )
     if p.get("inferrable") is False:
-        report.add(f"{where}.inferrable", "Patch has no place for inferrable: false (the model may fill it in)")
-    report_unknown_keys(p, {"name", "required", "description", "value_schema", "inferrable"}, report, f"{where}.")
+        report.add(
+            f"{where}.inferrable",
+            "Patch has no place for inferrable: false (the model may fill it in)",
+        )
+    report_unknown_keys(
+        p, {"name", "required", "description", "value_schema", "inferrable"}, report, f"{where}."
+    )
     data: dict[str, Any] = {"name": name, "type": type_, "description": description}
     if p.get("required") is False:
         data["required"] = False
@@ -225,7 +268,10 @@ def _outputs(output: Any, report: LossReport) -> dict[str, Any]:
     modes = output.get("available_modes") or []
     for mode in modes:
         if mode == "artifact":
-            report.add("output.available_modes", "the artifact mode has no place in Patch (a tool prints one JSON value)")
+            report.add(
+                "output.available_modes",
+                "the artifact mode has no place in Patch (a tool prints one JSON value)",
+            )
     vs = output.get("value_schema")
     data: dict[str, Any]
     if vs is None:
@@ -241,7 +287,9 @@ def _outputs(output: Any, report: LossReport) -> dict[str, Any]:
             report.add("output.value_schema.enum", "Patch outputs have no allowed values: not kept")
     if output.get("description"):
         data["description"] = one_line(output["description"])
-    report_unknown_keys(output, {"available_modes", "description", "value_schema"}, report, "output.")
+    report_unknown_keys(
+        output, {"available_modes", "description", "value_schema"}, report, "output."
+    )
     return data
 
 
@@ -255,14 +303,22 @@ def _requirements(req: Any, report: LossReport) -> tuple[list[str], bool]:
     if isinstance(auth, dict):
         provider = auth.get("provider_id") or auth.get("id")
         if auth.get("provider_type", "oauth2") != "oauth2":
-            report.add("requirements.authorization.provider_type", f"`{auth.get('provider_type')}`: Patch only has OAuth 2 scopes")
+            report.add(
+                "requirements.authorization.provider_type",
+                f"`{auth.get('provider_type')}`: Patch only has OAuth 2 scopes",
+            )
         if auth.get("id") and auth.get("provider_id"):
             report.add("requirements.authorization.id", "a private provider id is not kept")
         raw_oauth2 = auth.get("oauth2")
         oauth2: dict[str, Any] = raw_oauth2 if isinstance(raw_oauth2, dict) else {}
-        labels = labels_from_scopes(provider, oauth2.get("scopes"), where="requirements.authorization", report=report)
+        labels = labels_from_scopes(
+            provider, oauth2.get("scopes"), where="requirements.authorization", report=report
+        )
     elif auth == "token":
-        report.add("requirements.authorization", "token authorization has no place in Patch (only OAuth scopes)")
+        report.add(
+            "requirements.authorization",
+            "token authorization has no place in Patch (only OAuth scopes)",
+        )
     secrets = req.get("secrets") or []
     for i, secret in enumerate(secrets if isinstance(secrets, list) else []):
         key = secret.get("key_id") if isinstance(secret, dict) else secret

@@ -201,7 +201,9 @@ def with_enum(description: str, values: list[Any]) -> str:
 
 def require_mapping(definition: Any, what: str) -> dict[str, Any]:
     if not isinstance(definition, dict):
-        raise DefinitionError(f"a {what} definition must be a JSON object, not {type(definition).__name__}")
+        raise DefinitionError(
+            f"a {what} definition must be a JSON object, not {type(definition).__name__}"
+        )
     return definition
 
 
@@ -212,7 +214,9 @@ def require_str(definition: dict[str, Any], key: str, what: str) -> str:
     return value
 
 
-def report_unknown_keys(definition: dict[str, Any], known: set[str], report: LossReport, prefix: str = "") -> None:
+def report_unknown_keys(
+    definition: dict[str, Any], known: set[str], report: LossReport, prefix: str = ""
+) -> None:
     for key in definition:
         if key not in known:
             report.add(f"{prefix}{key}", f"`{key}` has no place in a Patch tool (not kept)")

@@ -69,7 +69,10 @@ def export(manifest: Manifest, *, toolkit: str | None = None) -> tuple[dict[str,
         definition["outputSchema"] = output
     else:
         if out.type != "string":
-            report.add("outputs.type", f"MCP declares only object outputs: a {out.type} result is not described (imports back as string)")
+            report.add(
+                "outputs.type",
+                f"MCP declares only object outputs: a {out.type} result is not described (imports back as string)",
+            )
         if out.description:
             report.add("outputs.description", "MCP describes only object outputs: not exported")
         if out.type == "array" and out.items is not None:
@@ -81,7 +84,9 @@ def export(manifest: Manifest, *, toolkit: str | None = None) -> tuple[dict[str,
             "capabilities.human_confirm",
             "filesystem read-write shows as destructiveHint, which imports back as human_confirm: true",
         )
-    report_unportable(manifest, report, keeps_external_auth=False, keeps_version=False, keeps_human_confirm=True)
+    report_unportable(
+        manifest, report, keeps_external_auth=False, keeps_version=False, keeps_human_confirm=True
+    )
     return definition, report
 
 

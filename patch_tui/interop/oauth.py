@@ -19,7 +19,12 @@ OAUTH_PROVIDER: dict[str, str] = {
     "github": "github",
     "linear": "linear",
 }
-PROVIDER_TITLES: dict[str, str] = {"google": "Google", "slack": "Slack", "github": "GitHub", "linear": "Linear"}
+PROVIDER_TITLES: dict[str, str] = {
+    "google": "Google",
+    "slack": "Slack",
+    "github": "GitHub",
+    "linear": "Linear",
+}
 _GOOGLE = "https://www.googleapis.com/auth/"
 # Patch scope labels <-> real OAuth scopes, both ways (a bijection: keep it one).
 KNOWN_SCOPES: dict[str, tuple[str, str]] = {
@@ -92,10 +97,16 @@ def labels_from_scopes(provider: Any, scopes: Any, *, where: str, report: LossRe
     reported."""
     pid = provider_id(provider)
     if pid is None:
-        report.add(where, f"provider `{provider}` is not one Patch supports (gmail, google_calendar, slack, github, linear): not kept")
+        report.add(
+            where,
+            f"provider `{provider}` is not one Patch supports (gmail, google_calendar, slack, github, linear): not kept",
+        )
         return []
     if not isinstance(scopes, list) or not scopes:
-        report.add(where, f"provider `{provider}` without scopes: Patch needs provider.scope labels, not kept")
+        report.add(
+            where,
+            f"provider `{provider}` without scopes: Patch needs provider.scope labels, not kept",
+        )
         return []
     labels: list[str] = []
     for scope in scopes:
@@ -113,8 +124,12 @@ def _label_for(pid: str, scope: str) -> str | None:
     if pid == "google":
         for prefix, patch_provider in (("gmail.", "gmail"), ("calendar.", "google_calendar")):
             rest = scope.removeprefix(_GOOGLE)
-            if rest != scope and rest.startswith(prefix) and _SCOPE_PART_RE.match(rest[len(prefix):]):
-                return f"{patch_provider}.{rest[len(prefix):]}"
+            if (
+                rest != scope
+                and rest.startswith(prefix)
+                and _SCOPE_PART_RE.match(rest[len(prefix) :])
+            ):
+                return f"{patch_provider}.{rest[len(prefix) :]}"
         return None
     if _SCOPE_PART_RE.match(scope):
         return f"{pid}.{scope}"

@@ -45,7 +45,9 @@ def export(manifest: Manifest, *, toolkit: str | None = None) -> tuple[dict[str,
     tool = to_pascal(manifest.name)
     name = f"{kit}_{tool}"
     if len(name) > NAME_MAX:
-        report.add("name", f"`{name}` is longer than spec 1.0's 64 characters: cut to {name[:NAME_MAX]}")
+        report.add(
+            "name", f"`{name}` is longer than spec 1.0's 64 characters: cut to {name[:NAME_MAX]}"
+        )
         name = name[:NAME_MAX]
     parameters = (
         object_schema(manifest, descriptions=True, required_always=True)
@@ -61,11 +63,16 @@ def export(manifest: Manifest, *, toolkit: str | None = None) -> tuple[dict[str,
         "output_schema": output_schema(manifest),
     }
     if manifest.outputs.type == "null" and manifest.outputs.description:
-        report.add("outputs.description", "output_schema is null for a tool returning nothing: the description has no place")
+        report.add(
+            "outputs.description",
+            "output_schema is null for a tool returning nothing: the description has no place",
+        )
     providers = oauth_requirements(manifest)
     if providers:
         definition["requirements"] = {
-            "authorization": [{"id": pid, "oauth2": {"scopes": scopes}} for pid, scopes in providers.items()],
+            "authorization": [
+                {"id": pid, "oauth2": {"scopes": scopes}} for pid, scopes in providers.items()
+            ],
             "user_id": True,
         }
     report_unportable(
@@ -89,23 +96,35 @@ def import_definition(definition: Any) -> tuple[str, LossReport]:
     if qualified:
         kit, tool, id_version = qualified
         name = patch_name(tool)
-        report.add("id", f"the toolkit `{kit}` is not kept (Patch tools have no toolkit): export with --toolkit {kit}")
+        report.add(
+            "id",
+            f"the toolkit `{kit}` is not kept (Patch tools have no toolkit): export with --toolkit {kit}",
+        )
         if raw_name != f"{kit}_{tool}":
-            report.add("name", f"`{raw_name}` is not kept: the tool is named from the id; export writes `{kit}_{tool}`")
+            report.add(
+                "name",
+                f"`{raw_name}` is not kept: the tool is named from the id; export writes `{kit}_{tool}`",
+            )
     else:
         name = patch_name(raw_name)
         if "id" in d:
             report.add("id", f"`{d['id']}` is not Toolkit.Name@x.y.z: not kept")
     version_raw = d.get("version", id_version)
     if id_version is not None and version_raw != id_version:
-        report.add("id", f"the id's version {id_version} differs from version {version_raw}: version wins")
+        report.add(
+            "id", f"the id's version {id_version} differs from version {version_raw}: version wins"
+        )
     version = import_version(version_raw, "version", report)
 
     input_schema = d.get("input_schema")
     if not isinstance(input_schema, dict) or "parameters" not in input_schema:
-        raise DefinitionError("a spec 1.0 definition needs `input_schema.parameters` (a JSON Schema object)")
+        raise DefinitionError(
+            "a spec 1.0 definition needs `input_schema.parameters` (a JSON Schema object)"
+        )
     report_unknown_keys(input_schema, {"parameters"}, report, "input_schema.")
-    inputs = inputs_from_object_schema(input_schema["parameters"], where="input_schema.parameters", report=report)
+    inputs = inputs_from_object_schema(
+        input_schema["parameters"], where="input_schema.parameters", report=report
+    )
     if "output_schema" in d:
         outputs = outputs_from_schema(d["output_schema"], where="output_schema", report=report)
     else:
@@ -142,10 +161,15 @@ def _requirements(req: Any, report: LossReport) -> tuple[list[str], bool]:
             raise DefinitionError(f"`{where}` must be a JSON object")
         oauth2 = auth.get("oauth2")
         if not isinstance(oauth2, dict):
-            report.add(where, f"`{auth.get('id')}` without oauth2 scopes: Patch only has OAuth scopes, not kept")
+            report.add(
+                where,
+                f"`{auth.get('id')}` without oauth2 scopes: Patch only has OAuth scopes, not kept",
+            )
             continue
         report_unknown_keys(oauth2, {"scopes"}, report, f"{where}.oauth2.")
-        for label in labels_from_scopes(auth.get("id"), oauth2.get("scopes"), where=where, report=report):
+        for label in labels_from_scopes(
+            auth.get("id"), oauth2.get("scopes"), where=where, report=report
+        ):
             if label not in labels:
                 labels.append(label)
     secrets = req.get("secrets") or []
@@ -161,6 +185,9 @@ def _requirements(req: Any, report: LossReport) -> tuple[list[str], bool]:
     if user_id and not labels:
         report.add("requirements.user_id", "a user id without authorization has no place in Patch")
     elif labels and not user_id:
-        report.add("requirements.user_id", "not set, but Patch external_auth always acts for a user: export writes user_id: true")
+        report.add(
+            "requirements.user_id",
+            "not set, but Patch external_auth always acts for a user: export writes user_id: true",
+        )
     report_unknown_keys(req, {"authorization", "secrets", "user_id"}, report, "requirements.")
     return labels, bool(auths) or bool(secrets)

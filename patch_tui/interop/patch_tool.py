@@ -41,36 +41,63 @@ def report_unportable(
         elif inp.type != "array" and inp.items is not None:
             report.add(f"inputs.{inp.name}.items", f"items on a {inp.type} input: not exported")
         if inp.tainted_ok:
-            report.add(f"inputs.{inp.name}.tainted_ok", "no place for tainted_ok: the input will be treated as not accepting untrusted content")
+            report.add(
+                f"inputs.{inp.name}.tainted_ok",
+                "no place for tainted_ok: the input will be treated as not accepting untrusted content",
+            )
         if not keeps_defaults and inp.has_default:
-            report.add(f"inputs.{inp.name}.default", f"no place for a default (`{json.dumps(inp.default)}`)")
+            report.add(
+                f"inputs.{inp.name}.default",
+                f"no place for a default (`{json.dumps(inp.default)}`)",
+            )
     out = manifest.outputs
     if out.type != "array" and out.items is not None:
         report.add("outputs.items", f"items on a {out.type} output: not exported")
     caps = manifest.capabilities
     if infer_network is not None and caps.network != infer_network:
         shown = f" ({where_network})" if where_network else ""
-        report.add("capabilities.network", f"no place for network: {str(caps.network).lower()}{shown}")
+        report.add(
+            "capabilities.network", f"no place for network: {str(caps.network).lower()}{shown}"
+        )
     if caps.filesystem != "none":
         report.add("capabilities.filesystem", f"no place for filesystem: {caps.filesystem}")
     if caps.human_confirm and not keeps_human_confirm:
-        report.add("capabilities.human_confirm", "no place for human_confirm: the other side will not ask a person before running it")
+        report.add(
+            "capabilities.human_confirm",
+            "no place for human_confirm: the other side will not ask a person before running it",
+        )
     if caps.browser:
         report.add("capabilities.browser", "no place for browser: true")
     if manifest.runtime.packages:
-        report.add("runtime.packages", f"no place for the packages ({', '.join(manifest.runtime.packages)})")
+        report.add(
+            "runtime.packages",
+            f"no place for the packages ({', '.join(manifest.runtime.packages)})",
+        )
     if manifest.runtime.python_version != "3.12":
-        report.add("runtime.python_version", f"no place for python_version {manifest.runtime.python_version}")
+        report.add(
+            "runtime.python_version",
+            f"no place for python_version {manifest.runtime.python_version}",
+        )
     if manifest.external_auth and not keeps_external_auth:
-        report.add("external_auth", f"no place for external_auth ({', '.join(manifest.external_auth)})")
+        report.add(
+            "external_auth", f"no place for external_auth ({', '.join(manifest.external_auth)})"
+        )
     elif manifest.external_auth:
         for label in manifest.external_auth:
             if oauth_scope(label) is None:
-                report.add("external_auth", f"`{label}` is not a provider.scope label of a supported provider: not exported")
+                report.add(
+                    "external_auth",
+                    f"`{label}` is not a provider.scope label of a supported provider: not exported",
+                )
     if not keeps_version:
         report.add("version", f"no place for the version ({manifest.version})")
     if manifest.generated_by is not None:
-        report.add("generated_by", f"carried only as {generated_as}, which does not import back" if generated_as else "no place for generated_by")
+        report.add(
+            "generated_by",
+            f"carried only as {generated_as}, which does not import back"
+            if generated_as
+            else "no place for generated_by",
+        )
     if manifest.generated_at is not None:
         report.add("generated_at", "no place for generated_at")
 
@@ -90,7 +117,11 @@ _PY_TYPES: dict[str, str] = {
 
 def _literal(value: Any) -> str | None:
     """A safe Python literal for a JSON scalar default (containers are left to main's body)."""
-    if value is None or isinstance(value, bool | int | str) or (isinstance(value, float) and math.isfinite(value)):
+    if (
+        value is None
+        or isinstance(value, bool | int | str)
+        or (isinstance(value, float) and math.isfinite(value))
+    ):
         return repr(value)
     return None
 
@@ -168,7 +199,9 @@ def build_tool(data: dict[str, Any], *, source: str, report: LossReport) -> str:
     try:
         manifest = Manifest.model_validate(data)
     except ValidationError as exc:  # a bug here, not bad input: say what broke, plainly
-        raise DefinitionError(f"the imported manifest is not valid: {exc.errors()[0]['msg']}") from exc
+        raise DefinitionError(
+            f"the imported manifest is not valid: {exc.errors()[0]['msg']}"
+        ) from exc
     report.tool = manifest.name
     return serialize(manifest, stub_body(manifest, source=source))
 

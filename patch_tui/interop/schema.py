@@ -27,11 +27,16 @@ def _pick_type(raw: Any, where: str, report: LossReport, prop: dict[str, Any]) -
     if isinstance(raw, list):
         types = [t for t in raw if t != "null"]
         if "null" in raw:
-            report.add(f"{where}.type", "null is not a Patch type: the value is imported as not nullable")
+            report.add(
+                f"{where}.type", "null is not a Patch type: the value is imported as not nullable"
+            )
         if len(types) == 1:
             raw = types[0]
         else:
-            report.add(f"{where}.type", f"a union of types {raw} has no Patch equivalent: imported as string")
+            report.add(
+                f"{where}.type",
+                f"a union of types {raw} has no Patch equivalent: imported as string",
+            )
             return "string"
     if raw is None:
         for combo in ("anyOf", "oneOf", "allOf"):
@@ -43,7 +48,9 @@ def _pick_type(raw: Any, where: str, report: LossReport, prop: dict[str, Any]) -
             return "array"
         if "enum" in prop:
             return "string"
-        report.add(f"{where}.type", "no type (any JSON value) has no Patch equivalent: imported as string")
+        report.add(
+            f"{where}.type", "no type (any JSON value) has no Patch equivalent: imported as string"
+        )
         return "string"
     if raw in JSON_TYPES:
         return str(raw)
@@ -100,7 +107,10 @@ def input_from_property(
     """One Patch input (as manifest data) from one JSON Schema property."""
     name = unique(input_name(raw_name), taken)
     if name != raw_name:
-        report.add(where, f"renamed `{raw_name}` to `{name}` (a Patch input is a snake_case Python name): callers send `{name}`")
+        report.add(
+            where,
+            f"renamed `{raw_name}` to `{name}` (a Patch input is a snake_case Python name): callers send `{name}`",
+        )
     if not isinstance(prop, dict):
         report.add(where, "the property is not a JSON Schema object: imported as a string")
         prop = {}
@@ -114,18 +124,26 @@ def input_from_property(
     enum = prop.get("enum")
     if isinstance(enum, list) and enum:
         description = with_enum(description, enum)
-        report.add(f"{where}.enum", "the allowed values are kept only in the description, not enforced")
+        report.add(
+            f"{where}.enum", "the allowed values are kept only in the description, not enforced"
+        )
     if not description:
         # The Patch runtime refuses an input without a description: say so, and write one to edit.
         description = f"The {name.replace('_', ' ')}."
-        report.add(f"{where}.description", f"no description: written as `{description}` (the Patch runtime requires one): say what to pass")
+        report.add(
+            f"{where}.description",
+            f"no description: written as `{description}` (the Patch runtime requires one): say what to pass",
+        )
     data: dict[str, Any] = {"name": name, "type": ptype, "description": description}
     if not required:
         data["required"] = False
     if "default" in prop:
         default = fitting_default(ptype, prop["default"])
         if default is _NO_FIT:
-            report.add(f"{where}.default", f"the default `{_show_json(prop['default'])}` is not a {ptype}: not kept")
+            report.add(
+                f"{where}.default",
+                f"the default `{_show_json(prop['default'])}` is not a {ptype}: not kept",
+            )
         else:
             data["default"] = default
     if ptype == "array":
@@ -170,7 +188,9 @@ def inputs_from_object_schema(
             continue
         if key == "additionalProperties" and schema[key] is False:
             continue  # Patch passes exactly the declared inputs anyway
-        report.add(f"{where}.{key}", f"`{key}` on the parameters object has no place in Patch (not kept)")
+        report.add(
+            f"{where}.{key}", f"`{key}` on the parameters object has no place in Patch (not kept)"
+        )
     for name in required:
         if name not in props:
             report.add(f"{where}.required", f"`{name}` is required but not a property: dropped")
@@ -189,7 +209,9 @@ def inputs_from_object_schema(
     ]
 
 
-def object_schema(manifest: Manifest, *, descriptions: bool, required_always: bool) -> dict[str, Any]:
+def object_schema(
+    manifest: Manifest, *, descriptions: bool, required_always: bool
+) -> dict[str, Any]:
     """The inputs as a JSON Schema object, built on `input_json_schema` (what the MCP server
     advertises), with a description on every property and an empty `required` list when the
     format wants them."""
@@ -227,7 +249,9 @@ def outputs_from_schema(schema: Any, *, where: str, report: LossReport) -> dict[
     if not isinstance(schema, dict):
         raise DefinitionError(f"`{where}` must be a JSON Schema object or null")
     if not schema:
-        report.add(where, "an unconstrained output (any JSON) has no Patch equivalent: imported as object")
+        report.add(
+            where, "an unconstrained output (any JSON) has no Patch equivalent: imported as object"
+        )
         return {"type": "object"}
     otype = _pick_type(schema.get("type"), where, report, schema)
     data: dict[str, Any] = {"type": otype}

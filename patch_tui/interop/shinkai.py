@@ -46,9 +46,15 @@ WRAP_KEY = "result"
 
 # OAuth provider id -> (authorizationUrl, tokenUrl).
 OAUTH_URLS: dict[str, tuple[str, str]] = {
-    "google": ("https://accounts.google.com/o/oauth2/v2/auth", "https://oauth2.googleapis.com/token"),
+    "google": (
+        "https://accounts.google.com/o/oauth2/v2/auth",
+        "https://oauth2.googleapis.com/token",
+    ),
     "slack": ("https://slack.com/oauth/v2/authorize", "https://slack.com/api/oauth.v2.access"),
-    "github": ("https://github.com/login/oauth/authorize", "https://github.com/login/oauth/access_token"),
+    "github": (
+        "https://github.com/login/oauth/authorize",
+        "https://github.com/login/oauth/access_token",
+    ),
     "linear": ("https://linear.app/oauth/authorize", "https://api.linear.app/oauth/token"),
 }
 _HOSTS: dict[str, str] = {
@@ -73,12 +79,21 @@ def _result(manifest: Manifest, report: LossReport) -> dict[str, Any]:
     out = manifest.outputs
     if out.type == "object":
         if out.description:
-            report.add("outputs.description", "a Shinkai result has no description of its own: not exported")
+            report.add(
+                "outputs.description",
+                "a Shinkai result has no description of its own: not exported",
+            )
         return {"type": "object", "properties": {}, "required": []}
     if out.type == "null":
-        report.add("outputs.type", "Shinkai results are objects: a tool returning nothing is an empty object (imports back as object)")
+        report.add(
+            "outputs.type",
+            "Shinkai results are objects: a tool returning nothing is an empty object (imports back as object)",
+        )
         if out.description:
-            report.add("outputs.description", "a Shinkai result has no description of its own: not exported")
+            report.add(
+                "outputs.description",
+                "a Shinkai result has no description of its own: not exported",
+            )
         return {"type": "object", "properties": {}, "required": []}
     prop: dict[str, Any] = {"type": out.type}
     item = output_item_type(manifest)
@@ -132,10 +147,38 @@ def export(manifest: Manifest, *, toolkit: str | None = None) -> tuple[dict[str,
 
 
 _KNOWN = {
-    "name", "version", "description", "author", "keywords", "tool_type", "configurations",
-    "parameters", "result", "oauth", "sqlTables", "sqlQueries", "tools", "id", "homepage", "license",
+    "name",
+    "version",
+    "description",
+    "author",
+    "keywords",
+    "tool_type",
+    "configurations",
+    "parameters",
+    "result",
+    "oauth",
+    "sqlTables",
+    "sqlQueries",
+    "tools",
+    "id",
+    "homepage",
+    "license",
 }
-_OAUTH_KNOWN = {"name", "version", "authorizationUrl", "redirectUrl", "tokenUrl", "clientId", "clientSecret", "scopes", "responseType", "refreshToken", "pkceType", "requestTokenContentType", "requestTokenAuthHeader"}
+_OAUTH_KNOWN = {
+    "name",
+    "version",
+    "authorizationUrl",
+    "redirectUrl",
+    "tokenUrl",
+    "clientId",
+    "clientSecret",
+    "scopes",
+    "responseType",
+    "refreshToken",
+    "pkceType",
+    "requestTokenContentType",
+    "requestTokenAuthHeader",
+}
 
 
 def import_definition(definition: Any) -> tuple[str, LossReport]:
@@ -147,7 +190,9 @@ def import_definition(definition: Any) -> tuple[str, LossReport]:
         report.add("name", f"renamed `{raw_name}` to `{name}` (Patch names are snake_case)")
     version = import_version(d.get("version"), "version", report)
     if d.get("tool_type") not in (None, "python"):
-        report.add("tool_type", f"a {d['tool_type']} tool: the Patch body is Python, to be written again")
+        report.add(
+            "tool_type", f"a {d['tool_type']} tool: the Patch body is Python, to be written again"
+        )
     for key in ("id", "author", "homepage", "license"):
         if d.get(key):
             report.add(key, f"`{key}` has no place in a Patch tool (not kept)")
@@ -188,8 +233,14 @@ def _outputs(result: Any, report: LossReport) -> dict[str, Any]:
     if not isinstance(result, dict):
         raise DefinitionError("`result` must be a JSON object")
     props = result.get("properties")
-    if isinstance(props, dict) and list(props) == [WRAP_KEY] and result.get("required") == [WRAP_KEY]:
-        return outputs_from_schema(props[WRAP_KEY], where=f"result.properties.{WRAP_KEY}", report=report)
+    if (
+        isinstance(props, dict)
+        and list(props) == [WRAP_KEY]
+        and result.get("required") == [WRAP_KEY]
+    ):
+        return outputs_from_schema(
+            props[WRAP_KEY], where=f"result.properties.{WRAP_KEY}", report=report
+        )
     return outputs_from_schema(result, where="result", report=report)
 
 
@@ -210,14 +261,31 @@ def _oauth(entries: Any, report: LossReport) -> list[str]:
         known_urls = OAUTH_URLS.get(pid or "", ("", ""))
         for key, known in (("authorizationUrl", known_urls[0]), ("tokenUrl", known_urls[1])):
             if entry.get(key) and entry[key] != known:
-                report.add(f"{where}.{key}", "OAuth URLs are not kept: the Patch runtime gets tokens from Arcade")
-        for key in ("redirectUrl", "clientId", "pkceType", "requestTokenContentType", "requestTokenAuthHeader", "refreshToken"):
+                report.add(
+                    f"{where}.{key}",
+                    "OAuth URLs are not kept: the Patch runtime gets tokens from Arcade",
+                )
+        for key in (
+            "redirectUrl",
+            "clientId",
+            "pkceType",
+            "requestTokenContentType",
+            "requestTokenAuthHeader",
+            "refreshToken",
+        ):
             if entry.get(key):
-                report.add(f"{where}.{key}", "OAuth client settings are not kept: the Patch runtime gets tokens from Arcade")
+                report.add(
+                    f"{where}.{key}",
+                    "OAuth client settings are not kept: the Patch runtime gets tokens from Arcade",
+                )
         if entry.get("clientSecret"):
-            report.add(f"{where}.clientSecret", "dropped: a client secret never goes into a tool file")
+            report.add(
+                f"{where}.clientSecret", "dropped: a client secret never goes into a tool file"
+            )
         report_unknown_keys(entry, _OAUTH_KNOWN, report, f"{where}.")
-        for label in labels_from_scopes(pid or entry.get("name"), entry.get("scopes"), where=where, report=report):
+        for label in labels_from_scopes(
+            pid or entry.get("name"), entry.get("scopes"), where=where, report=report
+        ):
             if label not in labels:
                 labels.append(label)
     return labels

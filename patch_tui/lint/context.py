@@ -72,7 +72,9 @@ class LintContext:
 
     # -- fixes ------------------------------------------------------------------------------
 
-    def frontmatter_fix(self, title: str, new_data: dict[str, Any], *, safe: bool = True) -> Fix | None:
+    def frontmatter_fix(
+        self, title: str, new_data: dict[str, Any], *, safe: bool = True
+    ) -> Fix | None:
         """A fix that rewrites the frontmatter lines with new manifest data (canonical style)."""
         tf = self.tf
         if not tf.has_frontmatter:
@@ -82,9 +84,7 @@ class LintContext:
         start = lines.start + 1  # 1-based first frontmatter line
         return Fix(title, (Edit(start, 1, lines.stop + 1, 1, new_text),), safe)
 
-    def set_value_fix(
-        self, title: str, path: Path, value: Any, *, safe: bool = True
-    ) -> Fix | None:
+    def set_value_fix(self, title: str, path: Path, value: Any, *, safe: bool = True) -> Fix | None:
         """A fix that sets one manifest field, touching as few lines as it can.
 
         A scalar already there is replaced in place; a missing key of a block mapping gets new
@@ -95,8 +95,11 @@ class LintContext:
         path = tuple(path)
         node = tf.nodes.get(path)
         one_line = not (isinstance(value, str) and "\n" in value)
-        if node is not None and not isinstance(value, dict | list) and one_line and (
-            node.raw is not None and node.start.line == node.end.line
+        if (
+            node is not None
+            and not isinstance(value, dict | list)
+            and one_line
+            and (node.raw is not None and node.start.line == node.end.line)
         ):
             return Fix(title, (self.node_edit(path, scalar_text(value)),), safe)
         edit = self._insert_key_edit(path, value) if node is None else None
@@ -124,7 +127,11 @@ class LintContext:
         yaml_lines = tf.yaml_text.split("\n")
         parent_node = tf.nodes.get(parent_path)
         if parent_node is not None:
-            row = yaml_lines[parent_node.start.line] if parent_node.start.line < len(yaml_lines) else ""
+            row = (
+                yaml_lines[parent_node.start.line]
+                if parent_node.start.line < len(yaml_lines)
+                else ""
+            )
             if row[parent_node.start.column : parent_node.start.column + 1] == "{":
                 return None  # flow style: a new line would break it
         last = tf.nodes.get((*parent_path, list(parent)[-1]))

@@ -94,9 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     if "--check" in argv:
         current = target.read_text(encoding="utf-8") if target.exists() else ""
         if current != text:
-            print(
-                f"{target} is out of date: run python -m patch_tui.lint.docs", file=sys.stderr
-            )
+            print(f"{target} is out of date: run python -m patch_tui.lint.docs", file=sys.stderr)
             return 1
         return 0
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -68,7 +68,9 @@ def lint_toolfile(tf: ToolFile, rules: list[Rule] | None = None) -> list[Diagnos
             out.extend(r.func(ctx))
         except Exception:  # a bug in a rule must never hide the others
             last = traceback.format_exc().strip().splitlines()[-1]
-            out.append(INTERNAL_ERROR.at(Span(1, 1, 1, 2), f"internal error in rule {r.code}: {last}"))
+            out.append(
+                INTERNAL_ERROR.at(Span(1, 1, 1, 2), f"internal error in rule {r.code}: {last}")
+            )
     if tf.path is not None:
         out = [d if d.path else _with_path(d, tf.path) for d in out]
     out.sort(key=lambda d: (d.span.line, d.span.column, SEVERITY_RANK[d.severity], d.code))
@@ -79,11 +81,15 @@ def _with_path(d: Diagnostic, path: str) -> Diagnostic:
     return Diagnostic(d.code, d.severity, d.message, d.span, d.fix, d.field, path)
 
 
-def lint_text(text: str, path: str | None = None, rules: list[Rule] | None = None) -> list[Diagnostic]:
+def lint_text(
+    text: str, path: str | None = None, rules: list[Rule] | None = None
+) -> list[Diagnostic]:
     return lint_toolfile(tfmod.parse(text, path=path), rules)
 
 
-def fix_text(text: str, rules: list[Rule] | None = None, *, max_rounds: int = 25) -> tuple[str, int]:
+def fix_text(
+    text: str, rules: list[Rule] | None = None, *, max_rounds: int = 25
+) -> tuple[str, int]:
     """Apply safe fixes until none are left (each round re-lints). Returns (text, fixes applied).
 
     One fix is applied per round when fixes overlap, and at most one fix to the frontmatter:

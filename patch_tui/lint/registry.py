@@ -48,7 +48,9 @@ def _rule_modules() -> list[str]:
     for root in rules_package.__path__:
         with os.scandir(root) as families:
             for family in sorted(families, key=lambda e: e.name):
-                if not family.is_dir() or not os.path.exists(os.path.join(family.path, "__init__.py")):
+                if not family.is_dir() or not os.path.exists(
+                    os.path.join(family.path, "__init__.py")
+                ):
                     continue
                 for entry in sorted(os.listdir(family.path)):
                     if entry.endswith(".py") and entry != "__init__.py":

@@ -96,7 +96,7 @@ class Rule:
 
     @property
     def severity_label(self) -> str:
-        """"error", or "error / warning" for a rule that reports at both."""
+        """ "error", or "error / warning" for a rule that reports at both."""
         return " / ".join(self.severities)
 
     def sections(self) -> tuple[str, str, str]:
@@ -165,4 +165,3 @@ class Rule:
         """A problem the parser found, reported under this rule."""
         fix = self.problem_fix(tf) if self.problem_fix is not None else None
         return Diagnostic(self.code, "error", problem.message, problem.span, fix=fix)
-

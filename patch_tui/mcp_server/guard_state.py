@@ -353,8 +353,10 @@ class Guard:
             if other:
                 run_id, sha = other[0]
                 ran = {"run_id": run_id, "source_sha256": sha}
-                log(f"{action.tool}: the runtime ran source {sha} (run {run_id}), not the approved "
-                    f"{expected}; its output is withheld")
+                log(
+                    f"{action.tool}: the runtime ran source {sha} (run {run_id}), not the approved "
+                    f"{expected}; its output is withheld"
+                )
                 ok = False
                 payload = {
                     "error": "PatchError",

@@ -23,7 +23,6 @@ NAMES = (GENERATE, RUN, AUTH_REGISTER, AUTH_STATUS, REPLAY, COMPOSE)
 ORDER = (GENERATE, RUN, LIST, AUTH_REGISTER, AUTH_STATUS, CONFIRM, LIST_RUNS, REPLAY, COMPOSE)
 
 
-
 class MetaError(Exception):
     """A refused or failed meta call; `cls` is the runtime's error class name."""
 

@@ -182,7 +182,9 @@ def _json_size(value: Any, limit: int) -> int:
 def _answer(outcome: Outcome) -> tuple[Any, bool]:
     payload = outcome.payload
     if outcome.is_error:
-        payload = runtime_error("ToolOutputError" if outcome.run is not None else "PatchError", payload)
+        payload = runtime_error(
+            "ToolOutputError" if outcome.run is not None else "PatchError", payload
+        )
     return payload, outcome.is_error
 
 
@@ -190,7 +192,11 @@ def runtime_error(error_class: str, payload: Any) -> Any:
     """An error payload in the runtime's shape, `{"error": <class>, "message": <text>}`, keeping
     any other fields (run_id, ...) as extras. Payloads that already carry a message (expired,
     unknown_token, tool_changed answers) are left as they are."""
-    if isinstance(payload, dict) and isinstance(payload.get("error"), str) and "message" not in payload:
+    if (
+        isinstance(payload, dict)
+        and isinstance(payload.get("error"), str)
+        and "message" not in payload
+    ):
         return {**payload, "error": error_class, "message": payload["error"]}
     return payload
 
@@ -331,7 +337,11 @@ def malformed_error(exc: Exception) -> tuple[Any, int, str]:
             break
     first = errors[0]
     where = ".".join(str(p) for p in first.get("loc", ())[1:]) or "the message"
-    return request_id, -32600, f"Invalid Request: {where}: {first.get('msg', 'not a JSON-RPC message')}"
+    return (
+        request_id,
+        -32600,
+        f"Invalid Request: {where}: {first.get('msg', 'not a JSON-RPC message')}",
+    )
 
 
 async def _answer_malformed(exc: Exception, write_stream: Any) -> None:

@@ -144,8 +144,7 @@ def write_audit(
                     "browser": caps.browser,
                 },
                 "packages_installed": base.packages_installed,
-                "allow_internet_access": caps.network
-                or base.enforced["network"].startswith("NOT"),
+                "allow_internet_access": caps.network or base.enforced["network"].startswith("NOT"),
                 "envs_keys": envs_keys,
                 "enforced": base.enforced["claims"],
             },

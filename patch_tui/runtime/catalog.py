@@ -100,7 +100,9 @@ class ToolCatalog:
         if found is not None and found.stamp == stamp:
             return found
         try:
-            entry = CatalogTool(p, stamp, tool=toolfile.parse_bytes(toolfile.read_bytes(p), path=str(p)))
+            entry = CatalogTool(
+                p, stamp, tool=toolfile.parse_bytes(toolfile.read_bytes(p), path=str(p))
+            )
         except (OSError, ValueError) as exc:
             entry = CatalogTool(p, stamp, error=getattr(exc, "strerror", None) or str(exc))
         with self._lock:
@@ -117,7 +119,9 @@ class ToolCatalog:
         entries = [self.read(p) for p in paths]
         present = set(paths)
         with self._lock:
-            for gone in [p for p in self._entries if p.parent == self.toolbox.tools_dir and p not in present]:
+            for gone in [
+                p for p in self._entries if p.parent == self.toolbox.tools_dir and p not in present
+            ]:
                 del self._entries[gone]
         return entries
 

@@ -384,7 +384,9 @@ def _run(
                 filesystem=manifest.capabilities.filesystem,
                 network=network,
                 python=python,
-                workspace=iso.workspace if manifest.capabilities.filesystem == "read-write" else None,
+                workspace=iso.workspace
+                if manifest.capabilities.filesystem == "read-write"
+                else None,
                 hidden=hidden,
                 frozen=frozen,
                 sealed=sealed,
@@ -529,5 +531,3 @@ def protected_paths(
     if runs_dir is not None:
         hidden.append(Path(runs_dir))
     return hidden, frozen, sealed
-
-

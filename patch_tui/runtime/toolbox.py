@@ -313,7 +313,9 @@ class Toolbox:
                     atomic_write(history_path, old_raw)
                 base = max(base, old_version, key=_version_key)
         new_version = bump_version(base, part)
-        new_text = toolfile.with_frontmatter(tf, toolfile.set_field(tf.data, ("version",), new_version))
+        new_text = toolfile.with_frontmatter(
+            tf, toolfile.set_field(tf.data, ("version",), new_version)
+        )
         new_data = ((toolfile.BOM if tf.bom else "") + new_text).encode("utf-8")
         atomic_write(p, new_data)
         updated = self._index_from_bytes(p, new_data)
@@ -344,7 +346,9 @@ class Toolbox:
         raw = self.read_index()
         return _as_runtime_index(raw, self.tools_dir) if raw is not None else {}
 
-    def update_index(self, path: str | os.PathLike[str], manifest: Manifest | dict[str, Any]) -> None:
+    def update_index(
+        self, path: str | os.PathLike[str], manifest: Manifest | dict[str, Any]
+    ) -> None:
         """Put a tool's entry in index.json (name, version, description, filePath), atomically."""
         data = manifest if isinstance(manifest, dict) else manifest.model_dump()
         self._edit_index(lambda index: _upsert(index, data, Path(path)))
@@ -360,7 +364,11 @@ class Toolbox:
             return {
                 k: v
                 for k, v in index.items()
-                if not (isinstance(v, dict) and isinstance(v.get("filePath"), str) and _abs(Path(v["filePath"])) == target)
+                if not (
+                    isinstance(v, dict)
+                    and isinstance(v.get("filePath"), str)
+                    and _abs(Path(v["filePath"])) == target
+                )
             }
 
         if self.index_path is not None and self.index_path.exists():
@@ -428,7 +436,9 @@ class Toolbox:
 
     # -- managing tools -------------------------------------------------------------------
 
-    def create_tool(self, name: str, description: str | None = None, text: str | None = None) -> Path:
+    def create_tool(
+        self, name: str, description: str | None = None, text: str | None = None
+    ) -> Path:
         """A new tool file from the template (or `text`), refusing to replace an existing one."""
         _check_name(name)
         target = self.path_for(name)
@@ -503,7 +513,11 @@ class Toolbox:
             self._drop_entries_for(src)
             if name and name in self.index_entries():
                 entry = self.index_entries()[name]
-                if not (isinstance(entry, dict) and isinstance(entry.get("filePath"), str) and Path(entry["filePath"]).exists()):
+                if not (
+                    isinstance(entry, dict)
+                    and isinstance(entry.get("filePath"), str)
+                    and Path(entry["filePath"]).exists()
+                ):
                     self.remove_from_index(name)
         return dest
 

@@ -35,7 +35,6 @@ class FileChangedOnDisk(ToolboxError):
         super().__init__(f"{path} {what} since it was loaded; not overwriting it")
 
 
-
 def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 

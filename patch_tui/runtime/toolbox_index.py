@@ -20,7 +20,6 @@ def _abs(path: Path) -> Path:
     return Path(os.path.abspath(path))
 
 
-
 def _runtime_manifest(data: bytes) -> dict[str, Any] | None:
     """The manifest as the runtime reads it, or None when the runtime refuses the file. (The
     runtime reads files as UTF-8, a byte-order mark included.)"""
@@ -84,7 +83,11 @@ def _upsert(
     file = str(_abs(path))
 
     def points_here(entry: Any) -> bool:
-        return isinstance(entry, dict) and isinstance(entry.get("filePath"), str) and str(_abs(Path(entry["filePath"]))) == file
+        return (
+            isinstance(entry, dict)
+            and isinstance(entry.get("filePath"), str)
+            and str(_abs(Path(entry["filePath"]))) == file
+        )
 
     old = dict(carry or {})
     if isinstance(index.get(name), dict):

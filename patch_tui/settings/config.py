@@ -97,7 +97,11 @@ def describe_settings_error(exc: Any) -> str:
     for err in exc.errors():
         name = str(err["loc"][0]) if err["loc"] else "?"
         env = _env_name(name)
-        where = f"{env}={_short(os.environ[env])}" if env else f"{paths.config_file()}: {name} = {_short(err.get('input'))}"
+        where = (
+            f"{env}={_short(os.environ[env])}"
+            if env
+            else f"{paths.config_file()}: {name} = {_short(err.get('input'))}"
+        )
         if name in RANGES:
             low, high = RANGES[name]
             what = f"must be a whole number from {low} to {high}"

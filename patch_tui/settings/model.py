@@ -106,10 +106,14 @@ def schema_disagreements() -> list[str]:
         if info.annotation != _expected(s):
             problems.append(f"{s.name}: {info.annotation} in Settings, {_expected(s)} in the table")
         if default != s.default:
-            problems.append(f"{s.name}: default {default!r} in Settings, {s.default!r} in the table")
+            problems.append(
+                f"{s.name}: default {default!r} in Settings, {s.default!r} in the table"
+            )
         if (info.description or "") != s.doc:
             problems.append(f"{s.name}: Settings' doc is not the table's")
-        bounds = [getattr(m, "ge", None) for m in info.metadata] + [getattr(m, "le", None) for m in info.metadata]
+        bounds = [getattr(m, "ge", None) for m in info.metadata] + [
+            getattr(m, "le", None) for m in info.metadata
+        ]
         found = tuple(b for b in bounds if b is not None) or None
         if found != s.bounds:
             problems.append(f"{s.name}: bounds {found} in Settings, {s.bounds} in the table")

@@ -82,7 +82,9 @@ def runtime_config_dir(
     if platform == "win32":
         app_data = env.get("APPDATA") or ntpath.join(home, "AppData", "Roaming")
         return ntpath.join(app_data, "patch-cat", "Config")
-    return posixpath.join(env.get("XDG_CONFIG_HOME") or posixpath.join(home, ".config"), "patch-cat")
+    return posixpath.join(
+        env.get("XDG_CONFIG_HOME") or posixpath.join(home, ".config"), "patch-cat"
+    )
 
 
 def patch_runtime_dir() -> Path:

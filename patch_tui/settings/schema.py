@@ -36,43 +36,111 @@ class Setting:
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("theme", "str", "patch-dark", at_start=True,
-            doc="The theme's name: a shipped one (patch-dark, patch-light, patch-contrast) or your own."),
-    Setting("model", "str", DEFAULT_MODEL, doc="The Claude model used to generate and refine tools."),
-    Setting("anthropic_api_key", "str", None, secret=True,
-            doc="An API key for Claude, used when ANTHROPIC_API_KEY is not set."),
-    Setting("max_repairs", "int", 2, bounds=(0, 10),
-            doc="How many times the generator sends lint errors back to the model for a fix."),
-    Setting("confirm_ttl", "int", 300, bounds=(1, 30 * 24 * 3600),  # seconds: up to 30 days
-            doc="Seconds a pending confirmation stays approvable before it expires."),
-    Setting("confirm_wait", "int", 50, bounds=(0, 3600),
-            doc="Seconds patch_confirm_action waits for a person's decision before answering "
-            "awaiting_approval (serve and guard; 0: at once). Kept below common MCP host request "
-            "timeouts (60 s)."),
-    Setting("keymap", "keymap", {}, at_start=True,
-            doc='Binding id -> keys, e.g. {"desk.save" = "ctrl+s,f2"}: remaps the app\'s bindings.'),
-    Setting("watch_tools", "bool", True, at_start=True,
-            doc="Follow tool files changed outside the app (live reload)."),
-    Setting("watch_themes", "bool", True, at_start=True, doc="Reload theme files when they change."),
-    Setting("sandbox_engine", "str", "auto",
-            doc="What isolates tool runs: auto (bubblewrap where installed, else Landlock), bwrap, "
-            "landlock, or none (no filesystem isolation; gated calls are then refused)."),
-    Setting("sandbox_allow_unisolated", "bool", False,
-            doc="Run gated calls (human_confirm, tainted input) even where nothing can isolate them."),
-    Setting("serve_workspace", "str", None,
-            doc="The folder read-write tools may write when called through `patch-tui serve` (unset: "
-            "none, only their own run folder). `run`, `confirm` and try-it use the folder they are "
-            "started from."),
-    Setting("alert_bell", "bool", True,
-            doc="Ring the terminal bell when an action arrives in the confirmation inbox."),
-    Setting("alert_osc", "bool", True,
-            doc="Send a desktop notification through the terminal (OSC 9 or OSC 777) when an action "
-            "arrives, in terminals known to show them (iTerm2, WezTerm, ghostty, Windows Terminal, "
-            "foot, rxvt-unicode; not inside tmux or screen)."),
-    Setting("alert_notify_send", "bool", True,
-            doc="Send a desktop notification with `notify-send` when an action arrives, if it is installed."),
-    Setting("serve_max_args_bytes", "int", 1 << 20, bounds=(1024, 64 << 20),
-            doc="The largest arguments (JSON, in bytes) `patch-tui serve` accepts for one tool call."),
+    Setting(
+        "theme",
+        "str",
+        "patch-dark",
+        at_start=True,
+        doc="The theme's name: a shipped one (patch-dark, patch-light, patch-contrast) or your own.",
+    ),
+    Setting(
+        "model", "str", DEFAULT_MODEL, doc="The Claude model used to generate and refine tools."
+    ),
+    Setting(
+        "anthropic_api_key",
+        "str",
+        None,
+        secret=True,
+        doc="An API key for Claude, used when ANTHROPIC_API_KEY is not set.",
+    ),
+    Setting(
+        "max_repairs",
+        "int",
+        2,
+        bounds=(0, 10),
+        doc="How many times the generator sends lint errors back to the model for a fix.",
+    ),
+    Setting(
+        "confirm_ttl",
+        "int",
+        300,
+        bounds=(1, 30 * 24 * 3600),  # seconds: up to 30 days
+        doc="Seconds a pending confirmation stays approvable before it expires.",
+    ),
+    Setting(
+        "confirm_wait",
+        "int",
+        50,
+        bounds=(0, 3600),
+        doc="Seconds patch_confirm_action waits for a person's decision before answering "
+        "awaiting_approval (serve and guard; 0: at once). Kept below common MCP host request "
+        "timeouts (60 s).",
+    ),
+    Setting(
+        "keymap",
+        "keymap",
+        {},
+        at_start=True,
+        doc='Binding id -> keys, e.g. {"desk.save" = "ctrl+s,f2"}: remaps the app\'s bindings.',
+    ),
+    Setting(
+        "watch_tools",
+        "bool",
+        True,
+        at_start=True,
+        doc="Follow tool files changed outside the app (live reload).",
+    ),
+    Setting(
+        "watch_themes", "bool", True, at_start=True, doc="Reload theme files when they change."
+    ),
+    Setting(
+        "sandbox_engine",
+        "str",
+        "auto",
+        doc="What isolates tool runs: auto (bubblewrap where installed, else Landlock), bwrap, "
+        "landlock, or none (no filesystem isolation; gated calls are then refused).",
+    ),
+    Setting(
+        "sandbox_allow_unisolated",
+        "bool",
+        False,
+        doc="Run gated calls (human_confirm, tainted input) even where nothing can isolate them.",
+    ),
+    Setting(
+        "serve_workspace",
+        "str",
+        None,
+        doc="The folder read-write tools may write when called through `patch-tui serve` (unset: "
+        "none, only their own run folder). `run`, `confirm` and try-it use the folder they are "
+        "started from.",
+    ),
+    Setting(
+        "alert_bell",
+        "bool",
+        True,
+        doc="Ring the terminal bell when an action arrives in the confirmation inbox.",
+    ),
+    Setting(
+        "alert_osc",
+        "bool",
+        True,
+        doc="Send a desktop notification through the terminal (OSC 9 or OSC 777) when an action "
+        "arrives, in terminals known to show them (iTerm2, WezTerm, ghostty, Windows Terminal, "
+        "foot, rxvt-unicode; not inside tmux or screen).",
+    ),
+    Setting(
+        "alert_notify_send",
+        "bool",
+        True,
+        doc="Send a desktop notification with `notify-send` when an action arrives, if it is installed.",
+    ),
+    Setting(
+        "serve_max_args_bytes",
+        "int",
+        1 << 20,
+        bounds=(1024, 64 << 20),
+        doc="The largest arguments (JSON, in bytes) `patch-tui serve` accepts for one tool call.",
+    ),
 )
 
 BY_NAME: dict[str, Setting] = {s.name: s for s in SETTINGS}

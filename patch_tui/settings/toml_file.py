@@ -56,7 +56,9 @@ def _data_depth(value: Any) -> int:
             deepest = max(deepest, depth + 1)
             if deepest > MAX_TOML_DEPTH:
                 break
-            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+            stack.extend(
+                (v, depth + 1) for v in (item.values() if isinstance(item, dict) else item)
+            )
     return deepest
 
 

@@ -39,11 +39,31 @@ if TYPE_CHECKING:
 # name -> ("module:Class", palette command, palette help). Other areas add their line here.
 SCREENS_LAZY: dict[str, tuple[str, str, str]] = {
     "help": ("patch_tui.ui.help:HelpScreen", "help: keys", "Every key of this screen (F1)"),
-    "inbox": ("patch_tui.ui.inbox.inbox:InboxScreen", "inbox: open", "Pending confirmations and history (ctrl+r)"),
-    "try": ("patch_tui.ui.desk.try_it:TryItScreen", "tool: try it", "Run the open tool with a form, unsaved text too (ctrl+j)"),
-    "generate": ("patch_tui.ui.desk.generate:GenerateScreen", "generate: new tool", "Write a new tool with Claude from a sentence"),
-    "refine": ("patch_tui.ui.desk.generate:RefineScreen", "generate: refine this tool", "Change the open tool with Claude; review the diff first"),
-    "interop": ("patch_tui.ui.desk.export:InteropScreen", "tool: export / import", "Export the open tool to Arcade, spec 1.0, MCP or Shinkai, or import theirs"),
+    "inbox": (
+        "patch_tui.ui.inbox.inbox:InboxScreen",
+        "inbox: open",
+        "Pending confirmations and history (ctrl+r)",
+    ),
+    "try": (
+        "patch_tui.ui.desk.try_it:TryItScreen",
+        "tool: try it",
+        "Run the open tool with a form, unsaved text too (ctrl+j)",
+    ),
+    "generate": (
+        "patch_tui.ui.desk.generate:GenerateScreen",
+        "generate: new tool",
+        "Write a new tool with Claude from a sentence",
+    ),
+    "refine": (
+        "patch_tui.ui.desk.generate:RefineScreen",
+        "generate: refine this tool",
+        "Change the open tool with Claude; review the diff first",
+    ),
+    "interop": (
+        "patch_tui.ui.desk.export:InteropScreen",
+        "tool: export / import",
+        "Export the open tool to Arcade, spec 1.0, MCP or Shinkai, or import theirs",
+    ),
 }
 
 # The whole config file is validated (pydantic-settings) this long after the first frame, in a
@@ -87,7 +107,9 @@ class PatchApp(ServicesHost, SafeTitles, DialogKeyGuard, App[None]):
         Binding("ctrl+r", "open_screen('inbox')", "Inbox", id="app.inbox"),
         Binding("ctrl+j", "open_screen('try')", "Try it", id="app.try_it"),
         # Declared here (Textual adds its own otherwise) so the palette key has an id to remap.
-        Binding("ctrl+p", "command_palette", "Commands", id="app.palette", show=False, priority=True),
+        Binding(
+            "ctrl+p", "command_palette", "Commands", id="app.palette", show=False, priority=True
+        ),
     ]
 
     def __init__(
@@ -156,7 +178,12 @@ class PatchApp(ServicesHost, SafeTitles, DialogKeyGuard, App[None]):
         except ConfigError as exc:
             try:
                 self.call_from_thread(
-                    self.notify, str(exc), title="Config file", severity="error", timeout=12, markup=False
+                    self.notify,
+                    str(exc),
+                    title="Config file",
+                    severity="error",
+                    timeout=12,
+                    markup=False,
                 )
             except RuntimeError:
                 pass  # the app is closing
@@ -179,10 +206,16 @@ class PatchApp(ServicesHost, SafeTitles, DialogKeyGuard, App[None]):
 
     async def action_quit(self) -> None:
         """Quitting with unsaved edits asks first."""
-        self.editor.confirm_discard(self.exit, title="Quit", labels=("Save and quit", "Quit without saving"))
+        self.editor.confirm_discard(
+            self.exit, title="Quit", labels=("Save and quit", "Quit without saving")
+        )
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         # The one place a failed worker becomes a notification (docs/architecture.md, Workers).
         if event.state == WorkerState.ERROR:
             error = event.worker.error
-            self.notify(f"{event.worker.name or 'background task'} failed: {error}", severity="error", markup=False)
+            self.notify(
+                f"{event.worker.name or 'background task'} failed: {error}",
+                severity="error",
+                markup=False,
+            )

@@ -165,7 +165,11 @@ def collect_bindings(app: App[object], screen: Screen[object]) -> list[KeyRow]:
                     or (name == "TextArea" and "+" not in key)  # arrows, home, end: known
                 ):
                     continue
-                area = AREAS["app"] if name in {"App", "Screen", "ModalScreen"} else f"{name} (built in)"
+                area = (
+                    AREAS["app"]
+                    if name in {"App", "Screen", "ModalScreen"}
+                    else f"{name} (built in)"
+                )
             ident = (area, binding.action, binding.description)
             row = rows.get(ident)
             if row is None:
@@ -209,7 +213,9 @@ def audit_bindings(rows: Iterable[KeyRow]) -> list[str]:
             problems.append(f"{label} has no id, so it cannot be remapped")
         swallowed = [k for k in row.key_names if k in SWALLOWED]
         if swallowed and not any(_is_fkey(k) for k in row.key_names):
-            problems.append(f"{label}: {swallowed[0]} is often swallowed ({SWALLOWED[swallowed[0]]}) and has no F-key twin")
+            problems.append(
+                f"{label}: {swallowed[0]} is often swallowed ({SWALLOWED[swallowed[0]]}) and has no F-key twin"
+            )
     return problems
 
 

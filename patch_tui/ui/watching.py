@@ -58,7 +58,11 @@ class ToolWatch:
 
     def start(self) -> None:
         self.worker = self.app.run_worker(
-            self._run(), name="tool watcher", group="watch-tools", exclusive=True, exit_on_error=False
+            self._run(),
+            name="tool watcher",
+            group="watch-tools",
+            exclusive=True,
+            exit_on_error=False,
         )
 
     def stop(self) -> None:
@@ -100,7 +104,11 @@ class ToolWatch:
         current_key = Path(os.path.realpath(current)) if current is not None else None
         browser_news = False
         for change in batch:
-            if current_key is not None and change.kind == "renamed" and change.old_path == current_key:
+            if (
+                current_key is not None
+                and change.kind == "renamed"
+                and change.old_path == current_key
+            ):
                 if not getattr(screen, "dirty", True):
                     # Renamed outside with nothing unsaved: follow the file to its new name.
                     screen.open_tool(change.path)

@@ -50,7 +50,9 @@ def read_bytes(path: str | os.PathLike[str], *, limit: int = MAX_FILE_BYTES) -> 
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            raise NotARegularFile(errno.EINVAL, f"{kind_of(st.st_mode)}, not a regular file", str(path))
+            raise NotARegularFile(
+                errno.EINVAL, f"{kind_of(st.st_mode)}, not a regular file", str(path)
+            )
         if st.st_size > limit:
             raise NotARegularFile(errno.EFBIG, f"{st.st_size >> 20} MiB is too big", str(path))
         chunks: list[bytes] = []

@@ -26,7 +26,13 @@ def env(tmp_path: Path) -> dict[str, Any]:
 
 
 def _held(env: dict[str, Any], text: str) -> str:
-    r = cli(env["env"], "run", "mark", "--args", json.dumps({"marker": str(env["marker"]), "text": text}))
+    r = cli(
+        env["env"],
+        "run",
+        "mark",
+        "--args",
+        json.dumps({"marker": str(env["marker"]), "text": text}),
+    )
     assert r.returncode == 3, r.stderr
     return json.loads(r.stdout)["confirmation_token"]
 
@@ -40,19 +46,41 @@ def _history(env: dict[str, Any]) -> dict[str, str]:
     """One action of each fate; returns label -> token."""
     e = env["env"]
     tokens = {}
-    tokens["rejected"] = _held(env, "=HYPERLINK(\"http://evil.example\")")
+    tokens["rejected"] = _held(env, '=HYPERLINK("http://evil.example")')
     _ok(cli(e, "inbox", "reject", tokens["rejected"], "--reason", "looks like an injection"))
     tokens["edited"] = _held(env, "proposed")
-    _ok(cli(e, "inbox", "approve", tokens["edited"], "--args",
-            json.dumps({"marker": str(env["marker"]), "text": "approved"}), "--note", "fixed it"))
+    _ok(
+        cli(
+            e,
+            "inbox",
+            "approve",
+            tokens["edited"],
+            "--args",
+            json.dumps({"marker": str(env["marker"]), "text": "approved"}),
+            "--note",
+            "fixed it",
+        )
+    )
     _ok(cli(e, "confirm", tokens["edited"]))
     tokens["changed"] = _held(env, "before change")
     _ok(cli(e, "inbox", "approve", tokens["changed"]))
     path = env["tools"] / "mark.py"
     path.write_text(path.read_text() + "\n# changed\n")
     assert cli(e, "confirm", tokens["changed"]).returncode == 1  # refused: tool_changed
-    gid = _ok(cli(e, "inbox", "allow", "mark", "--where", "text=granted*")).stdout.split()[1].rstrip(":")
-    r = _ok(cli(e, "run", "mark", "--args", json.dumps({"marker": str(env["marker"]), "text": "granted call"})))
+    gid = (
+        _ok(cli(e, "inbox", "allow", "mark", "--where", "text=granted*"))
+        .stdout.split()[1]
+        .rstrip(":")
+    )
+    r = _ok(
+        cli(
+            e,
+            "run",
+            "mark",
+            "--args",
+            json.dumps({"marker": str(env["marker"]), "text": "granted call"}),
+        )
+    )
     tokens["granted"] = gid
     tokens["pending"] = _held(env, "still waiting")
     del r
@@ -77,11 +105,20 @@ def test_jsonl_has_every_action_with_its_decision_and_outcome(
     by = {row["token"]: row for row in rows}
 
     rej = by[tokens["rejected"]]
-    assert (rej["decision"], rej["outcome"], rej["note"]) == ("rejected", "not_run", "looks like an injection")
+    assert (rej["decision"], rej["outcome"], rej["note"]) == (
+        "rejected",
+        "not_run",
+        "looks like an injection",
+    )
     assert rej["decided_by"].endswith("@cli") and rej["decided_at"]
 
     ed = by[tokens["edited"]]
-    assert (ed["decision"], ed["outcome"], ed["edited"], ed["note"]) == ("approved", "executed", True, "fixed it")
+    assert (ed["decision"], ed["outcome"], ed["edited"], ed["note"]) == (
+        "approved",
+        "executed",
+        True,
+        "fixed it",
+    )
     assert ed["proposed_args"]["text"] == "proposed" and ed["args"]["text"] == "approved"
     assert ed["result"]["result"] == {"written": "approved"}
     assert [ev["event"] for ev in ed["events"]] == ["created", "approved", "claimed", "executed"]
@@ -129,6 +166,17 @@ def test_since_filters_by_creation_time(env: dict[str, Any]) -> None:
     _held(env, "one")
     assert len(_ok(cli(env["env"], "inbox", "export", "--since", "1h")).stdout.splitlines()) == 1
     assert _ok(cli(env["env"], "inbox", "export", "--since", "2999-01-01")).stdout == ""
-    assert len(_ok(cli(env["env"], "inbox", "export", "--since", "2000-01-01T00:00Z")).stdout.splitlines()) == 1
+    assert (
+        len(
+            _ok(
+                cli(env["env"], "inbox", "export", "--since", "2000-01-01T00:00Z")
+            ).stdout.splitlines()
+        )
+        == 1
+    )
     bad = cli(env["env"], "inbox", "export", "--since", "yesterday")
-    assert bad.returncode == 2 and "expected a date or time" in bad.stderr and bad.stderr.count("\n") == 1
+    assert (
+        bad.returncode == 2
+        and "expected a date or time" in bad.stderr
+        and bad.stderr.count("\n") == 1
+    )

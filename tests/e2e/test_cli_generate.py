@@ -20,7 +20,9 @@ BROKEN = TOOL.replace("    words = WORD.findall(text)\n", "    words = WORD.find
 
 
 def run(tmp_path: Path, *args: str, base_url: str | None, key: str | None = "sk-test", **env: str):
-    environ = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "PATCH_TUI_"))}
+    environ = {
+        k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "PATCH_TUI_"))
+    }
     environ.update(
         PATCH_TUI_CONFIG=str(tmp_path / "config.toml"),
         PATCH_TUI_TOOLBOX=str(tmp_path / "toolbox"),
@@ -73,7 +75,9 @@ def call(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tm
     return invoke
 
 
-def test_generate_writes_a_clean_tool_and_prints_its_path(fake: FakeAnthropic, tmp_path: Path) -> None:
+def test_generate_writes_a_clean_tool_and_prints_its_path(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
     fake.add(Reply("```python\n" + TOOL + "```\n"))
     out = tmp_path / "out"
     proc = run(tmp_path, "Count the words in a text", "--out", str(out), base_url=fake.base_url)
@@ -87,22 +91,39 @@ def test_generate_writes_a_clean_tool_and_prints_its_path(fake: FakeAnthropic, t
     assert "writing the tool with" in proc.stderr and "no errors" in proc.stderr
     # The tool works: JSON on stdin, one JSON line on stdout.
     ran = subprocess.run(
-        [sys.executable, str(path)], input='{"text": "one two three"}', capture_output=True, text=True, timeout=30
+        [sys.executable, str(path)],
+        input='{"text": "one two three"}',
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert ran.stdout.strip() == '{"words": 3, "lines": 1, "characters": 13}'
 
 
 def test_model_comes_from_flag_then_env(fake: FakeAnthropic, tmp_path: Path, call) -> None:
     fake.add(Reply(TOOL), Reply(TOOL))
-    call("x", "--out", str(tmp_path / "a"), base_url=fake.base_url, PATCH_TUI_MODEL="claude-haiku-4-5")
     call(
-        "x", "--out", str(tmp_path / "b"), "--model", "claude-opus-4-8",
-        base_url=fake.base_url, PATCH_TUI_MODEL="claude-haiku-4-5",
+        "x",
+        "--out",
+        str(tmp_path / "a"),
+        base_url=fake.base_url,
+        PATCH_TUI_MODEL="claude-haiku-4-5",
+    )
+    call(
+        "x",
+        "--out",
+        str(tmp_path / "b"),
+        "--model",
+        "claude-opus-4-8",
+        base_url=fake.base_url,
+        PATCH_TUI_MODEL="claude-haiku-4-5",
     )
     assert [r.body["model"] for r in fake.requests] == ["claude-haiku-4-5", "claude-opus-4-8"]
 
 
-def test_errors_left_after_repairs_exit_1_and_write_nothing(fake: FakeAnthropic, tmp_path: Path, call) -> None:
+def test_errors_left_after_repairs_exit_1_and_write_nothing(
+    fake: FakeAnthropic, tmp_path: Path, call
+) -> None:
     fake.add(Reply(BROKEN), Reply(BROKEN))
     out = tmp_path / "out"
     proc = call("x", "--out", str(out), "--max-repairs", "1", base_url=fake.base_url)
@@ -115,7 +136,9 @@ def test_errors_left_after_repairs_exit_1_and_write_nothing(fake: FakeAnthropic,
 
 def test_keep_invalid_writes_and_still_exits_1(fake: FakeAnthropic, tmp_path: Path, call) -> None:
     fake.add(Reply(BROKEN))
-    proc = call("x", "--out", str(tmp_path), "--max-repairs", "0", "--keep-invalid", base_url=fake.base_url)
+    proc = call(
+        "x", "--out", str(tmp_path), "--max-repairs", "0", "--keep-invalid", base_url=fake.base_url
+    )
     assert proc.returncode == 1
     path = Path(proc.stdout.strip().splitlines()[-1])
     assert path.is_file() and "findall(text\n" in path.read_text(encoding="utf-8")
@@ -145,7 +168,10 @@ def test_no_key_is_a_usage_error(call) -> None:
     [
         ([Fail(401, "authentication_error", "invalid x-api-key")], "refused the API key (401)"),
         # The SDK retries once, honouring retry-after, then we report the wait.
-        ([Fail(429, "rate_limit_error", "slow", {"retry-after": "0.2"})] * 2, "try again in 0.2 seconds"),
+        (
+            [Fail(429, "rate_limit_error", "slow", {"retry-after": "0.2"})] * 2,
+            "try again in 0.2 seconds",
+        ),
         ([Fail(529, "overloaded_error", "Overloaded")] * 2, "overloaded right now (529)"),
     ],
 )
@@ -171,12 +197,22 @@ def test_bad_max_repairs_is_a_usage_error(call) -> None:
     assert proc.returncode == 2 and "--max-repairs" in proc.stderr
 
 
-def test_a_model_id_with_escapes_never_reaches_stderr_raw(fake: FakeAnthropic, tmp_path: Path) -> None:
+def test_a_model_id_with_escapes_never_reaches_stderr_raw(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
     # The model id comes from a flag, an env var or the config file, and is echoed in every
     # progress line: its OSC 2 (window title), BEL and C1 CSI are shown as tokens.
     fake.add(Reply("```python\n" + TOOL + "```\n"))
     model = "claude\x1b]2;PWNED\x07\x9b6n"
-    proc = run(tmp_path, "Count the words in a text", "--out", str(tmp_path / "o"), "--model", model, base_url=fake.base_url)
+    proc = run(
+        tmp_path,
+        "Count the words in a text",
+        "--out",
+        str(tmp_path / "o"),
+        "--model",
+        model,
+        base_url=fake.base_url,
+    )
     assert "writing the tool with claude" in proc.stderr, proc.stderr
     for raw in ("\x1b", "\x07", "\x9b"):
         assert raw not in proc.stderr, repr(raw)

@@ -320,7 +320,9 @@ def test_json_output_escapes_c1_and_bidi_characters(tmp_path) -> None:
     assert text != CLEAN
     path.write_text(text, encoding="utf-8")
     r = subprocess.run(
-        [sys.executable, "-m", "patch_tui", "lint", "--format", "json", str(path)], capture_output=True, timeout=60
+        [sys.executable, "-m", "patch_tui", "lint", "--format", "json", str(path)],
+        capture_output=True,
+        timeout=60,
     )
     assert r.returncode == 1, r.stderr
     out = r.stdout.decode("utf-8")

@@ -19,10 +19,10 @@ from tests.runtimekit import runs_in
 pytestmark = pytest.mark.slow
 
 
-
 @pytest.fixture
 def box(tmp_path: Path) -> dict[str, Any]:
     return guard_box(tmp_path)  # serve's is built below from the same files
+
 
 WAIT = "40"
 

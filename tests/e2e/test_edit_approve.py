@@ -22,7 +22,13 @@ def env(tmp_path: Path) -> dict[str, Any]:
 
 
 def _held(env: dict[str, Any], text: str) -> str:
-    r = cli(env["env"], "run", "mark", "--args", json.dumps({"marker": str(env["marker"]), "text": text}))
+    r = cli(
+        env["env"],
+        "run",
+        "mark",
+        "--args",
+        json.dumps({"marker": str(env["marker"]), "text": text}),
+    )
     assert r.returncode == 3, r.stderr
     return json.loads(r.stdout)["confirmation_token"]
 
@@ -36,7 +42,9 @@ def _listed(env: dict[str, Any], token: str) -> dict[str, Any]:
 def test_an_edited_approval_runs_the_edited_args_and_tells_the_agent(env: dict[str, Any]) -> None:
     token = _held(env, "rm -rf /")
     edited = {"marker": str(env["marker"]), "text": "rm -rf ./build"}
-    r = cli(env["env"], "inbox", "approve", token, "--args", json.dumps(edited), "--note", "narrowed")
+    r = cli(
+        env["env"], "inbox", "approve", token, "--args", json.dumps(edited), "--note", "narrowed"
+    )
     assert r.returncode == 0, r.stderr
     assert 'text: "rm -rf /" -> "rm -rf ./build"' in r.stdout
 
@@ -93,7 +101,9 @@ def test_an_edit_is_refused_once_the_tool_changed(env: dict[str, Any]) -> None:
     token = _held(env, "proposed")
     path = env["tools"] / "mark.py"
     path.write_text(path.read_text() + "\n# changed\n")
-    r = cli(env["env"], "inbox", "approve", token, "--args", json.dumps({"marker": "m", "text": "x"}))
+    r = cli(
+        env["env"], "inbox", "approve", token, "--args", json.dumps({"marker": "m", "text": "x"})
+    )
     assert r.returncode == 1 and "changed (or is gone) since the call was held" in r.stderr
     assert _listed(env, token)["status"] == "pending"
 
@@ -102,16 +112,22 @@ def test_an_edit_is_refused_once_the_tool_changed(env: dict[str, Any]) -> None:
 def test_an_edit_of_a_decided_action_says_why_not(env: dict[str, Any]) -> None:
     token = _held(env, "proposed")
     assert cli(env["env"], "inbox", "reject", token, "--reason", "no").returncode == 0
-    r = cli(env["env"], "inbox", "approve", token, "--args", json.dumps({"marker": "m", "text": "x"}))
+    r = cli(
+        env["env"], "inbox", "approve", token, "--args", json.dumps({"marker": "m", "text": "x"})
+    )
     assert r.returncode == 1 and "already rejected" in r.stderr
 
 
 # -- property: an edited approval never runs the proposed args ---------------------------------
 
-texts = st.text(alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=1, max_size=20)
+texts = st.text(
+    alphabet=st.characters(min_codepoint=0x20, max_codepoint=0x7E), min_size=1, max_size=20
+)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(proposed=texts, approved=texts)
 def test_an_edited_approval_never_runs_the_proposed_args(
     env: dict[str, Any], proposed: str, approved: str
@@ -144,8 +160,14 @@ def test_a_call_held_by_guard_for_an_upstream_server_cannot_be_edited(env: dict[
     recorded as approved and never be what runs."""
     with Store(env["store"], actor="guard") as store:
         held = store.create_pending(
-            "human_confirm", "send_mail", "1.0.0", "c" * 64, {"to": "all@corp"}, "upstream held it",
-            upstream_token="up-123", details={"held_by": "guard"},
+            "human_confirm",
+            "send_mail",
+            "1.0.0",
+            "c" * 64,
+            {"to": "all@corp"},
+            "upstream held it",
+            upstream_token="up-123",
+            details={"held_by": "guard"},
         )
         with pytest.raises(ValueError, match="cannot be edited"):
             store.approve(held.token, args={"to": "me@corp"})

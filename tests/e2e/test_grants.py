@@ -27,7 +27,13 @@ def env(tmp_path: Path) -> dict[str, Any]:
 
 
 def _run_mark(env: dict[str, Any], text: str) -> Any:
-    return cli(env["env"], "run", "mark", "--args", json.dumps({"marker": str(env["marker"]), "text": text}))
+    return cli(
+        env["env"],
+        "run",
+        "mark",
+        "--args",
+        json.dumps({"marker": str(env["marker"]), "text": text}),
+    )
 
 
 def _allow(env: dict[str, Any], *extra: str) -> int:
@@ -43,8 +49,12 @@ def _grants(env: dict[str, Any], *extra: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.slow
-def test_a_matching_call_runs_at_once_and_is_recorded_as_the_grants_decision(env: dict[str, Any]) -> None:
-    gid = _allow(env, "--where", "text=hello *", "--where", f"marker={env['marker']}", "--for", "30m")
+def test_a_matching_call_runs_at_once_and_is_recorded_as_the_grants_decision(
+    env: dict[str, Any],
+) -> None:
+    gid = _allow(
+        env, "--where", "text=hello *", "--where", f"marker={env['marker']}", "--for", "30m"
+    )
     r = _run_mark(env, "hello world")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == {"written": "hello world"}
@@ -82,7 +92,11 @@ def test_revoke_ends_a_grant_and_says_so_twice(env: dict[str, Any]) -> None:
     assert _grants(env) == []
     assert [g["state"] for g in _grants(env, "--all")] == ["revoked"]
     unknown = cli(env["env"], "inbox", "revoke", "99")
-    assert unknown.returncode == 1 and unknown.stderr.count("\n") == 1 and "no grant 99" in unknown.stderr
+    assert (
+        unknown.returncode == 1
+        and unknown.stderr.count("\n") == 1
+        and "no grant 99" in unknown.stderr
+    )
 
 
 @pytest.mark.slow
@@ -128,7 +142,9 @@ def test_a_grant_never_waves_through_a_tainted_call(env: dict[str, Any]) -> None
         (["--for", "0m"], "longer than 0"),
     ],
 )
-def test_bad_grants_are_refused_with_one_line(env: dict[str, Any], extra: list[str], needle: str) -> None:
+def test_bad_grants_are_refused_with_one_line(
+    env: dict[str, Any], extra: list[str], needle: str
+) -> None:
     r = cli(env["env"], "inbox", "allow", "mark", *extra)
     assert r.returncode == 2
     assert needle in r.stderr and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
@@ -152,7 +168,13 @@ scalars = st.one_of(
     st.none(),
     st.floats(allow_nan=False, allow_infinity=False),
 )
-json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(KEYS), inner, max_size=2), max_leaves=6)
+json_values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(KEYS), inner, max_size=2)
+    ),
+    max_leaves=6,
+)
 arg_dicts = st.dictionaries(st.sampled_from(KEYS), json_values, max_size=2)
 
 
@@ -175,7 +197,9 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Clock:
     return Clock(tmp_path_factory.mktemp("s") / "store.sqlite3", actor="test")
 
 
-def _hold(store: Store, args: dict[str, Any], *, sha: str = "a" * 64, kind: str = "human_confirm") -> Any:
+def _hold(
+    store: Store, args: dict[str, Any], *, sha: str = "a" * 64, kind: str = "human_confirm"
+) -> Any:
     return store.create_pending(kind, "mark", "1.0.0", sha, args, "held")
 
 
@@ -190,7 +214,9 @@ def _oracle(pattern: Pattern, args: dict[str, Any], literal_of: Any, prefix: boo
     return text.startswith(want) if prefix else text == want
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(key=st.sampled_from(KEYS), value=json_values, prefix=st.booleans(), args=arg_dicts)
 def test_a_grant_never_matches_args_outside_its_patterns(
     store: Clock, key: str, value: Any, prefix: bool, args: dict[str, Any]
@@ -211,9 +237,13 @@ def test_a_grant_never_matches_args_outside_its_patterns(
         grants.revoke(store, grant.id)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(args=arg_dicts, how=st.sampled_from(["revoked", "expired", "source", "tainted", "tool"]))
-def test_an_ended_or_mismatched_grant_never_matches(store: Clock, args: dict[str, Any], how: str) -> None:
+def test_an_ended_or_mismatched_grant_never_matches(
+    store: Clock, args: dict[str, Any], how: str
+) -> None:
     store.offset = 0.0
     # `*` on every key present: the patterns themselves would match these args.
     grant = grants.create(store, "mark", "1.0.0", "a" * 64, [Pattern(k, "*") for k in args], 60)

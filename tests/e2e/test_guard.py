@@ -19,6 +19,7 @@ from tests.runtimekit import runs_in
 
 pytestmark = pytest.mark.slow
 
+
 @pytest.fixture
 def box(tmp_path: Path) -> dict[str, Any]:
     return guard_box(tmp_path)

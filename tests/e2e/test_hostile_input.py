@@ -115,7 +115,11 @@ def test_every_spelling_of_an_out_of_range_number_is_pt022(spelled: str) -> None
     from patch_tui.format import toolfile
     from patch_tui.lint.engine import lint_toolfile
 
-    text = (SAMPLES / "slugify.py").read_text().replace("# version: 1.0.0", f"# version: 1.0.0\n# x_n: {spelled}")
+    text = (
+        (SAMPLES / "slugify.py")
+        .read_text()
+        .replace("# version: 1.0.0", f"# version: 1.0.0\n# x_n: {spelled}")
+    )
     tf = toolfile.parse(text)
     found = [d for d in lint_toolfile(tf) if d.code == "PT022"]
     assert len(found) == 1 and found[0].line == 4 and found[0].severity == "error"
@@ -179,17 +183,23 @@ def test_the_toolbox_scan_skips_special_files_and_keeps_every_tool(env, specials
 
 def _hold_two(env: dict[str, str], tmp_path: Path) -> tuple[str, str]:
     tools = Path(env["PATCH_TUI_TOOLBOX"]) / "tools"
-    write_tool(tools, "mark", MARK_BODY, inputs=MARK_INPUTS, human_confirm=True, filesystem="read-write")
+    write_tool(
+        tools, "mark", MARK_BODY, inputs=MARK_INPUTS, human_confirm=True, filesystem="read-write"
+    )
     marker = tmp_path / "marker.txt"
     tokens = []
     for text in ("first", "second"):
-        held = run_cli(env, "run", "mark", "--args", json.dumps({"marker": str(marker), "text": text}))
+        held = run_cli(
+            env, "run", "mark", "--args", json.dumps({"marker": str(marker), "text": text})
+        )
         assert held.returncode == 3, held.stderr
         tokens.append(json.loads(held.stdout)["confirmation_token"])
     return tokens[0], tokens[1]
 
 
-def test_a_row_with_invalid_json_is_shown_damaged_and_can_only_be_rejected(env, tmp_path: Path) -> None:
+def test_a_row_with_invalid_json_is_shown_damaged_and_can_only_be_rejected(
+    env, tmp_path: Path
+) -> None:
     damaged, good = _hold_two(env, tmp_path)
     conn = sqlite3.connect(env["PATCH_TUI_STORE"])
     conn.execute("UPDATE actions SET args_json = '{not json' WHERE token = ?", (damaged,))
@@ -221,11 +231,17 @@ def test_a_row_with_invalid_json_is_shown_damaged_and_can_only_be_rejected(env, 
 
 
 @pytest.mark.parametrize("value", ["-5", "999999999999"])
-def test_confirm_ttl_out_of_range_is_one_line_naming_the_variable(env, tmp_path: Path, value: str) -> None:
+def test_confirm_ttl_out_of_range_is_one_line_naming_the_variable(
+    env, tmp_path: Path, value: str
+) -> None:
     bad = {**env, "PATCH_TUI_CONFIRM_TTL": value}
     tools = Path(env["PATCH_TUI_TOOLBOX"]) / "tools"
-    write_tool(tools, "mark", MARK_BODY, inputs=MARK_INPUTS, human_confirm=True, filesystem="read-write")
-    held = run_cli(bad, "run", "mark", "--args", json.dumps({"marker": str(tmp_path / "m"), "text": "x"}))
+    write_tool(
+        tools, "mark", MARK_BODY, inputs=MARK_INPUTS, human_confirm=True, filesystem="read-write"
+    )
+    held = run_cli(
+        bad, "run", "mark", "--args", json.dumps({"marker": str(tmp_path / "m"), "text": "x"})
+    )
     no_traceback(held)
     assert held.returncode == 3  # held with the default TTL, after saying what is wrong
     first = held.stderr.splitlines()[0]
@@ -270,7 +286,11 @@ DEEP_TOML = "theme = " + "[" * 5000 + "]" * 5000 + "\n"
 
 @pytest.mark.parametrize(
     "text",
-    [DEEP_TOML, "theme = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n", "a" + ".a" * 5000 + " = 1\n"],
+    [
+        DEEP_TOML,
+        "theme = " + "{a = " * 5000 + "1" + "}" * 5000 + "\n",
+        "a" + ".a" * 5000 + " = 1\n",
+    ],
     ids=["arrays", "inline-tables", "dotted-keys"],
 )
 def test_a_config_file_nested_5000_deep_is_one_line(env, text: str) -> None:
@@ -284,12 +304,16 @@ def test_a_theme_file_nested_5000_deep_is_a_theme_error(tmp_path: Path) -> None:
     from patch_tui.ui.theming.themes import ThemeError, load_theme_file
 
     theme = tmp_path / "deep.toml"
-    theme.write_text('name = "deep"\nprimary = "#ffffff"\n' + "x = " + "[" * 5000 + "]" * 5000 + "\n")
+    theme.write_text(
+        'name = "deep"\nprimary = "#ffffff"\n' + "x = " + "[" * 5000 + "]" * 5000 + "\n"
+    )
     with pytest.raises(ThemeError, match="nested deeper than 32 levels"):
         load_theme_file(theme)
 
 
-async def test_a_deep_theme_saved_while_the_tui_runs_is_a_notification(tmp_path: Path, monkeypatch) -> None:
+async def test_a_deep_theme_saved_while_the_tui_runs_is_a_notification(
+    tmp_path: Path, monkeypatch
+) -> None:
     from desk_helpers import make_app, ready, tool_folder
 
     from patch_tui.ui.theming import themes
@@ -312,7 +336,7 @@ async def test_a_deep_theme_saved_while_the_tui_runs_is_a_notification(tmp_path:
 # Root reads anything, so `chmod 000` proves nothing here: this sitecustomize makes the process
 # see the folder as a non-root user sees a mode-000 folder (it can stat the folder itself, and
 # nothing inside: no listing, no stat, no open). It only runs in the subprocesses given it.
-DENY = '''
+DENY = """
 import builtins, errno, io, os
 _deny = os.path.abspath(os.environ["PATCH_TUI_TEST_DENY"])
 def _inside(p, self_too):
@@ -332,7 +356,7 @@ os.stat, os.lstat = _wrap(os.stat, False), _wrap(os.lstat, False)
 os.scandir, os.listdir = _wrap(os.scandir, True), _wrap(os.listdir, True)
 os.open = _wrap(os.open, True)
 builtins.open = io.open = _wrap(builtins.open, True)
-'''
+"""
 
 
 @pytest.fixture
@@ -355,7 +379,9 @@ def denied(env, tmp_path: Path) -> dict[str, str]:
         ((), 2),  # the TUI says it before it takes the terminal
     ],
 )
-def test_an_unreadable_toolbox_is_one_line_everywhere(denied, args: tuple[str, ...], code: int) -> None:
+def test_an_unreadable_toolbox_is_one_line_everywhere(
+    denied, args: tuple[str, ...], code: int
+) -> None:
     box = denied["PATCH_TUI_TOOLBOX"]
     if args == ("lint",):
         args = ("lint", box + "/tools")
@@ -370,7 +396,9 @@ def test_an_unreadable_toolbox_as_another_user(env, tmp_path: Path) -> None:
     drop = [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups"] if setpriv else []
     if os.geteuid() != 0 or not drop:
         pytest.skip("needs root and setpriv to become another user")
-    probe = subprocess.run([*drop, sys.executable, "-c", "import patch_tui.cli"], capture_output=True, timeout=30)
+    probe = subprocess.run(
+        [*drop, sys.executable, "-c", "import patch_tui.cli"], capture_output=True, timeout=30
+    )
     if probe.returncode != 0:
         pytest.skip("the interpreter or the checkout is not readable by another user here")
     box = Path(env["PATCH_TUI_TOOLBOX"])
@@ -379,7 +407,11 @@ def test_an_unreadable_toolbox_as_another_user(env, tmp_path: Path) -> None:
     box.chmod(0o000)
     try:
         proc = subprocess.run(
-            [*drop, *PATCH_TUI, "run", "slugify"], env=env, capture_output=True, text=True, timeout=60
+            [*drop, *PATCH_TUI, "run", "slugify"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
     finally:
         box.chmod(0o755)
@@ -420,8 +452,15 @@ def test_lint_flags_dynamic_imports_and_module_dunders(env, tmp_path: Path) -> N
 @pytest.fixture
 def serve_box(env, tmp_path: Path) -> dict[str, Any]:
     tools = Path(env["PATCH_TUI_TOOLBOX"]) / "tools"
-    write_tool(tools, "echo", 'def main(text: str) -> dict:\n    return {"echo": text}', inputs=[{"name": "text"}])
-    write_tool(tools, "mark", MARK_BODY, inputs=MARK_INPUTS, human_confirm=True, filesystem="read-write")
+    write_tool(
+        tools,
+        "echo",
+        'def main(text: str) -> dict:\n    return {"echo": text}',
+        inputs=[{"name": "text"}],
+    )
+    write_tool(
+        tools, "mark", MARK_BODY, inputs=MARK_INPUTS, human_confirm=True, filesystem="read-write"
+    )
     # Waits until the test releases it (or 30 s): calls that are surely still running.
     write_tool(
         tools,
@@ -436,7 +475,9 @@ def serve_box(env, tmp_path: Path) -> dict[str, Any]:
         filesystem="read-only",
     )
     (tools / "big.py").write_text(
-        (SAMPLES / "slugify.py").read_text().replace("# name: slugify", f"# name: big\n# x_big: {BIG}")
+        (SAMPLES / "slugify.py")
+        .read_text()
+        .replace("# name: slugify", f"# name: big\n# x_big: {BIG}")
     )
     return {"env": env, "tools": tools, "tmp": tmp_path}
 
@@ -445,8 +486,12 @@ def test_malformed_json_rpc_gets_protocol_errors_and_serving_goes_on(serve_box) 
     """A raw peer over stdio: what the SDK client cannot send."""
     env = serve_box["env"]
     proc = subprocess.Popen(
-        [*PATCH_TUI, "serve"], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
+        [*PATCH_TUI, "serve"],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     assert proc.stdin is not None and proc.stdout is not None
 
@@ -460,17 +505,31 @@ def test_malformed_json_rpc_gets_protocol_errors_and_serving_goes_on(serve_box) 
         assert ask("[1, 2]")["error"]["code"] == -32600
         wrong = ask('{"jsonrpc": "2.0", "id": 7, "method": 3}')
         assert wrong["id"] == 7 and wrong["error"]["code"] == -32600
-        init = ask(json.dumps({
-            "jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-        }))
+        init = ask(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "t", "version": "1"},
+                    },
+                }
+            )
+        )
         assert init["result"]["serverInfo"]["name"] == "patch-tui"
         proc.stdin.write('{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
         listed = ask('{"jsonrpc": "2.0", "id": 2, "method": "tools/list"}')
         names = {t["name"] for t in listed["result"]["tools"]}
         assert {"echo", "mark", "wait", "big"} <= names  # the 4301-digit number broke nothing
         assert ask("\x00\x01garbage")["error"]["code"] == -32700
-        assert ask('{"jsonrpc": "2.0", "id": 3, "method": "ping"}') == {"jsonrpc": "2.0", "id": 3, "result": {}}
+        assert ask('{"jsonrpc": "2.0", "id": 3, "method": "ping"}') == {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "result": {},
+        }
     finally:
         proc.stdin.close()
         proc.wait(timeout=30)
@@ -483,7 +542,9 @@ async def _client(serve_box: dict[str, Any], extra_env: dict[str, str] | None = 
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "patch_tui", "serve"], env={**serve_box["env"], **(extra_env or {})}
+        command=sys.executable,
+        args=["-m", "patch_tui", "serve"],
+        env={**serve_box["env"], **(extra_env or {})},
     )
     errlog = open(serve_box["tmp"] / "serve.log", "a")  # noqa: SIM115 - the test reads it after
     return Client(stdio_client(params, errlog=errlog), mode="legacy", cache=None), errlog
@@ -551,13 +612,38 @@ _json_leaf = st.one_of(
 )
 _json_value = st.recursive(
     _json_leaf,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 _yaml_noise = st.lists(
     st.sampled_from(
-        ["&a x", "*a", "!!python/object:os.system", "[", "{", "'", '"', "? x", "- -", "1e400", BIG,
-         "-0", "0o17", ".inf", "yes", "~", "\t", "\x85", "\u2028", "#", ": :", "|", ">-"]
+        [
+            "&a x",
+            "*a",
+            "!!python/object:os.system",
+            "[",
+            "{",
+            "'",
+            '"',
+            "? x",
+            "- -",
+            "1e400",
+            BIG,
+            "-0",
+            "0o17",
+            ".inf",
+            "yes",
+            "~",
+            "\t",
+            "\x85",
+            "\u2028",
+            "#",
+            ": :",
+            "|",
+            ">-",
+        ]
     ),
     max_size=4,
 )
@@ -611,7 +697,9 @@ async def test_the_desk_lists_every_tool_and_opens_a_hostile_one_read_only(tmp_p
     regular = sorted(p for p in folder.glob("*.py"))
     hostile = folder / "zz_big.py"
     hostile.write_text(
-        (SAMPLES / "slugify.py").read_text().replace("# name: slugify", f"# name: zz_big\n# x_big: {BIG}")
+        (SAMPLES / "slugify.py")
+        .read_text()
+        .replace("# name: slugify", f"# name: zz_big\n# x_big: {BIG}")
     )
     os.mkfifo(folder / "pipe.py")
     (folder / "zero.py").symlink_to("/dev/zero")
@@ -627,7 +715,10 @@ async def test_the_desk_lists_every_tool_and_opens_a_hostile_one_read_only(tmp_p
         assert listed == {p.name for p in regular} | {"zz_big.py"}  # every tool, no special file
         screen.open_tool(hostile)
         await pilot.pause()
-        assert screen.read_only_reason is not None and "cannot be written back" in screen.read_only_reason
+        assert (
+            screen.read_only_reason is not None
+            and "cannot be written back" in screen.read_only_reason
+        )
         assert screen.source.read_only
         assert any(d.code == "PT022" for d in screen.diagnostics)
         before = hostile.read_bytes()
@@ -636,7 +727,9 @@ async def test_the_desk_lists_every_tool_and_opens_a_hostile_one_read_only(tmp_p
         assert hostile.read_bytes() == before and app.is_running
 
 
-async def test_the_inbox_shows_a_damaged_row_and_every_other_one(tmp_path: Path, monkeypatch) -> None:
+async def test_the_inbox_shows_a_damaged_row_and_every_other_one(
+    tmp_path: Path, monkeypatch
+) -> None:
     from inboxkit import hold, isolate, make_app, open_inbox, tools, wait_for
 
     from patch_tui.approvals.store import Store
@@ -656,7 +749,10 @@ async def test_the_inbox_shows_a_damaged_row_and_every_other_one(tmp_path: Path,
         screen = await open_inbox(pilot, app)
         await wait_for(pilot, lambda: len(screen.list.actions) == 2, what="both actions")
         damaged = next(a for a in screen.list.actions if a.token == bad.token)
-        assert damaged.damaged and not next(a for a in screen.list.actions if a.token == good.token).damaged
+        assert (
+            damaged.damaged
+            and not next(a for a in screen.list.actions if a.token == good.token).damaged
+        )
         while screen.current is None or screen.current.token != bad.token:
             await pilot.press("down")
             await pilot.pause()
@@ -671,4 +767,3 @@ async def test_the_inbox_shows_a_damaged_row_and_every_other_one(tmp_path: Path,
             what="the damaged action to be rejected",
         )
         assert app.is_running
-

@@ -214,7 +214,13 @@ def test_secrets_are_out_of_reach(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     assert r.ok
     assert r.result["env_key"] is None
-    assert r.result["env"] == ["HOME", "LANG", "PATH", "PWD", "TMPDIR"]  # no PATCH_ACCESS_TOKEN either
+    assert r.result["env"] == [
+        "HOME",
+        "LANG",
+        "PATH",
+        "PWD",
+        "TMPDIR",
+    ]  # no PATCH_ACCESS_TOKEN either
     if NS["pid"]:
         assert r.enforced["pid_namespace"] is True
         assert r.result["found_in_proc"] == []  # not even through the parent's /proc entry

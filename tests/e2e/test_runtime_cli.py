@@ -117,7 +117,10 @@ def test_confirm_exit_codes(env: dict[str, Any], here: Any) -> None:
     early = here("confirm", token)
     assert early.returncode == 1 and json.loads(early.stdout)["status"] == "awaiting_approval"
     assert "awaiting_approval" in early.stderr
-    assert "patch_confirm_action" not in early.stderr and f"`patch-tui confirm {token}` again" in early.stderr
+    assert (
+        "patch_confirm_action" not in early.stderr
+        and f"`patch-tui confirm {token}` again" in early.stderr
+    )
     text = here("inbox", "list")
     assert text.returncode == 0 and token in text.stdout and "mark" in text.stdout
     assert here("inbox", "approve", token).returncode == 0

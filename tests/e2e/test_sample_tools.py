@@ -77,7 +77,10 @@ def test_samples_cover_the_format() -> None:
     assert any(c.network for c in caps)
     assert any(c.filesystem == "read-only" for c in caps)
     assert any(c.filesystem == "read-write" and c.human_confirm for c in caps)
-    assert any(m.capabilities.human_confirm and m.external_auth == ["slack.send_message"] for m in manifests)  # type: ignore[union-attr]
+    assert any(
+        m.capabilities.human_confirm and m.external_auth == ["slack.send_message"]
+        for m in manifests
+    )  # type: ignore[union-attr]
     inputs = [i for m in manifests for i in m.inputs]  # type: ignore[union-attr]
     assert any(i.type == "array" and i.items is not None for i in inputs)
     assert any(i.type == "object" for i in inputs)
@@ -97,34 +100,55 @@ def test_word_count() -> None:
 
 
 def test_slugify() -> None:
-    assert run_tool("slugify", {"text": "Héllo, Wörld: the Best of 2024!"}) == "hello-world-the-best-of-2024"
-    assert run_tool("slugify", {"text": "Héllo Wörld again", "separator": "_", "max_length": 11}) == "hello_world"
+    assert (
+        run_tool("slugify", {"text": "Héllo, Wörld: the Best of 2024!"})
+        == "hello-world-the-best-of-2024"
+    )
+    assert (
+        run_tool("slugify", {"text": "Héllo Wörld again", "separator": "_", "max_length": 11})
+        == "hello_world"
+    )
 
 
 def test_regex_extract() -> None:
     text = "Mail bob@example.com or ALICE@example.org, or bob@example.com again."
     pattern = r"([\w.+-]+)@[\w-]+\.[\w.]+"
     assert run_tool("regex_extract", {"text": text, "pattern": pattern}) == [
-        "bob@example.com", "ALICE@example.org", "bob@example.com",
+        "bob@example.com",
+        "ALICE@example.org",
+        "bob@example.com",
     ]
-    assert run_tool("regex_extract", {"text": text, "pattern": pattern, "group": 1, "unique": True}) == [
-        "bob", "ALICE",
+    assert run_tool(
+        "regex_extract", {"text": text, "pattern": pattern, "group": 1, "unique": True}
+    ) == [
+        "bob",
+        "ALICE",
     ]
-    assert run_tool("regex_extract", {"text": "Cat cat CAT", "pattern": "cat", "ignore_case": True}) == [
-        "Cat", "cat", "CAT",
+    assert run_tool(
+        "regex_extract", {"text": "Cat cat CAT", "pattern": "cat", "ignore_case": True}
+    ) == [
+        "Cat",
+        "cat",
+        "CAT",
     ]
 
 
 def test_json_pick() -> None:
     data = {"user": {"name": "Ada", "emails": ["a@x.org", "b@y.org"]}, "n": 0}
-    result = run_tool("json_pick", {"data": data, "paths": ["user.name", "user.emails.-1", "n", "user.age"]})
+    result = run_tool(
+        "json_pick", {"data": data, "paths": ["user.name", "user.emails.-1", "n", "user.age"]}
+    )
     assert result == {"user.name": "Ada", "user.emails.-1": "b@y.org", "n": 0, "user.age": ""}
 
 
 def test_dedupe_list() -> None:
     items = [" pear", "Apple", "apple ", "pear", "fig"]
     assert run_tool("dedupe_list", {"items": items}) == ["pear", "Apple", "apple", "fig"]
-    assert run_tool("dedupe_list", {"items": items, "case_sensitive": False, "sort": True}) == ["Apple", "fig", "pear"]
+    assert run_tool("dedupe_list", {"items": items, "case_sensitive": False, "sort": True}) == [
+        "Apple",
+        "fig",
+        "pear",
+    ]
 
 
 def test_csv_to_json() -> None:
@@ -133,9 +157,9 @@ def test_csv_to_json() -> None:
         {"name": "Ada", "age": 36, "score": 9.5},
         {"name": "Alan", "age": 41, "score": "x"},
     ]
-    assert run_tool("csv_to_json", {"csv_text": "a,b\n1,2\n", "delimiter": ",", "numbers": False}) == [
-        {"a": "1", "b": "2"}
-    ]
+    assert run_tool(
+        "csv_to_json", {"csv_text": "a,b\n1,2\n", "delimiter": ",", "numbers": False}
+    ) == [{"a": "1", "b": "2"}]
 
 
 def test_file_stats(tmp_path: Path) -> None:
@@ -155,16 +179,25 @@ def test_file_stats(tmp_path: Path) -> None:
 def test_delete_file(tmp_path: Path) -> None:
     target = tmp_path / "old.log"
     target.write_text("12345")
-    assert run_tool("delete_file", {"path": str(target)}) == {"path": str(target), "deleted": True, "bytes": 5}
+    assert run_tool("delete_file", {"path": str(target)}) == {
+        "path": str(target),
+        "deleted": True,
+        "bytes": 5,
+    }
     assert not target.exists()
     assert run_tool("delete_file", {"path": str(target), "missing_ok": True}) == {
-        "path": str(target), "deleted": False, "bytes": 0,
+        "path": str(target),
+        "deleted": False,
+        "bytes": 0,
     }
     folder = tmp_path / "keep"
     folder.mkdir()
     out = subprocess.run(
         [sys.executable, str(by_name("delete_file"))],
-        input=json.dumps({"path": str(folder)}), capture_output=True, text=True, timeout=60,
+        input=json.dumps({"path": str(folder)}),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert out.returncode != 0 and "refusing to delete a folder" in out.stderr
     assert folder.is_dir()
@@ -218,6 +251,9 @@ def test_fetch_url_title_refuses_other_schemes(tmp_path: Path) -> None:
     secret.write_text("<title>secret</title>")
     out = subprocess.run(
         [sys.executable, str(by_name("fetch_url_title"))],
-        input=json.dumps({"url": secret.as_uri()}), capture_output=True, text=True, timeout=60,
+        input=json.dumps({"url": secret.as_uri()}),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert out.returncode != 0 and "http:// or https://" in out.stderr

@@ -80,7 +80,9 @@ def test_read_only_writes_nothing_outside_its_run_folder(engine: str, tmp_path: 
     target = tmp_path / "ws" / "out.txt"
     target.parent.mkdir()
     iso = Isolation(engine=engine, workspace=target.parent)
-    wrote = run_source(probe_tool("read-write"), {"path": str(target), "write": True}, isolation=iso)
+    wrote = run_source(
+        probe_tool("read-write"), {"path": str(target), "write": True}, isolation=iso
+    )
     assert wrote.ok and wrote.result == {"ok": "written"} and target.read_text() == "pwned"
     target.unlink()
     r = run_source(probe_tool("read-only"), {"path": str(target), "write": True}, isolation=iso)
@@ -349,7 +351,9 @@ def test_every_claim_is_true_for_the_run(engine: str, tmp_path: Path) -> None:
     outside.write_text("x")
     runs = tmp_path / "runs"
     text = tool_text("claims", CLAIMS_BODY, inputs=[{"name": "outside"}])
-    r = run_source(text, {"outside": str(outside)}, runs_dir=runs, isolation=Isolation(engine=engine))
+    r = run_source(
+        text, {"outside": str(outside)}, runs_dir=runs, isolation=Isolation(engine=engine)
+    )
     assert r.ok, r.error
     seen = r.result
     claims = r.enforced["claims"]
@@ -376,7 +380,8 @@ def test_every_claim_is_true_for_the_run(engine: str, tmp_path: Path) -> None:
                 line = next(
                     ln
                     for ln in seen["cgroups"].splitlines()
-                    if how == "cgroup-v2" and ln.startswith("0::")
+                    if how == "cgroup-v2"
+                    and ln.startswith("0::")
                     or controller in ln.split(":")[1].split(",")
                 )
                 assert "patch-run-" in line
@@ -457,7 +462,9 @@ def test_run_file_audits_its_claims(tmp_path: Path) -> None:
     r = run_file(path, {}, runs_dir=tmp_path / "runs")
     record: dict[str, Any] = json.loads(r.audit_path.read_text())
     assert record["sandbox"]["enforced"] == r.enforced["claims"]
-    assert any(line.startswith('filesystem: "none" enforced by') for line in r.capability_assertions)
+    assert any(
+        line.startswith('filesystem: "none" enforced by') for line in r.capability_assertions
+    )
 
 
 @pytest.mark.parametrize("engine", ENGINES)

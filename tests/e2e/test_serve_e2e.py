@@ -16,6 +16,7 @@ from tests.runtimekit import cli, runs_in, write_tool
 
 pytestmark = pytest.mark.slow
 
+
 @pytest.fixture
 def box(tmp_path: Path) -> dict[str, Any]:
     return serve_box(tmp_path)
@@ -135,11 +136,15 @@ async def test_list_call_expiry_and_list_changed(box: dict[str, Any]) -> None:
 
 
 async def test_timeout_and_no_install_options(box: dict[str, Any]) -> None:
-    write_tool(box["tools"], "slow", "import time\n\ndef main() -> dict:\n    time.sleep(30)\n    return {}")
+    write_tool(
+        box["tools"],
+        "slow",
+        "import time\n\ndef main() -> dict:\n    time.sleep(30)\n    return {}",
+    )
     write_tool(
         box["tools"],
         "needs_pkg",
-        'def main() -> dict:\n    return {}',
+        "def main() -> dict:\n    return {}",
         packages=["requests==2.32.3"],
     )
     async with connect(box, options=("--timeout", "1.5", "--no-install")) as client:

@@ -19,7 +19,6 @@ from tests.runtimekit import runs_in, write_tool
 pytestmark = pytest.mark.slow
 
 
-
 @pytest.fixture
 def box(tmp_path: Path) -> dict[str, Any]:
     return serve_box(tmp_path)  # a toolbox, a store, the env
@@ -56,11 +55,16 @@ async def test_listing_and_run_tool(box: dict[str, Any]) -> None:
         assert names[:9] == RUNTIME_META  # the runtime's meta tools, in its order, first
         schemas = {t.name: t.input_schema for t in listed}
         assert schemas["patch_run_tool"]["required"] == ["name"]
-        assert schemas["patch_compose"]["properties"]["steps"]["items"]["required"] == ["id", "tool"]
+        assert schemas["patch_compose"]["properties"]["steps"]["items"]["required"] == [
+            "id",
+            "tool",
+        ]
         assert schemas["patch_replay"]["required"] == ["run_id"]
         assert schemas["patch_generate_tool"]["required"] == ["description"]
 
-        ran = await client.call_tool("patch_run_tool", {"name": "echo", "args": {"text": "via run"}})
+        ran = await client.call_tool(
+            "patch_run_tool", {"name": "echo", "args": {"text": "via run"}}
+        )
         assert not ran.is_error and data(ran) == {"echo": "via run"}
         held = await client.call_tool(
             "patch_run_tool", {"name": "mark", "args": {"marker": str(marker), "text": "r"}}
@@ -94,7 +98,9 @@ async def test_listing_and_run_tool(box: dict[str, Any]) -> None:
 
 async def test_compose(box: dict[str, Any]) -> None:
     marker = box["marker"]
-    write_tool(box["tools"], "flaky", FLAKY_BODY, inputs=[{"name": "counter"}], filesystem="read-write")
+    write_tool(
+        box["tools"], "flaky", FLAKY_BODY, inputs=[{"name": "counter"}], filesystem="read-write"
+    )
     async with connect(box) as client:
         seq = await client.call_tool(
             "patch_compose",
@@ -123,13 +129,20 @@ async def test_compose(box: dict[str, Any]) -> None:
                 {
                     "steps": [
                         {"id": "first", "tool": "echo", "args": {"text": "before"}},
-                        {"id": "hold", "tool": "mark", "args": {"marker": str(marker), "text": "c"}},
+                        {
+                            "id": "hold",
+                            "tool": "mark",
+                            "args": {"marker": str(marker), "text": "c"},
+                        },
                         {"id": "after", "tool": "echo", "args": {"text": "never"}},
                     ]
                 },
             )
         )
-        assert paused["status"] == "paused" and [s["id"] for s in paused["steps"]] == ["first", "hold"]
+        assert paused["status"] == "paused" and [s["id"] for s in paused["steps"]] == [
+            "first",
+            "hold",
+        ]
         assert paused["paused"]["status"] == "confirmation_required" and runs_in(marker) == []
         token = paused["paused"]["confirmation_token"]
         approve(box, token)
@@ -140,7 +153,12 @@ async def test_compose(box: dict[str, Any]) -> None:
         aborted = data(
             await client.call_tool(
                 "patch_compose",
-                {"steps": [{"id": "x", "tool": "echo", "args": {"nope": 1}}, {"id": "y", "tool": "echo", "args": {"text": "y"}}]},
+                {
+                    "steps": [
+                        {"id": "x", "tool": "echo", "args": {"nope": 1}},
+                        {"id": "y", "tool": "echo", "args": {"text": "y"}},
+                    ]
+                },
             )
         )
         assert aborted["status"] == "failed" and [s["id"] for s in aborted["steps"]] == ["x"]
@@ -159,11 +177,22 @@ async def test_compose(box: dict[str, Any]) -> None:
         )
         assert partial["status"] == "partial" and partial["results"] == {"y": {"echo": "y"}}
         assert partial["steps"][0]["error"]["name"] == "ToolNotFoundError"
-        counter = box["tmp"] / "ws" / "counter.txt"  # the workspace: read-write tools write only there
+        counter = (
+            box["tmp"] / "ws" / "counter.txt"
+        )  # the workspace: read-write tools write only there
         retried = data(
             await client.call_tool(
                 "patch_compose",
-                {"steps": [{"id": "f", "tool": "flaky", "args": {"counter": str(counter)}, "retries": 2}]},
+                {
+                    "steps": [
+                        {
+                            "id": "f",
+                            "tool": "flaky",
+                            "args": {"counter": str(counter)},
+                            "retries": 2,
+                        }
+                    ]
+                },
             )
         )
         assert retried["status"] == "ok" and retried["steps"][0]["attempts"] == 2
@@ -231,13 +260,17 @@ async def test_replay_of_a_human_confirm_run_is_held(box: dict[str, Any]) -> Non
         runs = data(await client.call_tool("patch_list_runs", {"tool_name": "mark"}))
         runs = runs["result"] if isinstance(runs, dict) else runs
         again = data(await client.call_tool("patch_replay", {"run_id": runs[0]["run_id"]}))
-        assert again["status"] == "confirmation_required" and again["replay_of"] == runs[0]["run_id"]
+        assert (
+            again["status"] == "confirmation_required" and again["replay_of"] == runs[0]["run_id"]
+        )
         assert runs_in(marker) == ["once"]  # the runtime would have run it again unasked
 
 
 async def test_generate_tool(box: dict[str, Any]) -> None:
     tool_text = (Path(g.PROMPTS_DIR) / "example_tool.txt").read_text(encoding="utf-8")
-    broken = tool_text.replace("    words = WORD.findall(text)\n", "    words = WORD.findall(text\n")
+    broken = tool_text.replace(
+        "    words = WORD.findall(text)\n", "    words = WORD.findall(text\n"
+    )
     with FakeAnthropic() as fake:
         # The first answer has a syntax error: lint sends it back, the repair is saved.
         fake.add(Reply(broken), Reply(tool_text))

@@ -28,7 +28,11 @@ def _node(script: str, *args: str) -> subprocess.CompletedProcess[str]:
     folder = harness_dir()
     assert folder is not None
     return subprocess.run(
-        ["node", str(folder / script), *args], capture_output=True, text=True, timeout=120, check=False
+        ["node", str(folder / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 
@@ -91,8 +95,6 @@ def serve_client(toolbox: Path, store: Path) -> Any:
     return mcp_session(args, env, store.parent / "serve.log", cwd=str(REPO))
 
 
-
-
 def descriptors(tools: list[Any], meta: set[str]) -> dict[str, dict[str, Any]]:
     """The toolbox's tools of a tools/list result (meta tools left out), as the JSON a host
     reads: {name: {name, description, inputSchema}}."""
@@ -100,7 +102,11 @@ def descriptors(tools: list[Any], meta: set[str]) -> dict[str, dict[str, Any]]:
     for tool in tools:
         if tool.name in meta:
             continue
-        out[tool.name] = {"name": tool.name, "description": tool.description, "inputSchema": tool.input_schema}
+        out[tool.name] = {
+            "name": tool.name,
+            "description": tool.description,
+            "inputSchema": tool.input_schema,
+        }
     return out
 
 

@@ -84,7 +84,9 @@ def test_lint_and_the_model_agree_with_the_runtime_parser(tmp_path: Path) -> Non
             # Nothing the runtime refuses passes lint.
             assert errors, (path, row["error"])
             agree += 1
-    print(f"\nlint agrees with the runtime on {agree} of {len(files)} files; stricter on {stricter}")
+    print(
+        f"\nlint agrees with the runtime on {agree} of {len(files)} files; stricter on {stricter}"
+    )
 
 
 def test_fmt_is_the_runtime_writer(tmp_path: Path) -> None:
@@ -101,7 +103,9 @@ def test_fmt_is_the_runtime_writer(tmp_path: Path) -> None:
         # Every sample: our writer is the runtime's, byte for byte, and fmt keeps its meaning.
         text = _read(path)
         parsed = runtime_format.parse(text)
-        assert runtime_format.serialize(parsed.manifest, parsed.body) == runtime_serialize(path), path
+        assert runtime_format.serialize(parsed.manifest, parsed.body) == runtime_serialize(path), (
+            path
+        )
         out = toolfile.format_text(toolfile.parse(text))
         if out is None:  # fmt refuses to drop YAML comments; nothing written
             continue
@@ -116,14 +120,17 @@ async def test_serve_lists_tools_as_the_runtime_does(tmp_path: Path) -> None:
     tb = Toolbox.open(box)
     tb.create_tool("made_here")
     (box / "tools" / "refused.py").write_text(
-        (box / "tools" / "made_here.py").read_text().replace("made_here", "refused").replace(
-            "    description: The text to work on.\n", ""
-        )
+        (box / "tools" / "made_here.py")
+        .read_text()
+        .replace("made_here", "refused")
+        .replace("    description: The text to work on.\n", "")
     )
     theirs = await runtime_tools(box)
     async with serve_client(box, tmp_path / "store.sqlite3") as client:
         listed = await client.list_tools()
-    ours = descriptors(listed.tools, {"patch_confirm_action", "patch_list_tools", "patch_list_runs"})
+    ours = descriptors(
+        listed.tools, {"patch_confirm_action", "patch_list_tools", "patch_list_runs"}
+    )
     ours = {k: v for k, v in ours.items() if not k.startswith("patch_")}
     assert "made_here" in theirs and "refused" not in theirs
     assert ours == theirs
@@ -141,13 +148,17 @@ async def test_serve_lists_the_edge_files_verbatim_as_the_runtime_does(tmp_path:
         if not runtime_format.accepts(text):
             continue
         name = f"edge_{path.stem}"
-        (tools / f"{name}.py").write_bytes(text.replace("name: edge_tool", f"name: {name}").encode())
+        (tools / f"{name}.py").write_bytes(
+            text.replace("name: edge_tool", f"name: {name}").encode()
+        )
     made = _node("mkindex.js", str(tools.parent))
     assert made.returncode == 0, made.stderr
     theirs = await runtime_tools(tools.parent)
     async with serve_client(tools.parent, tmp_path / "store.sqlite3") as client:
         listed = await client.list_tools()
-    ours = descriptors(listed.tools, {"patch_confirm_action", "patch_list_tools", "patch_list_runs"})
+    ours = descriptors(
+        listed.tools, {"patch_confirm_action", "patch_list_tools", "patch_list_runs"}
+    )
     ours = {k: v for k, v in ours.items() if not k.startswith("patch_")}
     assert {"edge_tags_known", "edge_lone_cr", "edge_anchor"} <= set(theirs)
     assert ours == theirs

@@ -17,12 +17,12 @@ from tests.runtimekit import cli, cli_env, write_tool
 
 pytestmark = pytest.mark.slow
 
-STATS_BODY = '''
+STATS_BODY = """
 def main(text: str, scale: float = 1.5) -> dict:
     words = text.split()
     return {"words": len(words), "scaled": len(words) * scale, "first": words[0] if words else None,
             "caf\\u00e9": "\\u00e9t\\u00e9", "nested": {"z": 1, "a": [1.0, 2.5, "x"]}}
-'''
+"""
 
 
 @pytest.fixture
@@ -37,9 +37,19 @@ def box(tmp_path: Path) -> dict[str, Any]:
     )
     # A hand-written file in other shapes: CRLF line endings, a comment above the marker, no
     # defaults written (the source hash is over the runtime writer's output, defaults filled in).
-    crlf = write_tool(tools, "crlf", STATS_BODY, inputs=[{"name": "text"}, {"name": "scale", "type": "number"}])
-    crlf.write_bytes(("#!/usr/bin/env python3\n# a comment\n" + crlf.read_text()).replace("\n", "\r\n").encode())
-    write_tool(tools, "held", STATS_BODY, inputs=[{"name": "text"}, {"name": "scale", "type": "number"}], human_confirm=True)
+    crlf = write_tool(
+        tools, "crlf", STATS_BODY, inputs=[{"name": "text"}, {"name": "scale", "type": "number"}]
+    )
+    crlf.write_bytes(
+        ("#!/usr/bin/env python3\n# a comment\n" + crlf.read_text()).replace("\n", "\r\n").encode()
+    )
+    write_tool(
+        tools,
+        "held",
+        STATS_BODY,
+        inputs=[{"name": "text"}, {"name": "scale", "type": "number"}],
+        human_confirm=True,
+    )
     made = _node("mkindex.js", str(root))
     assert made.returncode == 0, made.stderr
     store = tmp_path / "store.sqlite3"
@@ -99,7 +109,9 @@ async def test_the_runtime_replays_the_runs_patch_tui_wrote(box: dict[str, Any])
     # And patch-tui lists the runtime's run beside its own.
     async with serve_client(root, box["store"]) as client:
         runs = data(await client.call_tool("patch_list_runs", {}))
-        assert {r["run_id"] for r in (runs if isinstance(runs, list) else runs["result"])} == ours | theirs
+        assert {
+            r["run_id"] for r in (runs if isinstance(runs, list) else runs["result"])
+        } == ours | theirs
         # ... and replays it as the runtime does.
         [their_run] = theirs
         replay = data(await client.call_tool("patch_replay", {"run_id": their_run}))

@@ -61,7 +61,9 @@ def test_the_osc_goes_only_to_terminals_that_show_it() -> None:
     assert alerts.osc_mode(False, {"TERM_PROGRAM": "WezTerm"}) is None
 
 
-def test_notify_send_runs_without_a_shell_and_escapes_markup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_notify_send_runs_without_a_shell_and_escapes_markup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     log = _fake_notify_send(tmp_path / "bin")
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     action = SimpleNamespace(tool="-rm", args={"html": "<a href='x'>&</a>; $(id)"})
@@ -125,14 +127,20 @@ async def test_an_arrival_rings_and_notifies_with_safe_text(env: dict[str, Any])
         assert "waiting-before-start" not in "".join(written)
 
 
-async def test_each_alert_can_be_turned_off(env: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_each_alert_can_be_turned_off(
+    env: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
     from patch_tui.runtime.toolbox import Toolbox
     from patch_tui.settings.config import Settings
     from patch_tui.ui.app import PatchApp
 
     folder, store = env["folder"], env["store"]
     settings = Settings(
-        watch_tools=False, watch_themes=False, alert_bell=False, alert_osc=False, alert_notify_send=False
+        watch_tools=False,
+        watch_themes=False,
+        alert_bell=False,
+        alert_osc=False,
+        alert_notify_send=False,
     )
     app = PatchApp(Toolbox.open(folder), None, settings=settings, store_path=store)
     async with app.run_test(size=SIZE) as pilot:
@@ -146,7 +154,9 @@ async def test_each_alert_can_be_turned_off(env: dict[str, Any], monkeypatch: py
 
 
 async def _watching(pilot: Any, app: Any) -> Any:
-    await wait_for(pilot, lambda: getattr(app, "_pending_watch", None) is not None, what="the watch")
+    await wait_for(
+        pilot, lambda: getattr(app, "_pending_watch", None) is not None, what="the watch"
+    )
     watch = app._pending_watch
     await wait_for(pilot, lambda: watch._known is not None, what="the first read")
     return watch

@@ -12,13 +12,23 @@ from patch_tui.format import fields, toolfile
 from patch_tui.ui.desk.manifest_form import FieldRow
 
 CAMERA = fields.FieldSpec(
-    "capabilities", "camera", "boolean", default=False, widget="switch", doc="The tool takes pictures."
+    "capabilities",
+    "camera",
+    "boolean",
+    default=False,
+    widget="switch",
+    doc="The tool takes pictures.",
 )
 SECRET = fields.FieldSpec(
     "inputs[]", "secret", "boolean", default=False, widget="switch", doc="Never logged."
 )
 HOMEPAGE = fields.FieldSpec(
-    "", "homepage", "string", widget="text", section="Links", placeholder="https://...",
+    "",
+    "homepage",
+    "string",
+    widget="text",
+    section="Links",
+    placeholder="https://...",
     doc="Where the tool is documented.",
 )
 

@@ -64,10 +64,19 @@ def test_shipped_themes_load_cleanly() -> None:
         ('name = "x"\nprimary = "#12"\n', "primary: '#12' is not a colour"),
         ('name = "x"\nprimary = "red"\nbackgroud = "#000000"\n', "backgroud: unknown key"),
         ('name = "x"\nprimary = "red"\n[variables]\nborder = "red 50"\n', "border"),
-        ('name = "x"\nprimary = "red"\n[variables]\nlink-style = "wavy"\n', "'wavy' is not a text style"),
-        ('name = "x"\nprimary = "red"\n[variables]\nlink-style-hover = "red"\n', "not a text style"),
+        (
+            'name = "x"\nprimary = "red"\n[variables]\nlink-style = "wavy"\n',
+            "'wavy' is not a text style",
+        ),
+        (
+            'name = "x"\nprimary = "red"\n[variables]\nlink-style-hover = "red"\n',
+            "not a text style",
+        ),
         ('name = "x"\nprimary = "red"\n[variables]\nborder = "auto 50%"\n', "'auto' only works"),
-        ('name = "x"\nprimary = "red"\n[variables]\nerror = "red"\n', "set `error` at the top level"),
+        (
+            'name = "x"\nprimary = "red"\n[variables]\nerror = "red"\n',
+            "set `error` at the top level",
+        ),
         ('name = "x"\nprimary = \n', "not valid TOML"),
         ('name = "bad name!"\nprimary = "red"\n', "name"),
         ('name = "x"\n', "primary: Field required"),
@@ -156,7 +165,9 @@ async def test_shipped_theme_from_config_is_applied(user_dirs, tmp_path) -> None
 async def test_broken_themes_give_one_notification_and_no_crash(user_dirs) -> None:
     write_theme(user_dirs, "fine")
     (user_dirs / "one.toml").write_text("primary = [\n", encoding="utf-8")
-    (user_dirs / "two.toml").write_text('primary = "red"\n[variables]\nborder = "nope"\n', encoding="utf-8")
+    (user_dirs / "two.toml").write_text(
+        'primary = "red"\n[variables]\nborder = "nope"\n', encoding="utf-8"
+    )
     app = ShellApp(choice="nosuch")
     async with app.run_test() as pilot:
         await pilot.pause()
@@ -328,12 +339,30 @@ async def test_theme_that_would_break_the_stylesheet_is_refused_not_fatal(user_d
 
 PLAIN_CASES = [
     {"name": "minimal", "primary": "#3366FF"},
-    {"name": "full", "dark": False, "primary": "red", "secondary": "rgb(1,2,3)", "accent": "hsl(10,50%,50%)",
-     "foreground": "#eee", "background": "#101010", "surface": "#202020", "panel": "#303030",
-     "boost": "#ffffff10", "warning": "ansi_yellow", "error": "#f00", "success": "green",
-     "luminosity_spread": 0.2, "text_alpha": 1.0, "ansi": True,
-     "variables": {"footer-key-foreground": "#4FA3F7", "input-selection-background": "#4FA3F7 30%",
-                   "block-cursor-text-style": "bold", "text-muted": "auto 90%"}},
+    {
+        "name": "full",
+        "dark": False,
+        "primary": "red",
+        "secondary": "rgb(1,2,3)",
+        "accent": "hsl(10,50%,50%)",
+        "foreground": "#eee",
+        "background": "#101010",
+        "surface": "#202020",
+        "panel": "#303030",
+        "boost": "#ffffff10",
+        "warning": "ansi_yellow",
+        "error": "#f00",
+        "success": "green",
+        "luminosity_spread": 0.2,
+        "text_alpha": 1.0,
+        "ansi": True,
+        "variables": {
+            "footer-key-foreground": "#4FA3F7",
+            "input-selection-background": "#4FA3F7 30%",
+            "block-cursor-text-style": "bold",
+            "text-muted": "auto 90%",
+        },
+    },
     # Unusual: each goes to the model, which must then say the same (or refuse it).
     {"name": "no-primary"},
     {"name": "bad name!", "primary": "red"},

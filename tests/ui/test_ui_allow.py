@@ -32,7 +32,9 @@ async def _open(pilot, app, screen) -> AllowDialog:
 
 async def test_allow_a_widened_pattern_approves_this_call_by_the_grant(env) -> None:
     folder, store = env
-    action = hold(store, folder / "delete_file.py", {"path": "/tmp/build/a.log", "missing_ok": True})
+    action = hold(
+        store, folder / "delete_file.py", {"path": "/tmp/build/a.log", "missing_ok": True}
+    )
     app = inbox_app(store)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_inbox(pilot, app)
@@ -47,10 +49,14 @@ async def test_allow_a_widened_pattern_approves_this_call_by_the_grant(env) -> N
         assert "path=/tmp/build/*" in preview and "missing_ok" not in preview
         assert "This call matches: yes" in preview
         await pilot.click("#allow-ok")
-        await wait_for(pilot, lambda: not isinstance(app.screen, AllowDialog), what="the dialog to close")
+        await wait_for(
+            pilot, lambda: not isinstance(app.screen, AllowDialog), what="the dialog to close"
+        )
     with Store(store, actor="check") as s:
         [grant] = grants.list_grants(s)
-        assert grant.tool == "delete_file" and [str(p) for p in grant.patterns] == ["path=/tmp/build/*"]
+        assert grant.tool == "delete_file" and [str(p) for p in grant.patterns] == [
+            "path=/tmp/build/*"
+        ]
         assert grant.source_sha256 == action.source_sha256 and grant.uses == 1
         done = s.get(action.token)
         assert done.status == "approved" and done.grant_id == grant.id
@@ -59,7 +65,16 @@ async def test_allow_a_widened_pattern_approves_this_call_by_the_grant(env) -> N
 
 async def test_a_tainted_hold_cannot_be_allowed(env) -> None:
     folder, store = env
-    hold(store, folder / "delete_file.py", {"path": "/tmp/x"}, kind="tainted_input", details={"tainted_inputs": [{"input": "path", "source_tools": ["fetch"]}], "source_tools": ["fetch"]})
+    hold(
+        store,
+        folder / "delete_file.py",
+        {"path": "/tmp/x"},
+        kind="tainted_input",
+        details={
+            "tainted_inputs": [{"input": "path", "source_tools": ["fetch"]}],
+            "source_tools": ["fetch"],
+        },
+    )
     app = inbox_app(store)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_inbox(pilot, app)

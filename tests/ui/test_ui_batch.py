@@ -38,7 +38,11 @@ def _dialog_text(app) -> str:
 
 async def _open_batch(pilot, app, key: str) -> BatchDialog:
     await pilot.press(key)
-    await wait_for(pilot, lambda: isinstance(app.screen, BatchDialog) and app.screen.is_active, what="the batch dialog")
+    await wait_for(
+        pilot,
+        lambda: isinstance(app.screen, BatchDialog) and app.screen.is_active,
+        what="the batch dialog",
+    )
     await pilot.pause()
     return app.screen
 
@@ -49,8 +53,17 @@ async def _held_by_another_process(store: Path, tool: Path, args: dict):
     import sys
 
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "patch_tui", "run", str(tool), "--args", json.dumps(args), "--store", str(store),
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "patch_tui",
+        "run",
+        str(tool),
+        "--args",
+        json.dumps(args),
+        "--store",
+        str(store),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
     )
     out, err = await proc.communicate()
     assert proc.returncode == 3, err.decode()
@@ -77,7 +90,9 @@ async def test_an_action_arriving_while_the_batch_dialog_is_open_is_not_decided(
         # A call arrives while it is open, from an agent's process (`patch-tui run` holds it);
         # the inbox behind lists it.
         c = await _held_by_another_process(store, folder / "delete_file.py", {"path": "/tmp/c.txt"})
-        await wait_for(pilot, lambda: len(screen.list.actions) == 3, what="the new call listed behind")
+        await wait_for(
+            pilot, lambda: len(screen.list.actions) == 3, what="the new call listed behind"
+        )
         assert c.token not in screen.list.selected and c.token not in _dialog_text(app)
         await pilot.press("y")
         await wait_for(pilot, lambda: dialog.done, what="the batch decided")
@@ -86,7 +101,9 @@ async def test_an_action_arriving_while_the_batch_dialog_is_open_is_not_decided(
         assert _get(store, c.token).status == "pending"
         await pilot.press("enter")  # Close
         await wait_for(pilot, lambda: app.screen is screen, what="the dialog closed")
-        await wait_for(pilot, lambda: [x.token for x in screen.list.actions] == [c.token], what="the list")
+        await wait_for(
+            pilot, lambda: [x.token for x in screen.list.actions] == [c.token], what="the list"
+        )
         assert not screen.list.selected
 
 
@@ -113,8 +130,13 @@ async def test_each_action_of_a_batch_is_its_own_sealed_decision(env) -> None:
 async def test_refused_items_are_reported_per_item_and_stay_undecided(env) -> None:
     folder, store = env
     good = hold(store, folder / "delete_file.py", {"path": "/tmp/ok.txt"})
-    tainted = hold(store, folder / "slugify.py", {"text": "x" * 20}, kind="tainted_input",
-                   details={"tainted_inputs": [{"inputName": "text", "matchedTools": ["fetch"]}]})
+    tainted = hold(
+        store,
+        folder / "slugify.py",
+        {"text": "x" * 20},
+        kind="tainted_input",
+        details={"tainted_inputs": [{"inputName": "text", "matchedTools": ["fetch"]}]},
+    )
     changed = hold(store, folder / "word_count.py", {"text": "a b"})
     short = hold(store, folder / "delete_file.py", {"path": "/tmp/soon.txt"}, ttl=4)
     long = hold(store, folder / "delete_file.py", {"path": "/tmp/" + "x" * 700})
@@ -133,7 +155,12 @@ async def test_refused_items_are_reported_per_item_and_stay_undecided(env) -> No
         assert "too long to show here in full" in text
         assert str(dialog.query_one("#batch-yes").label).startswith("Approve 2")
         # The short one expires while the dialog is open.
-        await wait_for(pilot, lambda: _get(store, short.token).expires_at < _now_iso(), timeout=8, what="expiry")
+        await wait_for(
+            pilot,
+            lambda: _get(store, short.token).expires_at < _now_iso(),
+            timeout=8,
+            what="expiry",
+        )
         await pilot.press("end")  # five items: read to the end first
         await wait_for(pilot, lambda: dialog.seen_end, what="the list read")
         await pilot.press("y")
@@ -174,7 +201,9 @@ async def test_a_batch_reject_gives_every_item_the_typed_reason(env) -> None:
     for action in (a, b):
         got = _get(store, action.token)
         assert got.status == "rejected" and got.note == "wrong target, ask again"
-        assert [e.detail.get("reason") for e in _events(store, action.token) if e.event == "rejected"] == ["wrong target, ask again"]
+        assert [
+            e.detail.get("reason") for e in _events(store, action.token) if e.event == "rejected"
+        ] == ["wrong target, ask again"]
 
 
 async def test_selection_keys_space_ctrl_a_star_and_esc(env) -> None:
@@ -199,7 +228,9 @@ async def test_selection_keys_space_ctrl_a_star_and_esc(env) -> None:
         with Store(store, actor="bob@cli") as s:
             s.reject(rows[2])
         new = hold(store, folder / "delete_file.py", {"path": "/tmp/new.txt"})
-        await wait_for(pilot, lambda: new.token in {x.token for x in screen.list.actions}, what="the new row")
+        await wait_for(
+            pilot, lambda: new.token in {x.token for x in screen.list.actions}, what="the new row"
+        )
         assert screen.list.selected == {rows[0], rows[1]}
         await pilot.press("escape")  # clears the selection, stays in the inbox
         assert not screen.list.selected and app.screen is screen and app.is_running
@@ -210,7 +241,9 @@ async def test_selection_keys_space_ctrl_a_star_and_esc(env) -> None:
 
 async def test_a_long_batch_is_approved_only_after_reading_it_to_the_end(env) -> None:
     folder, store = env
-    held = [hold(store, folder / "delete_file.py", {"path": f"/tmp/file-{n}.txt"}) for n in range(8)]
+    held = [
+        hold(store, folder / "delete_file.py", {"path": f"/tmp/file-{n}.txt"}) for n in range(8)
+    ]
     app = inbox_app(store)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_inbox(pilot, app)
@@ -242,39 +275,62 @@ async def test_the_grants_screen_lists_active_and_ended_grants_and_revokes(env) 
 
     folder, store = env
     with Store(store, actor="alice@cli") as s:
-        g1 = grants.create(s, "delete_file", "1.0.0", "a" * 64, [Pattern("path", "/tmp/build/*")], 3600)
-        g2 = grants.create(s, "slugify", "1.0.0", "b" * 64, [Pattern("text", "\x1b]52;c;ZXZpbA==\x07*")], 3600)
+        g1 = grants.create(
+            s, "delete_file", "1.0.0", "a" * 64, [Pattern("path", "/tmp/build/*")], 3600
+        )
+        g2 = grants.create(
+            s, "slugify", "1.0.0", "b" * 64, [Pattern("text", "\x1b]52;c;ZXZpbA==\x07*")], 3600
+        )
         grants.revoke(s, g2.id)
     app = inbox_app(store)
     async with app.run_test(size=SIZE) as pilot:
         await open_inbox(pilot, app)
         await pilot.press("G")
-        await wait_for(pilot, lambda: isinstance(app.screen, GrantsScreen) and app.screen.load_count > 0, what="grants")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, GrantsScreen) and app.screen.load_count > 0,
+            what="grants",
+        )
         view = app.screen
         assert [g.id for g in view.grants] == [g1.id]
         await pilot.press("a")  # the ended ones too
-        await wait_for(pilot, lambda: [g.id for g in view.grants] == [g2.id, g1.id], what="every grant")
-        text = "".join(str(view.query_one("OptionList").get_option_at_index(i).prompt) for i in range(2))
+        await wait_for(
+            pilot, lambda: [g.id for g in view.grants] == [g2.id, g1.id], what="every grant"
+        )
+        text = "".join(
+            str(view.query_one("OptionList").get_option_at_index(i).prompt) for i in range(2)
+        )
         assert "revoked" in text and "path=/tmp/build/*" in text and "\x1b" not in text
         assert "⟦U+001B⟧" in text or "␛" in text  # the hostile glob shown, never obeyed
         await pilot.press("down")  # g1 (newest first: g2, then g1)
         await pilot.press("r")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal), what="the revoke dialog")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, ConfirmModal), what="the revoke dialog"
+        )
         await pilot.press("y")
         await wait_for(pilot, lambda: app.screen is view, what="back to the grants")
         with Store(store, actor="check") as s:
-            await wait_for(pilot, lambda: grants.get(s, g1.id).revoked_at is not None, what="revoked")
-        await wait_for(pilot, lambda: "revoked" in str(view.query_one("OptionList").get_option_at_index(1).prompt), what="shown revoked")
+            await wait_for(
+                pilot, lambda: grants.get(s, g1.id).revoked_at is not None, what="revoked"
+            )
+        await wait_for(
+            pilot,
+            lambda: "revoked" in str(view.query_one("OptionList").get_option_at_index(1).prompt),
+            what="shown revoked",
+        )
         await pilot.press("escape")
-        await wait_for(pilot, lambda: not isinstance(app.screen, GrantsScreen), what="back to the inbox")
-
+        await wait_for(
+            pilot, lambda: not isinstance(app.screen, GrantsScreen), what="back to the inbox"
+        )
 
 
 async def test_typed_text_never_approves_a_batch(env, monkeypatch) -> None:
     """A sentence with no "n" in front (so nothing cancels first): its "y" is text, not a yes."""
     from patch_tui.ui.dialogs import dialog as dialog_mod
 
-    monkeypatch.setattr(dialog_mod, "TYPING_PAUSE", 3.0)  # a loaded machine's slow keys stay one burst
+    monkeypatch.setattr(
+        dialog_mod, "TYPING_PAUSE", 3.0
+    )  # a loaded machine's slow keys stay one burst
     folder, store = env
     held = [hold(store, folder / "delete_file.py", {"path": f"/tmp/{n}.txt"}) for n in range(2)]
     app = inbox_app(store)
@@ -293,7 +349,10 @@ async def test_at_80x24_a_reason_and_enter_reject_only_after_the_list_was_read(e
     """The reject dialog's reason field leaves two lines to the list at 80x24: Enter after the
     reason rejects nothing until the list was read to its end (found by hand in tmux)."""
     folder, store = env
-    held = [hold(store, folder / "delete_file.py", {"path": f"/tmp/inbox-demo/{n}.txt"}) for n in range(2)]
+    held = [
+        hold(store, folder / "delete_file.py", {"path": f"/tmp/inbox-demo/{n}.txt"})
+        for n in range(2)
+    ]
     app = inbox_app(store)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_inbox(pilot, app)

@@ -68,7 +68,9 @@ async def test_switching_to_a_file_without_manifest_shows_none_of_the_previous_t
 
 async def test_a_binary_file_shows_bytes_as_tokens_that_fit_the_pane(folder):
     path = folder / "blob.py"
-    path.write_bytes(b"# ---\n\x89PNG\r\n\x1a\n\x00\x00\xff\xfe\xfd\xe4\xb8\n" + bytes(range(128, 256)) + b"\n")
+    path.write_bytes(
+        b"# ---\n\x89PNG\r\n\x1a\n\x00\x00\xff\xfe\xfd\xe4\xb8\n" + bytes(range(128, 256)) + b"\n"
+    )
     app = make_app(folder, path)
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause(0.5)
@@ -91,7 +93,9 @@ def test_pt001_offers_a_starter_only_where_it_helps():
     assert toolfile.parse(text).data["name"] == "fresh_one"
 
     code = "import json\n"
-    bare = [x for x in lint_toolfile(toolfile.parse(code, path="/t/9bad.py")) if x.code == "PT001"][0]
+    bare = [x for x in lint_toolfile(toolfile.parse(code, path="/t/9bad.py")) if x.code == "PT001"][
+        0
+    ]
     assert bare.fix is not None and bare.fix.title == "insert a starter manifest"
     fixed = toolfile.parse(bare.fix.edits[0].new_text + code)
     assert fixed.data["name"] == "my_tool" and fixed.body.strip().startswith("import json")

@@ -124,7 +124,9 @@ async def test_a_clean_tool_opened_after_one_with_problems_shows_none_of_them(fo
     """The detail line under the problems and the form's marks belong to the file they were
     found in: opening a clean tool next shows none of them."""
     broken = folder / "a_broken.py"
-    broken.write_text((folder / "echo_text.py").read_text().replace("# name: echo_text", "# name: Echo Text"))
+    broken.write_text(
+        (folder / "echo_text.py").read_text().replace("# name: echo_text", "# name: Echo Text")
+    )
     app = make_app(folder, broken)
     async with app.run_test(size=(140, 40)) as pilot:
         screen = await ready(pilot, app)

@@ -25,7 +25,8 @@ pytestmark = pytest.mark.usefixtures("desk_env")
 def _tool(folder, name: str, description: str) -> None:
     text = (folder / "echo_text.py").read_text()
     text = text.replace("# name: echo_text", f"# name: {name}").replace(
-        "# description: Return the text it is given, optionally shouted.", f"# description: {description}"
+        "# description: Return the text it is given, optionally shouted.",
+        f"# description: {description}",
     )
     (folder / f"{name}.py").write_text(text)
 
@@ -141,7 +142,10 @@ async def test_filter_ranks_a_name_match_above_a_description_match(folder):
         await _scanned(pilot, screen, 4)
         screen.browser.query_one("#browser-filter", Input).focus()
         await pilot.press("z", "e", "t", "a")
-        assert [p.rsplit("/", 1)[-1] for p in _shown_ids(screen)] == ["zeta_tool.py", "alpha_tool.py"]
+        assert [p.rsplit("/", 1)[-1] for p in _shown_ids(screen)] == [
+            "zeta_tool.py",
+            "alpha_tool.py",
+        ]
 
 
 async def test_tab_puts_the_cursor_at_the_end_and_the_next_key_adds(folder):
@@ -232,13 +236,17 @@ async def test_add_input_moves_the_focus_to_the_new_name(folder):
 
 DESK_KEYS = [
     (key, binding.action)
-    for binding in __import__("patch_tui.ui.desk.editor", fromlist=["EditorScreen"]).EditorScreen.BINDINGS
+    for binding in __import__(
+        "patch_tui.ui.desk.editor", fromlist=["EditorScreen"]
+    ).EditorScreen.BINDINGS
     if binding.id not in ("desk.next_field", "desk.previous_field")
     for key in binding.key.split(",")
 ]
 
 
-@pytest.mark.parametrize("pane", ["#source", "#f-description", "#browser-list", "#browser-filter", "#lint"])
+@pytest.mark.parametrize(
+    "pane", ["#source", "#f-description", "#browser-list", "#browser-filter", "#lint"]
+)
 async def test_every_desk_key_works_in_every_pane(folder, pane):
     """F1 lists the desk's keys as working everywhere on the desk: press each one with the
     focus in each pane and check that the desk's action ran (TextArea took F6 and F7)."""
@@ -278,7 +286,9 @@ async def test_f6_and_f7_from_the_source_pane(folder, monkeypatch):
         assert app.screen is screen
         calls: list[list[str]] = []
         monkeypatch.setattr("subprocess.call", lambda argv: calls.append(argv) or 0)
-        monkeypatch.setattr(app, "suspend", contextlib.nullcontext)  # headless: no terminal to give away
+        monkeypatch.setattr(
+            app, "suspend", contextlib.nullcontext
+        )  # headless: no terminal to give away
         await pilot.press("f7")
         await pilot.pause()
         assert calls and calls[0][-1] == str(screen.current_path)
@@ -287,7 +297,9 @@ async def test_f6_and_f7_from_the_source_pane(folder, monkeypatch):
         assert {"save_version", "open_in_editor"} <= shown
 
 
-async def test_first_run_copies_the_samples_into_the_users_toolbox_and_says_where(tmp_path, monkeypatch):
+async def test_first_run_copies_the_samples_into_the_users_toolbox_and_says_where(
+    tmp_path, monkeypatch
+):
     from patch_tui.commands.tui import build_app, parse_for_bench
     from patch_tui.settings import paths
 
@@ -384,7 +396,9 @@ async def test_the_problem_detail_is_shown_whole(folder):
         detail = screen.query_one("#lint-detail")
         text = str(detail.render())
         assert "1.0" in text
-        assert detail.size.height >= detail.get_content_height(detail.size, detail.size, detail.size.width)
+        assert detail.size.height >= detail.get_content_height(
+            detail.size, detail.size, detail.size.width
+        )
         assert detail.size.height >= 3  # the message wraps to three lines at 70 columns
 
 

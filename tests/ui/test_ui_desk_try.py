@@ -55,7 +55,12 @@ async def test_a_run_shows_its_time_and_cancels_with_the_key_and_the_button(env)
             started = time.monotonic()
             await pilot.press("f5")
             await wait_for(pilot, lambda: screen.running, what="the run to start")
-            await wait_for(pilot, lambda: "1." in _status(screen) or "2." in _status(screen), timeout=10, what="the elapsed time")
+            await wait_for(
+                pilot,
+                lambda: "1." in _status(screen) or "2." in _status(screen),
+                timeout=10,
+                what="the elapsed time",
+            )
             assert "Running" in _status(screen) and " s" in _status(screen)
             cancel = screen.query_one("#try-cancel")
             assert cancel.display and not cancel.disabled
@@ -63,7 +68,12 @@ async def test_a_run_shows_its_time_and_cancels_with_the_key_and_the_button(env)
                 await pilot.press("f6")
             else:
                 cancel.press()
-            await wait_for(pilot, lambda b=before: screen.run_count > b, timeout=15, what="the cancelled run to end")
+            await wait_for(
+                pilot,
+                lambda b=before: screen.run_count > b,
+                timeout=15,
+                what="the cancelled run to end",
+            )
             assert time.monotonic() - started < 20  # stopped, not left to sleep its 60 s
             assert "cancelled" in _status(screen)
             assert not screen.running
@@ -82,8 +92,15 @@ async def test_closing_the_panel_cancels_the_run_so_there_are_never_two(env) -> 
         await wait_for(pilot, lambda: first.running, what="the run to start")
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is app.editor, what="the panel to close")
-        await wait_for(pilot, lambda: first.last_outcome is not None, timeout=15, what="the run to be cancelled")
-        assert first.last_outcome.run is not None and "cancelled" in (first.last_outcome.run.error or "")
+        await wait_for(
+            pilot,
+            lambda: first.last_outcome is not None,
+            timeout=15,
+            what="the run to be cancelled",
+        )
+        assert first.last_outcome.run is not None and "cancelled" in (
+            first.last_outcome.run.error or ""
+        )
         second = await _try_it(pilot, app)
         assert second is not first and not second.running
 
@@ -114,7 +131,10 @@ async def test_the_timeout_field_bounds_the_run(env) -> None:
 async def test_a_traceback_shows_once(env) -> None:
     folder, store = env
     path = folder / "slugify.py"
-    _with_body(path, "def deep_marker_function():\n    raise ValueError('the marker')\n\ndeep_marker_function()\n")
+    _with_body(
+        path,
+        "def deep_marker_function():\n    raise ValueError('the marker')\n\ndeep_marker_function()\n",
+    )
     app = make_app(folder, store, path)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause(0.3)
@@ -122,7 +142,9 @@ async def test_a_traceback_shows_once(env) -> None:
         screen.query_one("#in-text").value = "x"
         await pilot.press("f5")
         await wait_for(pilot, lambda: screen.run_count > 0, timeout=30, what="the run")
-        shown = str(screen.query_one("#try-output").render()) + str(screen.query_one("#try-stderr").render())
+        shown = str(screen.query_one("#try-output").render()) + str(
+            screen.query_one("#try-stderr").render()
+        )
         assert shown.count("deep_marker_function") == 2  # the traceback's two frames, once
         assert shown.count("ValueError: the marker") == 1
         assert "exited with code 1" in str(screen.query_one("#try-output").render())

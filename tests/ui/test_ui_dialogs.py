@@ -50,7 +50,9 @@ async def test_a_call_arriving_while_the_inbox_is_open_is_approved_with_a_y(env)
         await pilot.press("a")
         await wait_for(pilot, lambda: isinstance(app.screen, DecideModal), what="the dialog")
         await pilot.press("y")
-        await wait_for(pilot, lambda: not isinstance(app.screen, DecideModal), what="the dialog to close")
+        await wait_for(
+            pilot, lambda: not isinstance(app.screen, DecideModal), what="the dialog to close"
+        )
         assert _status(store, action.token).status == "approved"
 
 
@@ -60,7 +62,11 @@ async def test_a_live_call_taller_than_a_small_pane_is_approved_after_reading_on
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_inbox(pilot, app)
         action = hold(store, folder / "delete_file.py", {"path": "/tmp/a.txt"})
-        await wait_for(pilot, lambda: screen.current is not None and screen.detail.max_scroll_y > 0, what="the live call laid out")
+        await wait_for(
+            pilot,
+            lambda: screen.current is not None and screen.detail.max_scroll_y > 0,
+            what="the live call laid out",
+        )
         assert not screen.can_approve  # at 80x24 it does not fit: d reads it on
         for _ in range(10):
             if screen.can_approve:
@@ -71,7 +77,9 @@ async def test_a_live_call_taller_than_a_small_pane_is_approved_after_reading_on
         await pilot.press("a")
         await wait_for(pilot, lambda: isinstance(app.screen, DecideModal), what="the dialog")
         await pilot.press("y")
-        await wait_for(pilot, lambda: not isinstance(app.screen, DecideModal), what="the dialog to close")
+        await wait_for(
+            pilot, lambda: not isinstance(app.screen, DecideModal), what="the dialog to close"
+        )
         assert _status(store, action.token).status == "approved"
 
 
@@ -104,7 +112,9 @@ async def _type_into(pilot, dialog) -> list:
 
 
 def _files(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
 
 
 def _desk_openers():
@@ -176,7 +186,9 @@ DESK_DIALOGS = _desk_openers()
 
 
 @pytest.mark.parametrize("which", list(DESK_DIALOGS))
-async def test_a_sentence_typed_into_a_desk_dialog_decides_nothing(tmp_path: Path, monkeypatch, long_bursts, which: str) -> None:
+async def test_a_sentence_typed_into_a_desk_dialog_decides_nothing(
+    tmp_path: Path, monkeypatch, long_bursts, which: str
+) -> None:
     import inspect
 
     from desk_helpers import make_app, ready, tool_folder
@@ -189,10 +201,18 @@ async def test_a_sentence_typed_into_a_desk_dialog_decides_nothing(tmp_path: Pat
     async with app.run_test(size=SIZE) as pilot:
         screen = await ready(pilot, app)
         opener = DESK_DIALOGS[which]
-        result = opener(app, screen, folder, pilot) if len(inspect.signature(opener).parameters) == 4 else opener(app, screen, folder)
+        result = (
+            opener(app, screen, folder, pilot)
+            if len(inspect.signature(opener).parameters) == 4
+            else opener(app, screen, folder)
+        )
         if inspect.isawaitable(result):
             await result
-        await wait_for(pilot, lambda: isinstance(app.screen, Dialog) and app.screen.is_active, what=f"the {which} dialog")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, Dialog) and app.screen.is_active,
+            what=f"the {which} dialog",
+        )
         await pilot.pause()
         dialog = app.screen
         files = _files(folder)
@@ -207,7 +227,9 @@ async def test_a_sentence_typed_into_a_desk_dialog_decides_nothing(tmp_path: Pat
         assert app.screen is dialog or app.screen is screen, f"{which}: {app.screen} opened"
         fields = [w for w in dialog.query("Input") if w.has_focus]
         if app.screen is dialog and dialog.first_text_field() is not None:
-            assert fields and SENTENCE in fields[0].value, f"{which}: the text did not land in the field"
+            assert fields and SENTENCE in fields[0].value, (
+                f"{which}: the text did not land in the field"
+            )
 
 
 def _open_inbox_dialog(which: str):
@@ -235,13 +257,22 @@ def _open_inbox_dialog(which: str):
         await pilot.press("ctrl+a", "r")
 
     return {
-        "approve": approve, "reject": reject, "source": source, "edit": edit, "allow": allow,
-        "batch approve": batch_approve, "batch reject": batch_reject,
+        "approve": approve,
+        "reject": reject,
+        "source": source,
+        "edit": edit,
+        "allow": allow,
+        "batch approve": batch_approve,
+        "batch reject": batch_reject,
     }[which]
 
 
-@pytest.mark.parametrize("which", ["approve", "reject", "source", "edit", "allow", "batch approve", "batch reject"])
-async def test_a_sentence_typed_into_an_inbox_dialog_decides_nothing(env, long_bursts, which: str) -> None:
+@pytest.mark.parametrize(
+    "which", ["approve", "reject", "source", "edit", "allow", "batch approve", "batch reject"]
+)
+async def test_a_sentence_typed_into_an_inbox_dialog_decides_nothing(
+    env, long_bursts, which: str
+) -> None:
     from patch_tui.ui.dialogs.dialog import Dialog
 
     folder, store = env
@@ -250,7 +281,9 @@ async def test_a_sentence_typed_into_an_inbox_dialog_decides_nothing(env, long_b
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_inbox(pilot, app)
         await _open_inbox_dialog(which)(pilot, screen)
-        await wait_for(pilot, lambda: isinstance(app.screen, Dialog) and app.screen.is_active, what=which)
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, Dialog) and app.screen.is_active, what=which
+        )
         await pilot.pause()
         dialog = app.screen
         leaked = await _type_into(pilot, dialog)

@@ -56,7 +56,9 @@ async def test_edit_a_field_see_the_change_and_approve_the_edited_args(env) -> N
         assert 'path: "/home/me" -> "/home/me/old.log"' in changes
         assert not approve.disabled
         await pilot.click("#edit-approve")
-        await wait_for(pilot, lambda: not isinstance(app.screen, EditArgsDialog), what="the dialog to close")
+        await wait_for(
+            pilot, lambda: not isinstance(app.screen, EditArgsDialog), what="the dialog to close"
+        )
         done = _get(store, action.token)
         assert done.status == "approved" and done.decided_by.endswith("@tui")
         assert done.args == {"path": "/home/me/old.log", "missing_ok": False}
@@ -66,8 +68,11 @@ async def test_edit_a_field_see_the_change_and_approve_the_edited_args(env) -> N
 async def test_a_bad_edit_is_shown_and_nothing_is_approved(env, tmp_path: Path) -> None:
     folder, store = env
     tool = write_tool(
-        tmp_path / "more", "tag_all", "def main(tags: list) -> dict:\n    return {}",
-        inputs=[{"name": "tags", "type": "array"}], human_confirm=True,
+        tmp_path / "more",
+        "tag_all",
+        "def main(tags: list) -> dict:\n    return {}",
+        inputs=[{"name": "tags", "type": "array"}],
+        human_confirm=True,
     )
     action = hold(store, tool, {"tags": ["a", "b"]})
     app = inbox_app(store)
@@ -101,7 +106,9 @@ async def test_untouched_fields_keep_the_exact_proposal(env) -> None:
         dialog.query_one("#in-missing_ok", Select).value = True
         await pilot.pause()
         await pilot.click("#edit-approve")
-        await wait_for(pilot, lambda: not isinstance(app.screen, EditArgsDialog), what="the dialog to close")
+        await wait_for(
+            pilot, lambda: not isinstance(app.screen, EditArgsDialog), what="the dialog to close"
+        )
         done = _get(store, action.token)
         assert done.args == {"path": "/tmp/line1\nline2", "missing_ok": True}
 

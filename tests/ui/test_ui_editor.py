@@ -65,7 +65,10 @@ async def test_enum_field_picks_with_keys_and_mouse(folder):
         count = screen.lint_count
         await pilot.press("o")
         await wait_lint(pilot, screen, count)
-        assert field.value == "object" and toolfile.parse(screen.source.text).data["outputs"]["type"] == "object"
+        assert (
+            field.value == "object"
+            and toolfile.parse(screen.source.text).data["outputs"]["type"] == "object"
+        )
         await pilot.press("n", "n")
         assert field.value == "null"  # number, then null
         await pilot.press("z")  # no option starts with z: nothing changes
@@ -73,14 +76,19 @@ async def test_enum_field_picks_with_keys_and_mouse(folder):
         count = screen.lint_count
         await pilot.press("n")
         await wait_lint(pilot, screen, count)
-        assert field.value == "number" and toolfile.parse(screen.source.text).data["outputs"]["type"] == "number"
+        assert (
+            field.value == "number"
+            and toolfile.parse(screen.source.text).data["outputs"]["type"] == "number"
+        )
 
         # The mouse: a click opens the list, a click on an option picks it.
         count = screen.lint_count
         assert await pilot.click("#f-inputs-0-items-type")
         assert isinstance(app.screen, EnumPicker)
         await pilot.pause()  # the list placed under the field before a click aims at it
-        assert await pilot.click(OptionList, offset=(3, 2))  # below the border: (none), then "string"
+        assert await pilot.click(
+            OptionList, offset=(3, 2)
+        )  # below the border: (none), then "string"
         await wait_lint(pilot, screen, count)
         assert toolfile.parse(screen.source.text).data["inputs"][0]["items"] == {"type": "string"}
 
@@ -99,7 +107,8 @@ async def test_cards_below_the_fold_arrive_with_their_values(folder):
     # their own values and take edits.
     path = folder / "echo_text.py"
     extra = "".join(
-        f"#   - name: extra{i}\n#     type: integer\n#     description: Extra {i}.\n" for i in range(3)
+        f"#   - name: extra{i}\n#     type: integer\n#     description: Extra {i}.\n"
+        for i in range(3)
     )
     path.write_text(path.read_text().replace("# outputs:", extra + "# outputs:", 1))
     app = make_app(folder, path)
@@ -154,7 +163,10 @@ async def test_form_edit_rewrites_only_frontmatter_and_undo_works(folder):
         await pilot.press("end", "!", "!")
         await wait_lint(pilot, screen, count)
         text = screen.source.text
-        assert _line(text, "# description: Return") == "# description: Return the text it is given, optionally shouted.!!"
+        assert (
+            _line(text, "# description: Return")
+            == "# description: Return the text it is given, optionally shouted.!!"
+        )
         assert toolfile.parse(text).body == toolfile.parse(original).body
         assert screen.dirty
         assert "●" in screen.sub_title
@@ -650,7 +662,13 @@ async def test_save_in_patch_toolbox_updates_index(tmp_path):
     (root / "tools").mkdir(parents=True)
     shutil.copy(FIXTURES / "echo_text.py", root / "tools" / "echo_text.py")
     (root / "index.json").write_text(
-        json.dumps({"tools": [{"name": "echo_text", "version": "1.0.0", "description": "old", "enabled": True}]})
+        json.dumps(
+            {
+                "tools": [
+                    {"name": "echo_text", "version": "1.0.0", "description": "old", "enabled": True}
+                ]
+            }
+        )
     )
     app = make_app(root)
     async with app.run_test(size=(140, 40)) as pilot:
@@ -703,7 +721,7 @@ async def test_theme_switch_recolours_the_source(folder):
 async def test_form_shows_odd_data_without_destroying_it(folder):
     path = folder / "echo_text.py"
     text = path.read_text().replace(
-        "# version: 1.0.0", "# version: 1.0.0\n# generated_by: \"claude\u202egnp.exe\""
+        "# version: 1.0.0", '# version: 1.0.0\n# generated_by: "claude\u202egnp.exe"'
     )
     start = text.index("# inputs:")
     end = text.index("# outputs:")

@@ -38,7 +38,11 @@ class Host(App[None]):
 def options(base_url: str, *, key: str | None = "sk-test", max_repairs: int = 2) -> g.Options:
     # No SDK retries here: test_generate.py covers them; these tests are about the screen.
     return g.Options(
-        api_key=key, model="claude-sonnet-5-5", max_repairs=max_repairs, base_url=base_url, max_retries=0
+        api_key=key,
+        model="claude-sonnet-5-5",
+        max_repairs=max_repairs,
+        base_url=base_url,
+        max_retries=0,
     )
 
 
@@ -57,7 +61,11 @@ async def until(pilot, predicate, timeout: float = 10.0) -> None:
     while not predicate():
         if loop.time() > deadline:
             screen = pilot.app.screen
-            status = screen.query_one("#gen-status").content if isinstance(screen, GenerateScreen) else ""
+            status = (
+                screen.query_one("#gen-status").content
+                if isinstance(screen, GenerateScreen)
+                else ""
+            )
             raise AssertionError(f"timed out waiting for {screen!r} ({status})")
         await pilot.pause(0.02)
 
@@ -69,14 +77,19 @@ async def start(pilot, screen: GenerateScreen, prompt: str) -> None:
     await pilot.press("enter")
 
 
-async def test_generate_streams_then_accept_saves_and_dismisses(fake: FakeAnthropic, tmp_path: Path) -> None:
+async def test_generate_streams_then_accept_saves_and_dismisses(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
     fake.add(Reply(BROKEN, chunk=20, delay=0.03), Reply(TOOL, cache_read_input_tokens=2000))
     out = tmp_path / "out"
     screen = GenerateScreen(out_dir=out, options=options(fake.base_url))
     app = Host(screen)
     async with app.run_test(size=(140, 45)) as pilot:
         await start(pilot, screen, "Count the words in a text")
-        await until(pilot, lambda: screen.state == "running" and "# name: count_words" in preview_text(screen))
+        await until(
+            pilot,
+            lambda: screen.state == "running" and "# name: count_words" in preview_text(screen),
+        )
         assert "if __name__" not in preview_text(screen)  # part of the answer, as it streams
         await until(pilot, lambda: screen.state == "done")
         assert screen.result is not None and screen.result.ok
@@ -95,7 +108,9 @@ async def test_generate_streams_then_accept_saves_and_dismisses(fake: FakeAnthro
         assert app.outcome == [Accepted(screen.result.text, saved, False)]
 
 
-async def test_cancel_stops_the_stream_and_writes_nothing(fake: FakeAnthropic, tmp_path: Path) -> None:
+async def test_cancel_stops_the_stream_and_writes_nothing(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
     fake.add(Reply(TOOL, chunk=5, delay=0.02))
     screen = GenerateScreen(out_dir=tmp_path / "out", options=options(fake.base_url))
     app = Host(screen)
@@ -145,7 +160,9 @@ async def test_errors_still_left_need_a_second_accept(fake: FakeAnthropic, tmp_p
 
 
 async def test_llm_text_is_never_markup(fake: FakeAnthropic, tmp_path: Path) -> None:
-    evil = TOOL.replace("# description: Count the words", "# description: [bold red]Count[/] \u202ethe words")
+    evil = TOOL.replace(
+        "# description: Count the words", "# description: [bold red]Count[/] \u202ethe words"
+    )
     fake.add(Reply(evil))
     screen = GenerateScreen(out_dir=tmp_path, options=options(fake.base_url, max_repairs=0))
     app = Host(screen)
@@ -157,16 +174,30 @@ async def test_llm_text_is_never_markup(fake: FakeAnthropic, tmp_path: Path) -> 
         assert "\u202e" not in shown and "U+202E" in shown
 
 
-async def test_each_error_is_one_notification_and_never_a_crash(fake: FakeAnthropic, tmp_path: Path) -> None:
+async def test_each_error_is_one_notification_and_never_a_crash(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
     cases = [
-        ([Fail(401, "authentication_error", "bad key")], options(fake.base_url), "refused the API key (401)"),
+        (
+            [Fail(401, "authentication_error", "bad key")],
+            options(fake.base_url),
+            "refused the API key (401)",
+        ),
         (
             [Fail(429, "rate_limit_error", "slow", {"retry-after": "12"})],
             options(fake.base_url),
             "try again in 12 seconds",
         ),
-        ([Fail(529, "overloaded_error", "Overloaded")], options(fake.base_url), "overloaded right now (529)"),
-        ([Reply(TOOL, chunk=10, drop_after=3)], options(fake.base_url), "dropped in the middle of the answer"),
+        (
+            [Fail(529, "overloaded_error", "Overloaded")],
+            options(fake.base_url),
+            "overloaded right now (529)",
+        ),
+        (
+            [Reply(TOOL, chunk=10, drop_after=3)],
+            options(fake.base_url),
+            "dropped in the middle of the answer",
+        ),
         ([], options(fake.base_url, key=None), "ANTHROPIC_API_KEY"),
     ]
     first = GenerateScreen(out_dir=tmp_path, options=options(fake.base_url))
@@ -181,7 +212,11 @@ async def test_each_error_is_one_notification_and_never_a_crash(fake: FakeAnthro
             await until(pilot, lambda s=screen: s.state == "failed")
 
             def errors(seen: set[str] = seen) -> list:
-                return [n for n in app._notifications if n.identity not in seen and n.severity == "error"]
+                return [
+                    n
+                    for n in app._notifications
+                    if n.identity not in seen and n.severity == "error"
+                ]
 
             # The notification can follow the state change by a frame or two under load.
             await until(pilot, lambda: bool(errors()))
@@ -194,11 +229,18 @@ async def test_each_error_is_one_notification_and_never_a_crash(fake: FakeAnthro
     assert fake.script == []  # every scripted answer was asked for
 
 
-async def test_refine_shows_the_diff_and_returns_the_new_text(fake: FakeAnthropic, tmp_path: Path) -> None:
+async def test_refine_shows_the_diff_and_returns_the_new_text(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
     current = g.stamp(TOOL, model_id="claude-old", when="2020-01-01T00:00:00Z", version="1.2.3")
-    changed = TOOL.replace('        "characters": len(text),\n', '        "characters": len(text),\n        "tabs": text.count("\\t"),\n')
+    changed = TOOL.replace(
+        '        "characters": len(text),\n',
+        '        "characters": len(text),\n        "tabs": text.count("\\t"),\n',
+    )
     fake.add(Reply(changed))
-    screen = GenerateScreen(options=options(fake.base_url), refine_text=current, refine_label="count_words.py")
+    screen = GenerateScreen(
+        options=options(fake.base_url), refine_text=current, refine_label="count_words.py"
+    )
     app = Host(screen)
     async with app.run_test(size=(140, 45)) as pilot:
         assert "def main" in preview_text(screen)  # the current file before anything runs
@@ -240,7 +282,10 @@ async def test_in_the_app_generate_opens_the_tool_and_refine_fills_the_editor(
     monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.base_url)
     folder = tmp_path / "tools"
     folder.mkdir()
-    changed = TOOL.replace('        "characters": len(text),\n', '        "characters": len(text),\n        "tabs": text.count("\\t"),\n')
+    changed = TOOL.replace(
+        '        "characters": len(text),\n',
+        '        "characters": len(text),\n        "tabs": text.count("\\t"),\n',
+    )
     fake.add(Reply(TOOL), Reply(changed))
     app = make_app(folder)
     async with app.run_test(size=(160, 50)) as pilot:
@@ -299,7 +344,9 @@ async def test_a_cancelled_round_says_cancelled(fake: FakeAnthropic, tmp_path: P
         await pilot.pause()
         assert screen.state == "cancelled"
         log = rounds_text(screen)
-        assert "streaming…" not in log and re.search(r"▸ first answer: cancelled \(\d+\.\d s\)", log)
+        assert "streaming…" not in log and re.search(
+            r"▸ first answer: cancelled \(\d+\.\d s\)", log
+        )
 
 
 async def test_a_failed_round_says_failed(fake: FakeAnthropic, tmp_path: Path) -> None:

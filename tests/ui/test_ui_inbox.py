@@ -52,24 +52,39 @@ async def test_live_arrival_badge_on_every_screen_and_leaving(env) -> None:
         # The desk shows the count by itself, without a key press.
         took = await wait_for(
             pilot,
-            lambda: any(b.display and "1 pending" in str(b.render()) for b in app.screen.query(PendingBadge)),
+            lambda: any(
+                b.display and "1 pending" in str(b.render()) for b in app.screen.query(PendingBadge)
+            ),
             timeout=2,
             what="the badge on the editor",
         )
         assert took < 1.0
         await pilot.press("f1")  # the help screen has its own layout, and the badge too
-        await wait_for(pilot, lambda: any("1 pending" in str(b.render()) for b in app.screen.query(PendingBadge)), what="the badge on help")
+        await wait_for(
+            pilot,
+            lambda: any("1 pending" in str(b.render()) for b in app.screen.query(PendingBadge)),
+            what="the badge on help",
+        )
         await pilot.press("escape")
         screen = await open_inbox(pilot, app)
         assert [a.token for a in screen.list.actions] == [first.token]
-        second = hold(store, folder / "slack_send_message.py", {"channel": "#general", "text": "hi"})
-        took = await wait_for(pilot, lambda: len(screen.list.actions) == 2, timeout=2, what="the second action")
+        second = hold(
+            store, folder / "slack_send_message.py", {"channel": "#general", "text": "hi"}
+        )
+        took = await wait_for(
+            pilot, lambda: len(screen.list.actions) == 2, timeout=2, what="the second action"
+        )
         assert took < 1.0
         assert screen.list.actions[0].token == second.token  # newest first
         # Decided elsewhere (the CLI): it leaves the list.
         with Store(store, actor="cli") as other:
             assert other.reject(second.token, reason="no").ok
-        await wait_for(pilot, lambda: [a.token for a in screen.list.actions] == [first.token], timeout=2, what="the rejected one to leave")
+        await wait_for(
+            pilot,
+            lambda: [a.token for a in screen.list.actions] == [first.token],
+            timeout=2,
+            what="the rejected one to leave",
+        )
         assert app.is_running
 
 
@@ -84,14 +99,28 @@ async def test_expired_actions_leave_and_show_in_history(env) -> None:
         from patch_tui.approvals.store import now_iso
 
         with sqlite3.connect(store) as db:
-            db.execute("UPDATE actions SET expires_at = ? WHERE token = ?", (now_iso(time.time() + 1.0), action.token))
-        await wait_for(pilot, lambda: screen.list.actions and "in 0s" in str(screen.query_one("#detail-head").render()) or not screen.list.actions, timeout=5, what="the countdown")
+            db.execute(
+                "UPDATE actions SET expires_at = ? WHERE token = ?",
+                (now_iso(time.time() + 1.0), action.token),
+            )
+        await wait_for(
+            pilot,
+            lambda: (
+                screen.list.actions
+                and "in 0s" in str(screen.query_one("#detail-head").render())
+                or not screen.list.actions
+            ),
+            timeout=5,
+            what="the countdown",
+        )
         # Expiry commits nothing by itself: the inbox re-reads when the first expiry is due.
         await wait_for(pilot, lambda: not screen.list.actions, timeout=5, what="expiry")
         assert screen.has_class("-empty")
         assert _status(store, action.token).status == "expired"
         await pilot.press("h")
-        await wait_for(pilot, lambda: screen.mode == "history" and screen.list.actions, what="history")
+        await wait_for(
+            pilot, lambda: screen.mode == "history" and screen.list.actions, what="history"
+        )
         assert screen.list.actions[0].status == "expired"
 
 
@@ -129,7 +158,9 @@ async def test_approve_needs_everything_shown_then_records_the_tui(env) -> None:
         await pilot.press("a")
         await wait_for(pilot, lambda: isinstance(app.screen, DecideModal), what="the dialog again")
         await pilot.press("y")
-        await wait_for(pilot, lambda: not isinstance(app.screen, DecideModal), what="the dialog to close")
+        await wait_for(
+            pilot, lambda: not isinstance(app.screen, DecideModal), what="the dialog to close"
+        )
         del dialog
         done = _status(store, action.token)
         assert done.status == "approved"
@@ -139,7 +170,9 @@ async def test_approve_needs_everything_shown_then_records_the_tui(env) -> None:
 
 async def test_reject_with_a_reason(env) -> None:
     folder, store = env
-    action = hold(store, folder / "slack_send_message.py", {"channel": "#ops", "text": "deploy now"})
+    action = hold(
+        store, folder / "slack_send_message.py", {"channel": "#ops", "text": "deploy now"}
+    )
     app = inbox_app(store)
     async with app.run_test(size=SIZE) as pilot:
         await open_inbox(pilot, app)
@@ -149,7 +182,9 @@ async def test_reject_with_a_reason(env) -> None:
         await pilot.click("#decide-note")
         await pilot.press(*"not during the freeze")
         await pilot.click("#decide-yes")
-        await wait_for(pilot, lambda: not isinstance(app.screen, DecideModal), what="the dialog to close")
+        await wait_for(
+            pilot, lambda: not isinstance(app.screen, DecideModal), what="the dialog to close"
+        )
         done = _status(store, action.token)
         assert done.status == "rejected" and done.note == "not during the freeze"
         assert done.decided_by.endswith("@tui")
@@ -191,15 +226,22 @@ async def test_store_busy_is_shown_and_retried(env) -> None:
         # Due in 4 s: time for the inbox to see the new expiry and for the lock below to be
         # taken before it falls due, even on a loaded machine (1.5 s was not, once in CI-like runs).
         with sqlite3.connect(store) as db:
-            db.execute("UPDATE actions SET expires_at = ? WHERE token = ?", (now_iso(time.time() + 4), due.token))
+            db.execute(
+                "UPDATE actions SET expires_at = ? WHERE token = ?",
+                (now_iso(time.time() + 4), due.token),
+            )
         await wait_for(pilot, lambda: screen.next_due < time.time() + 5, what="the new expiry")
         # Another process takes the write lock and holds it: expiring `due` has to wait.
         lock = sqlite3.connect(store, isolation_level=None, timeout=10)
         lock.execute("BEGIN IMMEDIATE")
-        still = lock.execute("SELECT status FROM actions WHERE token = ?", (due.token,)).fetchone()[0]
+        still = lock.execute("SELECT status FROM actions WHERE token = ?", (due.token,)).fetchone()[
+            0
+        ]
         assert still == "pending", "the machine was too slow to take the lock before the expiry"
         status = screen.query_one("#inbox-status")
-        await wait_for(pilot, lambda: "store busy" in str(status.render()), timeout=12, what="store busy")
+        await wait_for(
+            pilot, lambda: "store busy" in str(status.render()), timeout=12, what="store busy"
+        )
         # The UI thread stays free meanwhile: keys are handled at once.
         screen.list.cursor = [a.token for a in screen.list.actions].index(stays.token)
         await pilot.press("r")
@@ -217,9 +259,19 @@ async def test_store_busy_is_shown_and_retried(env) -> None:
         await pilot.pause()
         assert not app.screen.query_one("#decide-yes").disabled
         assert await pilot.click("#decide-yes")  # retried by the person: now it goes through
-        await wait_for(pilot, lambda: not isinstance(app.screen, DecideModal), timeout=8, what="the dialog to close")
+        await wait_for(
+            pilot,
+            lambda: not isinstance(app.screen, DecideModal),
+            timeout=8,
+            what="the dialog to close",
+        )
         assert _status(store, stays.token).status == "rejected"
-        await wait_for(pilot, lambda: "store busy" not in str(status.render()) and not screen.list.actions, timeout=8, what="recovery")
+        await wait_for(
+            pilot,
+            lambda: "store busy" not in str(status.render()) and not screen.list.actions,
+            timeout=8,
+            what="recovery",
+        )
         assert _status(store, due.token).status == "expired"
 
 
@@ -248,7 +300,10 @@ async def test_hostile_args_are_shown_plainly_and_harmlessly(env) -> None:
             for seg in strip
         )
         segments = [
-            seg for w in screen.query("#detail Static, ActionList, #inbox-status") for strip in _strips_of(w) for seg in strip
+            seg
+            for w in screen.query("#detail Static, ActionList, #inbox-status")
+            for strip in _strips_of(w)
+            for seg in strip
         ]
         for seg in segments:
             assert "\x1b" not in seg.text and not any(0x80 <= ord(c) < 0xA0 for c in seg.text)
@@ -260,7 +315,15 @@ async def test_hostile_args_are_shown_plainly_and_harmlessly(env) -> None:
         # Markup is text; every hidden character is a visible code point.
         for text in ("[@click=app.quit]x[/]", "[link=https://evil.example]good[/link]", "[/]"):
             assert json.dumps(text)[1:-1] in shown
-        for token in ("⟦U+001B⟧", "⟦U+009B⟧", "⟦U+000D⟧", "⟦U+0007⟧", "⟦U+202E⟧", "⟦U+200B⟧", "⟦U+E0041⟧"):
+        for token in (
+            "⟦U+001B⟧",
+            "⟦U+009B⟧",
+            "⟦U+000D⟧",
+            "⟦U+0007⟧",
+            "⟦U+202E⟧",
+            "⟦U+200B⟧",
+            "⟦U+E0041⟧",
+        ):
             assert token in shown, token
         banner = str(screen.query_one("#detail-banner").render())
         assert "hidden or control characters" in banner
@@ -312,10 +375,16 @@ async def test_history_filter_and_export(env, tmp_path: Path) -> None:
         from textual.widgets import Input, Select
 
         screen.query_one("#filter-status", Select).value = "failed"
-        await wait_for(pilot, lambda: [x.token for x in screen.list.actions] == [c.token], what="status filter")
+        await wait_for(
+            pilot, lambda: [x.token for x in screen.list.actions] == [c.token], what="status filter"
+        )
         detail = str(screen.query_one("#detail-result").render())
         assert "permission denied" in detail
-        await wait_for(pilot, lambda: "claimed" in str(screen.query_one("#detail-result").render()), what="events")
+        await wait_for(
+            pilot,
+            lambda: "claimed" in str(screen.query_one("#detail-result").render()),
+            what="events",
+        )
         head = str(screen.query_one("#detail-head").render())
         assert "alice@cli" in head
         # x writes the filtered rows as `patch-tui inbox export` writes them (JSONL)...
@@ -326,7 +395,9 @@ async def test_history_filter_and_export(env, tmp_path: Path) -> None:
         assert lines == [line for line in cli.splitlines() if c.token in line]
         data = json.loads(lines[0])
         assert data["decision"] == "approved" and data["outcome"] == "failed"
-        assert data["result"] == {"error": "permission denied"} and data["decided_by"] == "alice@cli"
+        assert (
+            data["result"] == {"error": "permission denied"} and data["decided_by"] == "alice@cli"
+        )
         assert [e["event"] for e in data["events"]] == ["created", "approved", "claimed", "failed"]
         # ...and as CSV for a .csv name; with no filter, every decided row, as the CLI's CSV.
         screen.query_one("#filter-status", Select).clear()
@@ -354,7 +425,9 @@ def _cli_export(store: Path, *args: str) -> str:
 
     done = subprocess.run(
         [sys.executable, "-m", "patch_tui", "inbox", "export", "--store", str(store), *args],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return done.stdout
 
@@ -415,7 +488,9 @@ async def test_try_it_runs_unsaved_text_and_remembers_args(env) -> None:
         await pilot.press("escape")
         # An unsaved edit of the body: try-it runs the text in the editor, not the file.
         editor = app.editor
-        editor.source.load_text(editor.source_text.replace("    return slug\n", "    return 'EDITED'\n", 1))
+        editor.source.load_text(
+            editor.source_text.replace("    return slug\n", "    return 'EDITED'\n", 1)
+        )
         assert "EDITED" not in path.read_text()
         screen = await _try_it(pilot, app)
         assert screen.query_one("#in-text").value == "Hello Wide World"  # remembered
@@ -428,7 +503,10 @@ async def test_try_it_failure_shows_error_stderr_and_exit_code(env) -> None:
     path = folder / "word_count.py"
     text = path.read_text()
     body_start = text.index("# ---", text.index("# ---") + 1)
-    broken = text[:body_start] + "# ---\nimport sys\nsys.stderr.write('boom \\x1b[2J here\\n')\nsys.exit(3)\n"
+    broken = (
+        text[:body_start]
+        + "# ---\nimport sys\nsys.stderr.write('boom \\x1b[2J here\\n')\nsys.exit(3)\n"
+    )
     path.write_text(broken)
     app = make_app(folder, store, path)
     async with app.run_test(size=SIZE) as pilot:
@@ -463,7 +541,11 @@ async def test_try_it_human_confirm_is_held_and_reaches_the_inbox(env) -> None:
         assert token in str(screen.query_one("#try-output").render())
         await pilot.press("escape")
         inbox = await open_inbox(pilot, app)
-        await wait_for(pilot, lambda: [a.token for a in inbox.list.actions] == [token], what="the held call in the inbox")
+        await wait_for(
+            pilot,
+            lambda: [a.token for a in inbox.list.actions] == [token],
+            what="the held call in the inbox",
+        )
         # The optional flag went with its default, as the form showed it.
         assert inbox.list.actions[0].args == {"path": str(victim), "missing_ok": False}
 
@@ -478,10 +560,10 @@ async def test_try_it_validates_json_fields_and_saves_cases(env, tmp_path: Path)
         "#     required: false\n#     default: {}\n#   - name: flag\n#     type: boolean\n#     description: A flag.\n"
         "#   - name: count\n#     type: integer\n#     description: How many.\n"
         "# outputs:\n#   type: object\n# capabilities:\n#   network: false\n#   filesystem: none\n"
-        "#   human_confirm: false\n# runtime:\n#   language: python\n#   python_version: \"3.12\"\n#   packages: []\n# ---\n"
+        '#   human_confirm: false\n# runtime:\n#   language: python\n#   python_version: "3.12"\n#   packages: []\n# ---\n'
         "import json\nimport sys\n\n\ndef main(items: list, flag: bool, count: int, opts: dict | None = None) -> dict:\n"
-        "    return {\"items\": items, \"flag\": flag, \"count\": count, \"opts\": opts}\n\n\n"
-        "if __name__ == \"__main__\":\n    print(json.dumps(main(**json.loads(sys.stdin.read()))))\n"
+        '    return {"items": items, "flag": flag, "count": count, "opts": opts}\n\n\n'
+        'if __name__ == "__main__":\n    print(json.dumps(main(**json.loads(sys.stdin.read()))))\n'
     )
     app = make_app(folder, store, path)
     async with app.run_test(size=SIZE) as pilot:
@@ -491,7 +573,9 @@ async def test_try_it_validates_json_fields_and_saves_cases(env, tmp_path: Path)
         screen.query_one("#in-count").value = "3.5"
         await pilot.pause(0.1)
         # Said while typing, before any run.
-        assert "expected a JSON array" in str(screen.query_one("#field-items .field-error").render())
+        assert "expected a JSON array" in str(
+            screen.query_one("#field-items .field-error").render()
+        )
         assert "not an integer" in str(screen.query_one("#field-count .field-error").render())
         screen.query_one("#in-count").value = "3"
         await pilot.pause(0.1)
@@ -500,7 +584,9 @@ async def test_try_it_validates_json_fields_and_saves_cases(env, tmp_path: Path)
         await pilot.press("f5")
         await pilot.pause(0.2)
         assert screen.run_count == outcome_before  # refused before running
-        assert "expected a JSON array" in str(screen.query_one("#field-items .field-error").render())
+        assert "expected a JSON array" in str(
+            screen.query_one("#field-items .field-error").render()
+        )
         assert "choose true or false" in str(screen.query_one("#field-flag .field-error").render())
         screen.query_one("#in-items").load_text('["a", "b"]')
         screen.query_one("#in-flag").value = True
@@ -526,7 +612,9 @@ async def test_try_it_validates_json_fields_and_saves_cases(env, tmp_path: Path)
 async def test_a_short_action_never_unlocks_a_long_one(env) -> None:
     folder, store = env
     long_args = {f"file_{i:02d}": f"/srv/data/{i}.csv" for i in range(40)}
-    long_one = hold(store, folder / "slack_send_message.py", {"channel": "#c", "text": "x"} | {"thread_ts": "1"})
+    long_one = hold(
+        store, folder / "slack_send_message.py", {"channel": "#c", "text": "x"} | {"thread_ts": "1"}
+    )
     short = hold(store, folder / "delete_file.py", {"path": "/tmp/a"})
     tall = hold(store, folder / "delete_file.py", long_args)
     app = inbox_app(store)
@@ -535,7 +623,11 @@ async def test_a_short_action_never_unlocks_a_long_one(env) -> None:
         tokens = [a.token for a in screen.list.actions]
         assert tokens == [tall.token, short.token, long_one.token]
         screen.list.cursor = 1  # the short one: it fits the pane, so it was shown in full
-        await wait_for(pilot, lambda: screen.current is not None and screen.current.token == short.token, what="short")
+        await wait_for(
+            pilot,
+            lambda: screen.current is not None and screen.current.token == short.token,
+            what="short",
+        )
         await wait_for(pilot, lambda: screen.can_approve, what="approve for a call that fits")
         screen.list.cursor = 0  # 40 args do not fit: approve waits for a scroll to the end
         await wait_for(pilot, lambda: screen.current.token == tall.token, what="tall")
@@ -554,7 +646,11 @@ async def test_try_it_long_output_collapses_behind_expand(env) -> None:
         await pilot.pause(0.3)
         editor = app.editor
         # Unsaved: the tool now returns a long string with a hidden character in it.
-        editor.source.load_text(editor.source_text.replace("    return slug\n", "    return 'y' * 3000 + '\\u202e'\n", 1))
+        editor.source.load_text(
+            editor.source_text.replace(
+                "    return slug\n", "    return 'y' * 3000 + '\\u202e'\n", 1
+            )
+        )
         screen = await _try_it(pilot, app)
         screen.query_one("#in-text").value = "x"
         outcome = await _run(pilot, screen)
@@ -587,7 +683,9 @@ async def test_open_source_from_the_inbox_shows_the_tool_in_the_editor(env) -> N
 async def test_standalone_inbox_shows_the_source_read_only(env) -> None:
     folder, store = env
     text = (folder / "delete_file.py").read_text()
-    (folder / "delete_file.py").write_text(text.replace("import json", "import json  # \u202eevil", 1))
+    (folder / "delete_file.py").write_text(
+        text.replace("import json", "import json  # \u202eevil", 1)
+    )
     hold(store, folder / "delete_file.py", {"path": "/tmp/a"})
     app = inbox_app(store)
     async with app.run_test(size=SIZE) as pilot:
@@ -611,7 +709,10 @@ async def test_tainted_input_names_its_origin_and_inputs(env) -> None:
         folder / "slack_send_message.py",
         {"channel": "C0123456789", "text": "from a page"},
         kind="tainted_input",
-        details={"tainted_inputs": [{"input": "channel", "source_tools": ["fetch_url_title"]}], "source_tools": ["fetch_url_title"]},
+        details={
+            "tainted_inputs": [{"input": "channel", "source_tools": ["fetch_url_title"]}],
+            "source_tools": ["fetch_url_title"],
+        },
     )
     app = inbox_app(store)
     async with app.run_test(size=SIZE) as pilot:
@@ -637,7 +738,9 @@ async def test_a_damaged_row_is_reported_and_the_inbox_keeps_polling(env) -> Non
         assert {a.token for a in screen.list.actions if a.damaged} == {bad.token}
         with sqlite3.connect(store) as db:  # repaired from outside
             db.execute("UPDATE actions SET args_json = '{}' WHERE token = ?", (bad.token,))
-        await wait_for(pilot, lambda: not any(a.damaged for a in screen.list.actions), what="recovery")
+        await wait_for(
+            pilot, lambda: not any(a.damaged for a in screen.list.actions), what="recovery"
+        )
         assert {a.token for a in screen.list.actions} == {good.token, bad.token}
         assert app.is_running
 

@@ -59,7 +59,11 @@ async def test_import_writes_into_the_toolbox_and_opens_the_tool(tmp_path: Path)
     definition = {
         "name": "fetchTitle",
         "description": "Fetch a web page's title.",
-        "inputSchema": {"type": "object", "properties": {"pageUrl": {"type": "string", "description": "The page."}}, "required": ["pageUrl"]},
+        "inputSchema": {
+            "type": "object",
+            "properties": {"pageUrl": {"type": "string", "description": "The page."}},
+            "required": ["pageUrl"],
+        },
         "annotations": {"openWorldHint": True, "readOnlyHint": True},
     }
     src = tmp_path / "tools.json"
@@ -88,7 +92,9 @@ async def test_import_writes_into_the_toolbox_and_opens_the_tool(tmp_path: Path)
         new = folder / "fetch_title.py"
         await _until(pilot, lambda: app.editor.current_path == new)
         m = toolfile.read(str(new)).manifest
-        assert m is not None and m.capabilities.network and [i.name for i in m.inputs] == ["page_url"]
+        assert (
+            m is not None and m.capabilities.network and [i.name for i in m.inputs] == ["page_url"]
+        )
         assert not isinstance(app.screen, InteropScreen)
 
         # The same import again: nothing is overwritten, and the screen says why.
@@ -104,4 +110,3 @@ async def test_import_writes_into_the_toolbox_and_opens_the_tool(tmp_path: Path)
         result = screen.query_one("#import-result")
         await _until(pilot, lambda: "already has" in str(result.render()))
         assert new.read_bytes() == before
-

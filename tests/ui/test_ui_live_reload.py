@@ -135,4 +135,6 @@ async def test_open_clean_tool_renamed_outside_is_followed(tmp_path) -> None:
         assert await until(pilot, lambda: screen.current_path.name == "moved.py")
         assert screen.source.text == text
         assert not banner_shown(screen)
-        assert await until(pilot, lambda: "moved.py" in names(screen) and old.name not in names(screen))
+        assert await until(
+            pilot, lambda: "moved.py" in names(screen) and old.name not in names(screen)
+        )

@@ -126,4 +126,6 @@ def test_light_theme(folder, snap_compare):
         field.cursor_blink = False
         assert isinstance(pilot.app.screen.query_one("#source"), TextArea)
 
-    assert snap_compare(make_app(folder, theme="patch-light"), terminal_size=(140, 40), run_before=typed)
+    assert snap_compare(
+        make_app(folder, theme="patch-light"), terminal_size=(140, 40), run_before=typed
+    )

@@ -31,7 +31,12 @@ def store(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 
 
 def _fix(store: Path, token: str, new_token: str, created: str, **extra: str) -> None:
-    sets = {"token": new_token, "created_at": created, "expires_at": "2099-01-01T00:05:00.000Z", **extra}
+    sets = {
+        "token": new_token,
+        "created_at": created,
+        "expires_at": "2099-01-01T00:05:00.000Z",
+        **extra,
+    }
     with sqlite3.connect(store) as db:
         db.execute(
             f"UPDATE actions SET {', '.join(f'{k} = ?' for k in sets)} WHERE token = ?",
@@ -48,10 +53,20 @@ def _pending(store: Path) -> None:
         Path("tools/slack_send_message.py"),
         {"channel": "#general", "text": "Deploy finished: all green"},
         kind="tainted_input",
-        details={"tainted_inputs": [{"input": "channel", "source_tools": ["fetch_url_title"]}], "source_tools": ["fetch_url_title"]},
+        details={
+            "tainted_inputs": [{"input": "channel", "source_tools": ["fetch_url_title"]}],
+            "source_tools": ["fetch_url_title"],
+        },
     )
     _fix(store, b.token, "B" * 32, "2099-01-01T00:00:30.000Z")
-    c = hold(store, tool, {"path": " ".join(list(HOSTILE.values())[:6]), "note": "invoice\u202etxt.exe pay\u200bpal pаypal"})
+    c = hold(
+        store,
+        tool,
+        {
+            "path": " ".join(list(HOSTILE.values())[:6]),
+            "note": "invoice\u202etxt.exe pay\u200bpal pаypal",
+        },
+    )
     _fix(store, c.token, "C" * 32, "2099-01-01T00:00:45.000Z")
 
 
@@ -67,9 +82,11 @@ async def _steady(pilot) -> None:
     # inbox's: under load it could still be on its way when the picture was taken.
     await wait_for(
         pilot,
-        lambda: getattr(app, "_pending_watch", None) is not None
-        and app._pending_watch._last_read > 0
-        and not app._pending_watch._running,
+        lambda: (
+            getattr(app, "_pending_watch", None) is not None
+            and app._pending_watch._last_read > 0
+            and not app._pending_watch._running
+        ),
         what="the pending badge's first read",
     )
     await pilot.pause(0.2)
@@ -86,7 +103,11 @@ def test_inbox_list_and_detail(store: Path, snap_compare) -> None:
         await _steady(pilot)
         await pilot.press("end")  # the oldest: the plain delete_file call
         screen = pilot.app.screen
-        await wait_for(pilot, lambda: screen.current is not None and screen.current.token == "A" * 32, what="the detail")
+        await wait_for(
+            pilot,
+            lambda: screen.current is not None and screen.current.token == "A" * 32,
+            what="the detail",
+        )
         await pilot.pause(0.3)
 
     assert snap_compare(inbox_app(store), terminal_size=SIZE, run_before=run_before)
@@ -113,9 +134,14 @@ def test_inbox_history(store: Path, snap_compare) -> None:
         s.reject("B" * 32, reason="not from a fetched page")
         s.approve("A" * 32, note="quarterly cleanup")
         s.claim("A" * 32)
-        s.finish("A" * 32, True, {"path": "/srv/reports/2026-q3.csv", "deleted": True, "bytes": 5120})
+        s.finish(
+            "A" * 32, True, {"path": "/srv/reports/2026-q3.csv", "deleted": True, "bytes": 5120}
+        )
     with sqlite3.connect(store) as db:
-        db.execute("UPDATE actions SET decided_at = '2099-01-01T00:00:50.000Z', finished_at = NULL WHERE token = ?", ("B" * 32,))
+        db.execute(
+            "UPDATE actions SET decided_at = '2099-01-01T00:00:50.000Z', finished_at = NULL WHERE token = ?",
+            ("B" * 32,),
+        )
         db.execute(
             "UPDATE actions SET decided_at = '2099-01-01T00:00:55.000Z', "
             "finished_at = '2099-01-01T00:00:56.000Z', claimed_at = '2099-01-01T00:00:56.000Z' WHERE token = ?",
@@ -126,14 +152,20 @@ def test_inbox_history(store: Path, snap_compare) -> None:
         await _steady(pilot)
         await pilot.press("h")
         screen = pilot.app.screen
-        await wait_for(pilot, lambda: screen.mode == "history" and len(screen.list.actions) == 2, what="history")
+        await wait_for(
+            pilot,
+            lambda: screen.mode == "history" and len(screen.list.actions) == 2,
+            what="history",
+        )
         await pilot.press("end")
         await wait_for(
             pilot,
-            lambda: screen.current is not None
-            and screen.current.token == "A" * 32
-            and screen.events
-            and screen.events[0].token == "A" * 32,
+            lambda: (
+                screen.current is not None
+                and screen.current.token == "A" * 32
+                and screen.events
+                and screen.events[0].token == "A" * 32
+            ),
             what="the events of the selected action",
         )
         for widget in screen.query("Input"):
@@ -142,7 +174,13 @@ def test_inbox_history(store: Path, snap_compare) -> None:
         # no events read is still on its way.
         await wait_for(
             pilot,
-            lambda: not [w for w in app_workers(pilot.app) if w.group == "inbox-events" and not w.is_finished],
+            lambda: (
+                not [
+                    w
+                    for w in app_workers(pilot.app)
+                    if w.group == "inbox-events" and not w.is_finished
+                ]
+            ),
             what="the events reads",
         )
         await pilot.pause(0.1)

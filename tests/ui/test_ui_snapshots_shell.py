@@ -77,7 +77,11 @@ class ThemeSampler(App[None]):
                     yield Input("echo_text", id="name")
                 with Horizontal(classes="field"):
                     yield Label("type")
-                    yield Select([("string", "string"), ("object", "object")], value="string", allow_blank=False)
+                    yield Select(
+                        [("string", "string"), ("object", "object")],
+                        value="string",
+                        allow_blank=False,
+                    )
                 with Horizontal(classes="field"):
                     yield Label("tainted_ok")
                     yield Switch(value=True)

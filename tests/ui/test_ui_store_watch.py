@@ -50,10 +50,14 @@ async def test_the_desk_app_hands_its_services_to_the_badge_and_the_inbox(env) -
     async with app.run_test(size=SIZE) as pilot:
         svc = services(app)
         assert svc.store_path == store and svc.toolbox is not None
-        await wait_for(pilot, lambda: svc.watch is not None and svc.watch.last is not None, what="the watch")
+        await wait_for(
+            pilot, lambda: svc.watch is not None and svc.watch.last is not None, what="the watch"
+        )
         assert not store.exists()  # watching never creates the store
         action = hold(store, folder / "delete_file.py", {"path": "/tmp/a"})
-        await wait_for(pilot, lambda: svc.watch is not None and svc.watch.count == 1, what="the arrival")
+        await wait_for(
+            pilot, lambda: svc.watch is not None and svc.watch.count == 1, what="the arrival"
+        )
         badge = app.screen.query_one(PendingBadge)
         assert "1 pending" in str(badge.render())
         # The tool browser read the toolbox into the app's catalog...

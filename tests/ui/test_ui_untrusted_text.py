@@ -21,7 +21,17 @@ SIZE = (160, 120)  # tall enough that every field of the form is on screen
 # YAML double-quoted escapes: the parsed values hold raw ESC, BEL and C1 characters.
 YAML_PAYLOAD = r"\e]52;c;UFdORUQ=\a \e]2;PWNED-TITLE\a \e[21t \x9b6n \x9d2;PWNED\x9c"
 RAW_PAYLOAD = "\x1b]52;c;UFdORUQ=\x07 \x1b]2;PWNED-TITLE\x07 \x1b[21t \x9b6n \x9d2;PWNED\x9c"
-FIELDS = ["description", "name", "version", "input_name", "input_description", "packages", "external_auth", "python_version", "body"]
+FIELDS = [
+    "description",
+    "name",
+    "version",
+    "input_name",
+    "input_description",
+    "packages",
+    "external_auth",
+    "python_version",
+    "body",
+]
 
 
 def tool_text(field: str | None) -> str:
@@ -41,13 +51,13 @@ def tool_text(field: str | None) -> str:
         v[field] = f'"{YAML_PAYLOAD}"'
     body = f"# {RAW_PAYLOAD}\nBANNER = '{RAW_PAYLOAD}'\n" if field == "body" else ""
     return f"""# ---
-# name: {v['name']}
-# version: {v['version']}
-# description: {v['description']}
+# name: {v["name"]}
+# version: {v["version"]}
+# description: {v["description"]}
 # inputs:
-#   - name: {v['input_name']}
+#   - name: {v["input_name"]}
 #     type: string
-#     description: {v['input_description']}
+#     description: {v["input_description"]}
 # outputs:
 #   type: string
 #   description: The text.
@@ -57,9 +67,9 @@ def tool_text(field: str | None) -> str:
 #   human_confirm: true
 # runtime:
 #   language: python
-#   python_version: {v['python_version']}
-#   packages: {v['packages']}
-# external_auth: {v['external_auth']}
+#   python_version: {v["python_version"]}
+#   packages: {v["packages"]}
+# external_auth: {v["external_auth"]}
 # ---
 import json
 import sys
@@ -140,7 +150,12 @@ async def test_no_escape_sequence_of_a_tool_file_reaches_the_terminal(hostile_fo
         for field in [*FIELDS, f"file_name{RAW_PAYLOAD}"]:
             count = screen.lint_count
             screen.open_tool(folder / f"h_{field}.py")
-            await wait_for(pilot, lambda count=count: screen.lint_count > count, timeout=20, what=f"{field[:9]} linted")
+            await wait_for(
+                pilot,
+                lambda count=count: screen.lint_count > count,
+                timeout=20,
+                what=f"{field[:9]} linted",
+            )
             await pilot.pause(0.2)
             # At this size the form (every field) and the source pane are both on screen.
             bad = leaks(terminal_output(app))
@@ -149,7 +164,9 @@ async def test_no_escape_sequence_of_a_tool_file_reaches_the_terminal(hostile_fo
         assert found == {}
 
 
-async def test_no_escape_sequence_of_a_held_call_reaches_the_terminal(hostile_folder: Path, tmp_path: Path) -> None:
+async def test_no_escape_sequence_of_a_held_call_reaches_the_terminal(
+    hostile_folder: Path, tmp_path: Path
+) -> None:
     store = tmp_path / "store.sqlite3"
     hold(store, hostile_folder / "h_description.py", {"text": RAW_PAYLOAD, RAW_PAYLOAD: "key"})
     app = inbox_app(store)
@@ -164,14 +181,22 @@ async def test_no_escape_sequence_of_a_held_call_reaches_the_terminal(hostile_fo
 
 
 @pytest.mark.parametrize("which", ["desk", "inbox"])
-async def test_a_title_with_escapes_reaches_the_terminal_as_tokens(hostile_folder: Path, tmp_path: Path, which: str) -> None:
+async def test_a_title_with_escapes_reaches_the_terminal_as_tokens(
+    hostile_folder: Path, tmp_path: Path, which: str
+) -> None:
     # Titles are built from file names and read-only reasons (an OS error's text): whatever a
     # screen puts there, the header shows its control characters as tokens (SafeTitles).
-    app = make_app(hostile_folder, hostile_folder / "a_clean.py") if which == "desk" else inbox_app(tmp_path / "s.db")
+    app = (
+        make_app(hostile_folder, hostile_folder / "a_clean.py")
+        if which == "desk"
+        else inbox_app(tmp_path / "s.db")
+    )
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause(0.5)
         app.screen.title = "title " + RAW_PAYLOAD
         app.screen.sub_title = "sub " + RAW_PAYLOAD
         await pilot.pause(0.3)
         assert leaks(terminal_output(app)) == []
-        assert "⟦U+001B⟧]2;PWNED-TITLE" in str(app.format_title(app.screen.title, app.screen.sub_title))
+        assert "⟦U+001B⟧]2;PWNED-TITLE" in str(
+            app.format_title(app.screen.title, app.screen.sub_title)
+        )

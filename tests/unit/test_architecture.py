@@ -29,7 +29,6 @@ def test_import_contracts_are_kept(capsys: pytest.CaptureFixture[str]) -> None:
     assert rc == 0, out
 
 
-
 # -- no import cycles -------------------------------------------------------------------------------
 # import-linter checks the direction of imports between packages; a cycle between two modules of
 # one package (or one that only a function-local import closes) is invisible to the layers. This
@@ -42,8 +41,7 @@ PACKAGE = ROOT / "patch_tui"
 # package whose owner is splitting it right now. A cycle whose modules all lie in one of these
 # packages is tolerated (and listed as a warning at every run, never hidden); any other cycle
 # fails. Each entry goes when its package has no cycle left.
-KNOWN_CYCLES: dict[str, str] = {
-}
+KNOWN_CYCLES: dict[str, str] = {}
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
@@ -172,7 +170,11 @@ def test_no_import_cycles() -> None:
     for group in strongly_connected(graph):
         cycle = " -> ".join(one_cycle(graph, group))
         owner = next(
-            (who for prefix, who in KNOWN_CYCLES.items() if all(m.startswith(prefix) for m in group)),
+            (
+                who
+                for prefix, who in KNOWN_CYCLES.items()
+                if all(m.startswith(prefix) for m in group)
+            ),
             None,
         )
         if owner is None:

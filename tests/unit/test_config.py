@@ -62,7 +62,7 @@ FILES = [
     ("", True),
     ('theme = "patch-light"\n', True),
     ('theme = ""\n', True),
-    ('theme = 3\n', False),
+    ("theme = 3\n", False),
     ('[keymap]\n"desk.save" = "f2,ctrl+s"\n"app.quit" = "f12"\n', True),
     ("keymap = {}\n", True),
     ('[keymap]\ndesk.save = "f2"\n', False),  # a dotted key: a nested table
@@ -132,13 +132,35 @@ ENVS = [
     ({"PATCH_TUI_MODEL": "m", "PATCH_TUI_ANTHROPIC_API_KEY": "k"}, True),
 ]
 BOOL_SPELLINGS = [
-    "1", "0", "true", "false", "True", "FALSE", "t", "F", "yes", "No", "y", "n", "on", "OFF",
-    "", "2", " true", "true ", "tru", "yes!", "ｔｒｕｅ", "\u212a",
+    "1",
+    "0",
+    "true",
+    "false",
+    "True",
+    "FALSE",
+    "t",
+    "F",
+    "yes",
+    "No",
+    "y",
+    "n",
+    "on",
+    "OFF",
+    "",
+    "2",
+    " true",
+    "true ",
+    "tru",
+    "yes!",
+    "ｔｒｕｅ",
+    "\u212a",
 ]
 
 
 @pytest.mark.parametrize(("env", "plain"), ENVS)
-def test_env_matrix(cfg: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], plain: bool) -> None:
+def test_env_matrix(
+    cfg: Path, monkeypatch: pytest.MonkeyPatch, env: dict[str, str], plain: bool
+) -> None:
     cfg.write_text('theme = "patch-light"\n[keymap]\n"app.quit" = "f12"\n', encoding="utf-8")
     for key, value in env.items():
         monkeypatch.setenv(key, value)
@@ -165,7 +187,9 @@ def test_bool_spellings_in_env(cfg: Path, monkeypatch: pytest.MonkeyPatch, word:
         ("theme = [\n", {"PATCH_TUI_THEME": "x"}),
     ],
 )
-def test_env_over_file(cfg: Path, monkeypatch: pytest.MonkeyPatch, text: str, env: dict[str, str]) -> None:
+def test_env_over_file(
+    cfg: Path, monkeypatch: pytest.MonkeyPatch, text: str, env: dict[str, str]
+) -> None:
     cfg.write_text(text, encoding="utf-8")
     for key, value in env.items():
         monkeypatch.setenv(key, value)
@@ -173,22 +197,62 @@ def test_env_over_file(cfg: Path, monkeypatch: pytest.MonkeyPatch, text: str, en
 
 
 _TOML_VALUES = st.sampled_from(
-    ['"patch-light"', '""', "1", "0", "-3", "2.0", "true", "false", '"true"', '"5"', "[]",
-     '["a"]', "{}", '{ "desk.save" = "f2" }', '{ "x" = 1 }', '{ "x" = { "y" = "z" } }']
+    [
+        '"patch-light"',
+        '""',
+        "1",
+        "0",
+        "-3",
+        "2.0",
+        "true",
+        "false",
+        '"true"',
+        '"5"',
+        "[]",
+        '["a"]',
+        "{}",
+        '{ "desk.save" = "f2" }',
+        '{ "x" = 1 }',
+        '{ "x" = { "y" = "z" } }',
+    ]
 )
 _ENV_VALUES = st.sampled_from(
-    ["", "x", "1", "0", "007", "-1", "true", "No", "on", " 1", "{}", '{"a": "b"}', '{"a": 1}',
-     "null", "[1]", "{", "patch-dark"]
+    [
+        "",
+        "x",
+        "1",
+        "0",
+        "007",
+        "-1",
+        "true",
+        "No",
+        "on",
+        " 1",
+        "{}",
+        '{"a": "b"}',
+        '{"a": 1}',
+        "null",
+        "[1]",
+        "{",
+        "patch-dark",
+    ]
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
-    file_values=st.dictionaries(st.sampled_from(sorted(config._KINDS) + ["Theme", "other"]), _TOML_VALUES, max_size=4),
+    file_values=st.dictionaries(
+        st.sampled_from(sorted(config._KINDS) + ["Theme", "other"]), _TOML_VALUES, max_size=4
+    ),
     env_values=st.dictionaries(st.sampled_from(sorted(config._KINDS)), _ENV_VALUES, max_size=3),
 )
 def test_random_configs_agree(
-    cfg: Path, monkeypatch: pytest.MonkeyPatch, file_values: dict[str, str], env_values: dict[str, str]
+    cfg: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    file_values: dict[str, str],
+    env_values: dict[str, str],
 ) -> None:
     cfg.write_text("".join(f'"{k}" = {v}\n' for k, v in file_values.items()), encoding="utf-8")
     _clear_env(monkeypatch)
@@ -203,7 +267,9 @@ def test_the_start_reader_knows_every_setting() -> None:
     assert set(START_FIELDS) <= set(config._KINDS)
     defaults = Settings.model_construct()
     plain = StartSettings()
-    assert {n: getattr(plain, n) for n in START_FIELDS} == {n: getattr(defaults, n) for n in START_FIELDS}
+    assert {n: getattr(plain, n) for n in START_FIELDS} == {
+        n: getattr(defaults, n) for n in START_FIELDS
+    }
 
 
 def test_start_settings_give_the_other_settings_from_the_validated_ones(cfg: Path) -> None:
@@ -238,7 +304,9 @@ async def test_a_config_broken_after_start_is_one_notification(cfg: Path, tmp_pa
 
     cfg.write_text("watch_tools = false\nwatch_themes = false\n", encoding="utf-8")
     settings_read = start_settings()
-    cfg.write_text('watch_tools = false\nwatch_themes = false\nmax_repairs = "[many]"\n', encoding="utf-8")
+    cfg.write_text(
+        'watch_tools = false\nwatch_themes = false\nmax_repairs = "[many]"\n', encoding="utf-8"
+    )
     app = PatchApp(Toolbox.open(tool_folder(tmp_path)), settings=settings_read)
     async with app.run_test(size=(120, 36)) as pilot:
         await ready(pilot, app)

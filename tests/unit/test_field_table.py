@@ -28,11 +28,18 @@ def _with(monkeypatch: pytest.MonkeyPatch, *changed: fields.FieldSpec, drop: str
 
 
 CAMERA = fields.FieldSpec(
-    "capabilities", "camera", "boolean", default=False, widget="switch", doc="The tool takes pictures."
+    "capabilities",
+    "camera",
+    "boolean",
+    default=False,
+    widget="switch",
+    doc="The tool takes pictures.",
 )
 
 
-def test_a_field_added_to_the_table_only_fails_the_model_check(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_field_added_to_the_table_only_fails_the_model_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     _with(monkeypatch, CAMERA)
     assert manifest.table_disagreements() == [
         "capabilities.camera: in the table, not in Capabilities"
@@ -40,7 +47,9 @@ def test_a_field_added_to_the_table_only_fails_the_model_check(monkeypatch: pyte
     assert fields.field_doc("capabilities.camera") == "The tool takes pictures."
 
 
-def test_a_field_dropped_from_the_table_fails_the_model_check(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_field_dropped_from_the_table_fails_the_model_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     _with(monkeypatch, drop="inputs[].tainted_ok")
     assert manifest.table_disagreements() == ["Input.tainted_ok: in the model, not in the table"]
 
@@ -69,9 +78,20 @@ def test_each_kind_of_disagreement_is_found(
 
 def test_the_derived_names_match_the_table() -> None:
     assert fields.REQUIRED_FIELDS == (
-        "name", "version", "description", "inputs", "outputs", "capabilities", "runtime"
+        "name",
+        "version",
+        "description",
+        "inputs",
+        "outputs",
+        "capabilities",
+        "runtime",
     )
-    assert fields.FIELD_ORDER["capabilities"] == ("network", "filesystem", "human_confirm", "browser")
+    assert fields.FIELD_ORDER["capabilities"] == (
+        "network",
+        "filesystem",
+        "human_confirm",
+        "browser",
+    )
     assert fields.ALWAYS_WRITTEN["inputs[]"] == ("name", "type", "description")
     assert fields.YAML_KINDS[""]["inputs"] == "list"
     assert fields.YAML_KINDS["inputs[]"]["items"] == "mapping"

@@ -66,7 +66,14 @@ def test_builtin_example_tool_is_lint_clean() -> None:
 
 def test_system_prompt_holds_the_rules_and_an_example() -> None:
     prompt = g.system_prompt()
-    for needle in ("# ---", "tainted_ok", "human_confirm", "json.loads(sys.stdin.read())", "==", "import time"):
+    for needle in (
+        "# ---",
+        "tainted_ok",
+        "human_confirm",
+        "json.loads(sys.stdin.read())",
+        "==",
+        "import time",
+    ):
         assert needle in prompt
     assert "<example file=" in prompt
     assert prompt == g.system_prompt()  # same text every time, so the prompt cache can hit
@@ -78,7 +85,8 @@ def test_system_prompt_holds_the_rules_and_an_example() -> None:
 async def test_happy_path_streams_and_stamps(fake: FakeAnthropic) -> None:
     # The model writes its own (wrong) provenance and version: both are overwritten.
     answer = TOOL.replace("# version: 1.0.0", "# version: 3.4.5").replace(
-        "#   packages: []\n", "#   packages: []\n# generated_by: some-other-model\n# generated_at: yesterday\n"
+        "#   packages: []\n",
+        "#   packages: []\n# generated_by: some-other-model\n# generated_at: yesterday\n",
     )
     fake.add(Reply(answer, chunk=17, cache_read_input_tokens=1800, input_tokens=40))
     before = datetime.now(UTC).replace(microsecond=0)
@@ -142,9 +150,9 @@ def test_extract_tool_keeps_a_shebang() -> None:
 # --- lint-gated repair ---------------------------------------------------------------------
 
 
-BROKEN = TOOL.replace("# description: Count the words, lines and characters in a text.\n", "").replace(
-    "    words = WORD.findall(text)\n", "    words = WORD.findall(text\n"
-)
+BROKEN = TOOL.replace(
+    "# description: Count the words, lines and characters in a text.\n", ""
+).replace("    words = WORD.findall(text)\n", "    words = WORD.findall(text\n")
 
 
 async def test_lint_errors_are_sent_back_and_the_repair_is_used(fake: FakeAnthropic) -> None:
@@ -158,7 +166,9 @@ async def test_lint_errors_are_sent_back_and_the_repair_is_used(fake: FakeAnthro
     errors = [d for d in first.diagnostics if d.severity == "error"]
     broken_line = next(i for i, ln in enumerate(first.text.splitlines(), 1) if "findall(text" in ln)
     assert "PT010" in {d.code for d in errors}  # the missing description
-    assert any(d.line == broken_line for d in errors)  # the syntax error (PT030, or our compile's E999)
+    assert any(
+        d.line == broken_line for d in errors
+    )  # the syntax error (PT030, or our compile's E999)
     assert second.error_count == 0
 
     assert len(fake.requests) == 2
@@ -176,7 +186,9 @@ async def test_lint_errors_are_sent_back_and_the_repair_is_used(fake: FakeAnthro
     assert repair.body["system"] == fake.requests[0].body["system"]
 
 
-async def test_result_with_errors_after_max_repairs_is_not_saved(fake: FakeAnthropic, tmp_path: Path) -> None:
+async def test_result_with_errors_after_max_repairs_is_not_saved(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
     fake.add(Reply(BROKEN), Reply(BROKEN))
     result, _ = await run_generate(fake, max_repairs=1)
     assert not result.ok and result.rounds == 2 and len(fake.requests) == 2
@@ -230,12 +242,19 @@ async def test_save_refuses_an_existing_file(fake: FakeAnthropic, tmp_path: Path
 async def test_refine_bumps_version_keeps_name_and_shows_a_diff(fake: FakeAnthropic) -> None:
     current = g.stamp(TOOL, model_id="claude-old-1", when="2020-01-01T00:00:00Z", version="1.2.3")
     changed = TOOL.replace("count_words", "word_counter").replace(
-        '        "characters": len(text),\n', '        "characters": len(text),\n        "blank_lines": text.count("\\n\\n"),\n'
+        '        "characters": len(text),\n',
+        '        "characters": len(text),\n        "blank_lines": text.count("\\n\\n"),\n',
     )
     fake.add(Reply(changed, model="claude-sonnet-5-5-20260303"))
     rec = Recorder()
     result = await g.refine(
-        current, "Also count blank lines", model=ALIAS, api_key="k", base_url=fake.base_url, max_retries=0, on_event=rec
+        current,
+        "Also count blank lines",
+        model=ALIAS,
+        api_key="k",
+        base_url=fake.base_url,
+        max_retries=0,
+        on_event=rec,
     )
     data = toolfile.parse(result.text).data
     assert data["version"] == "1.3.0"
@@ -256,7 +275,9 @@ async def test_refine_bumps_version_keeps_name_and_shows_a_diff(fake: FakeAnthro
 
 async def test_refine_goes_through_the_repair_loop(fake: FakeAnthropic) -> None:
     fake.add(Reply(BROKEN), Reply(TOOL))
-    result = await g.refine(TOOL, "tidy it", model=ALIAS, api_key="k", base_url=fake.base_url, max_retries=0)
+    result = await g.refine(
+        TOOL, "tidy it", model=ALIAS, api_key="k", base_url=fake.base_url, max_retries=0
+    )
     assert result.ok and result.rounds == 2
     assert toolfile.parse(result.text).data["version"] == "1.1.0"
 
@@ -351,7 +372,9 @@ async def test_cancel_mid_stream_stops_the_stream(fake: FakeAnthropic) -> None:
             started.set()
 
     task = asyncio.create_task(
-        g.generate("x", model=ALIAS, api_key="k", base_url=fake.base_url, max_retries=0, on_event=on_event)
+        g.generate(
+            "x", model=ALIAS, api_key="k", base_url=fake.base_url, max_retries=0, on_event=on_event
+        )
     )
     await asyncio.wait_for(started.wait(), 5)
     task.cancel()
@@ -394,7 +417,9 @@ def test_default_model_is_a_current_sdk_model(tmp_path: Path) -> None:
 
 def _modules_after(code: str) -> set[str]:
     probe = code + "\nimport sys\nprint(','.join(sorted({m.split('.')[0] for m in sys.modules})))"
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
     return set(out.stdout.strip().splitlines()[-1].split(","))
 
 
@@ -414,13 +439,17 @@ def test_anthropic_not_imported_before_generation_starts(tmp_path: Path) -> None
     assert "patch_tui" in loaded
 
 
-async def test_saving_into_a_patch_toolbox_updates_its_index(fake: FakeAnthropic, tmp_path: Path) -> None:
+async def test_saving_into_a_patch_toolbox_updates_its_index(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
     import json
 
     root = tmp_path / "toolbox"
     (root / "tools").mkdir(parents=True)
     (root / "tools" / "count_words.py").write_text(TOOL, encoding="utf-8")
-    (root / "index.json").write_text(json.dumps({"tools": [{"name": "count_words", "version": "1.0.0"}]}))
+    (root / "index.json").write_text(
+        json.dumps({"tools": [{"name": "count_words", "version": "1.0.0"}]})
+    )
     taken = g.taken_names([root])
     assert "count_words" in taken
     fake.add(Reply(TOOL))

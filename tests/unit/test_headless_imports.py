@@ -85,10 +85,7 @@ def test_core_module_never_imports_textual(module: str, loaded_by_module: dict[s
 def test_lint_command_imports_no_ui_or_sdk(tmp_path) -> None:
     tool = tmp_path / "t.py"
     tool.write_text("print(1)\n")
-    code = (
-        "import sys\nfrom patch_tui.cli import main\n"
-        f"rc = main(['lint', {str(tool)!r}])\n"
-    )
+    code = f"import sys\nfrom patch_tui.cli import main\nrc = main(['lint', {str(tool)!r}])\n"
     loaded = _imported_after(code)
     assert not {"textual", "anthropic", "mcp"} & loaded
 
@@ -142,7 +139,10 @@ def test_desk_start_imports_no_pydantic_store_or_sdk(tmp_path) -> None:
     tool = sorted(paths.sample_tools_dir().glob("*.py"))[0]
     out = subprocess.run(
         [sys.executable, "-c", _DESK_PROBE, str(tool)],
-        capture_output=True, text=True, timeout=60, env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
     )
     assert out.returncode == 0, out.stderr[-3000:]
     seen = json.loads(out.stdout.strip().splitlines()[-1])

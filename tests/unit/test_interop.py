@@ -67,7 +67,12 @@ def json_diff(a: Any, b: Any, path: str = "") -> list[str]:
             else:
                 out += json_diff(a[key], b[key], sub)
         return out
-    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b) and all(isinstance(x, dict) for x in a + b):
+    if (
+        isinstance(a, list)
+        and isinstance(b, list)
+        and len(a) == len(b)
+        and all(isinstance(x, dict) for x in a + b)
+    ):
         out = []
         for i, (x, y) in enumerate(zip(a, b, strict=True)):
             out += json_diff(x, y, f"{path}[{i}]")
@@ -250,7 +255,10 @@ def test_otc_example_imports_clean_and_exports_back(example: dict[str, Any]) -> 
 def test_otc_examples_carry_what_maps() -> None:
     by_id = {e["id"]: e for e in OTC_EXAMPLES}
     add = manifest_of(otc.import_definition(by_id["Calculator.Add@1.0.0"])[0])
-    assert [(i.name, i.type, i.required) for i in add.inputs] == [("a", "number", True), ("b", "number", True)]
+    assert [(i.name, i.type, i.required) for i in add.inputs] == [
+        ("a", "number", True),
+        ("b", "number", True),
+    ]
     assert add.outputs.type == "number" and add.outputs.description == "The sum of the two numbers."
     ring = manifest_of(otc.import_definition(by_id["Doorbell.Ring@0.1.0"])[0])
     assert ring.outputs.type == "null" and ring.version == "0.1.0"
@@ -304,7 +312,9 @@ def test_export_command_imports_no_ui_or_sdk(tmp_path: Path) -> None:
         f"    rc = main(['export', {str(tool)!r}, '--format', 'mcp'])\n"
         "print(rc, ','.join(sorted({m.split('.')[0] for m in sys.modules})))"
     )
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
     rc, loaded = out.stdout.split()
     assert rc == "0"
     assert not {"textual", "anthropic", "mcp"} & set(loaded.split(","))
@@ -345,14 +355,30 @@ def test_arcade_export_mapping() -> None:
 
 def test_mcp_annotations_follow_capabilities() -> None:
     post = manifest_of(TOOLS["slack_post"])
-    assert mcp.annotations_for(post) == {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": True}
+    assert mcp.annotations_for(post) == {
+        "readOnlyHint": False,
+        "destructiveHint": True,
+        "openWorldHint": True,
+    }
     stats = manifest_of(TOOLS["word_stats"])  # read-write files, no network
-    assert mcp.annotations_for(stats) == {"readOnlyHint": False, "destructiveHint": True, "openWorldHint": False}
-    pure = stats.model_copy(update={"capabilities": stats.capabilities.model_copy(update={"filesystem": "read-only"})})
-    assert mcp.annotations_for(pure) == {"readOnlyHint": True, "destructiveHint": False, "openWorldHint": False}
+    assert mcp.annotations_for(stats) == {
+        "readOnlyHint": False,
+        "destructiveHint": True,
+        "openWorldHint": False,
+    }
+    pure = stats.model_copy(
+        update={"capabilities": stats.capabilities.model_copy(update={"filesystem": "read-only"})}
+    )
+    assert mcp.annotations_for(pure) == {
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "openWorldHint": False,
+    }
     d, report = mcp.export(stats)
     assert "outputSchema" not in d  # an array result has no MCP output schema
-    assert {"outputs.type", "outputs.items", "version", "capabilities.filesystem"} <= set(report.fields())
+    assert {"outputs.type", "outputs.items", "version", "capabilities.filesystem"} <= set(
+        report.fields()
+    )
 
 
 def test_shinkai_wraps_non_object_results_and_writes_oauth() -> None:
@@ -385,7 +411,13 @@ FASTMCP_TOOL = {
         "title": "searchIssuesArguments",
         "properties": {
             "query": {"title": "Query", "type": "string"},
-            "maxResults": {"type": "integer", "default": 10, "minimum": 1, "maximum": 100, "description": "How many."},
+            "maxResults": {
+                "type": "integer",
+                "default": 10,
+                "minimum": 1,
+                "maximum": 100,
+                "description": "How many.",
+            },
             "state": {"type": "string", "enum": ["open", "closed"], "description": "Issue state."},
             "from": {"type": ["string", "null"], "description": "Start date."},
             "labels": {"type": "array", "items": {"type": "string"}},
@@ -410,7 +442,10 @@ def test_mcp_import_of_a_server_tool() -> None:
     assert m.input("query").description == "Query"  # the title stands in for a missing description
     assert m.capabilities.network and not m.capabilities.human_confirm
     assert m.outputs.type == "string"  # no outputSchema: the tool answers with text
-    assert "def main(query: str, max_results: int = 10, state: str | None = None, from_: str | None = None, labels: list[str] | None = None) -> str:" in text
+    assert (
+        "def main(query: str, max_results: int = 10, state: str | None = None, from_: str | None = None, labels: list[str] | None = None) -> str:"
+        in text
+    )
     fields = report.fields()
     for expected in (
         "inputSchema.properties.maxResults",  # renamed
@@ -430,7 +465,10 @@ def test_required_after_optional_becomes_keyword_only() -> None:
         "name": "x",
         "inputSchema": {
             "type": "object",
-            "properties": {"a": {"type": "string", "description": "A."}, "b": {"type": "integer", "description": "B."}},
+            "properties": {
+                "a": {"type": "string", "description": "A."},
+                "b": {"type": "integer", "description": "B."},
+            },
             "required": ["b"],
         },
     }
@@ -468,12 +506,21 @@ def test_hostile_definition_never_reaches_the_body() -> None:
         ("mcp", {"name": "x"}, "inputSchema"),
         ("mcp", {"name": "x", "inputSchema": {"properties": []}}, "properties"),
         ("otc", {"name": "x"}, "input_schema.parameters"),
-        ("arcade", {"name": "x", "input": {"parameters": [{"name": "a", "value_schema": {"val_type": "date"}}]}}, "val_type"),
+        (
+            "arcade",
+            {
+                "name": "x",
+                "input": {"parameters": [{"name": "a", "value_schema": {"val_type": "date"}}]},
+            },
+            "val_type",
+        ),
         ("shinkai", ["not", "an", "object"], "JSON object"),
     ],
 )
 def test_wrong_shapes_are_definition_errors(fmt: str, definition: Any, message: str) -> None:
-    with pytest.raises(DefinitionError, match=message.replace("`", ".").replace("[", ".").replace("]", ".")):
+    with pytest.raises(
+        DefinitionError, match=message.replace("`", ".").replace("[", ".").replace("]", ".")
+    ):
         FORMATS[fmt].import_(definition)
 
 
@@ -485,14 +532,42 @@ def test_arcade_import_maps_types_auth_and_reports_the_rest() -> None:
         "toolkit": {"name": "Gmail", "version": "3.1.0", "description": "Gmail tools."},
         "input": {
             "parameters": [
-                {"name": "labels", "required": False, "description": "Labels.", "value_schema": {"val_type": "array", "inner_val_type": "string"}},
-                {"name": "filter", "required": True, "description": "Filter.", "value_schema": {"val_type": "json"}, "inferrable": False},
-                {"name": "order", "required": False, "description": "Order.", "value_schema": {"val_type": "string", "enum": ["asc", "desc"]}},
+                {
+                    "name": "labels",
+                    "required": False,
+                    "description": "Labels.",
+                    "value_schema": {"val_type": "array", "inner_val_type": "string"},
+                },
+                {
+                    "name": "filter",
+                    "required": True,
+                    "description": "Filter.",
+                    "value_schema": {"val_type": "json"},
+                    "inferrable": False,
+                },
+                {
+                    "name": "order",
+                    "required": False,
+                    "description": "Order.",
+                    "value_schema": {"val_type": "string", "enum": ["asc", "desc"]},
+                },
             ]
         },
-        "output": {"available_modes": ["value", "error", "requires_authorization"], "value_schema": {"val_type": "array", "inner_val_type": "json"}},
+        "output": {
+            "available_modes": ["value", "error", "requires_authorization"],
+            "value_schema": {"val_type": "array", "inner_val_type": "json"},
+        },
         "requirements": {
-            "authorization": {"provider_id": "google", "provider_type": "oauth2", "oauth2": {"scopes": ["https://www.googleapis.com/auth/gmail.readonly", "https://www.googleapis.com/auth/drive"]}},
+            "authorization": {
+                "provider_id": "google",
+                "provider_type": "oauth2",
+                "oauth2": {
+                    "scopes": [
+                        "https://www.googleapis.com/auth/gmail.readonly",
+                        "https://www.googleapis.com/auth/drive",
+                    ]
+                },
+            },
             "secrets": [{"key_id": "API_KEY"}],
         },
     }
@@ -508,7 +583,15 @@ def test_arcade_import_maps_types_auth_and_reports_the_rest() -> None:
     assert m.outputs.type == "array" and m.outputs.item_type == "object"
     assert m.external_auth == ["gmail.read"]
     text_report = report.text()
-    for expected in ("fully_qualified_name", "toolkit", "toolkit.description", "input.parameters[1].inferrable", "input.parameters[2].value_schema.enum", "requirements.authorization.scopes", "requirements.secrets[0]"):
+    for expected in (
+        "fully_qualified_name",
+        "toolkit",
+        "toolkit.description",
+        "input.parameters[1].inferrable",
+        "input.parameters[2].value_schema.enum",
+        "requirements.authorization.scopes",
+        "requirements.secrets[0]",
+    ):
         assert expected in report.fields(), text_report
     assert "drive" in text_report and "API_KEY" in text_report
 
@@ -521,17 +604,51 @@ def test_shinkai_import_drops_secrets_and_urls() -> None:
         "author": "someone",
         "keywords": ["weather"],
         "tool_type": "typescript",
-        "configurations": {"type": "object", "properties": {"api_key": {"type": "string", "description": "Key."}}, "required": ["api_key"]},
-        "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "City.", "nullable": True}}, "required": ["city"]},
-        "result": {"type": "object", "properties": {"temp": {"type": "number"}}, "required": ["temp"]},
-        "oauth": [{"name": "Github", "version": "2.0", "authorizationUrl": "https://example.com/auth", "clientId": "abc", "clientSecret": "s3cr3t", "scopes": ["repo"], "responseType": "code"}],
+        "configurations": {
+            "type": "object",
+            "properties": {"api_key": {"type": "string", "description": "Key."}},
+            "required": ["api_key"],
+        },
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string", "description": "City.", "nullable": True}},
+            "required": ["city"],
+        },
+        "result": {
+            "type": "object",
+            "properties": {"temp": {"type": "number"}},
+            "required": ["temp"],
+        },
+        "oauth": [
+            {
+                "name": "Github",
+                "version": "2.0",
+                "authorizationUrl": "https://example.com/auth",
+                "clientId": "abc",
+                "clientSecret": "s3cr3t",
+                "scopes": ["repo"],
+                "responseType": "code",
+            }
+        ],
         "sqlTables": [{"name": "t", "definition": "CREATE TABLE t (x)"}],
     }
     text, report = shinkai.import_definition(d)
     assert "s3cr3t" not in text and "abc" not in text
     m = manifest_of(text)
     assert m.name == "weather_now" and m.version == "0.2.0" and m.external_auth == ["github.repo"]
-    for expected in ("version", "author", "keywords", "tool_type", "configurations.properties.api_key", "parameters.properties.city.nullable", "result.properties", "oauth[0].authorizationUrl", "oauth[0].clientId", "oauth[0].clientSecret", "sqlTables"):
+    for expected in (
+        "version",
+        "author",
+        "keywords",
+        "tool_type",
+        "configurations.properties.api_key",
+        "parameters.properties.city.nullable",
+        "result.properties",
+        "oauth[0].authorizationUrl",
+        "oauth[0].clientId",
+        "oauth[0].clientSecret",
+        "sqlTables",
+    ):
         assert expected in report.fields(), report.text()
 
 
@@ -568,7 +685,9 @@ _TYPES = st.sampled_from(["string", "number", "integer", "boolean", "array", "ob
 # Defaults of the input's type (another type is a lint error, PT022), or null.
 _DEFAULTS = {
     "string": st.one_of(st.none(), _WORD),
-    "number": st.one_of(st.integers(-1000, 1000), st.floats(-1e6, 1e6, allow_nan=False).map(lambda f: round(f, 3))),
+    "number": st.one_of(
+        st.integers(-1000, 1000), st.floats(-1e6, 1e6, allow_nan=False).map(lambda f: round(f, 3))
+    ),
     "integer": st.integers(-1000, 1000),
     "boolean": st.booleans(),
     "array": st.lists(st.integers(0, 9), max_size=3),
@@ -576,8 +695,18 @@ _DEFAULTS = {
 }
 _LABELS = st.lists(
     st.sampled_from(
-        ["gmail.read", "gmail.send", "google_calendar.read", "google_calendar.events", "slack.send_message",
-         "slack.reactions_write", "github.repo", "github.read_user", "linear.read", "gmail.settings_basic"]
+        [
+            "gmail.read",
+            "gmail.send",
+            "google_calendar.read",
+            "google_calendar.events",
+            "slack.send_message",
+            "slack.reactions_write",
+            "github.repo",
+            "github.read_user",
+            "linear.read",
+            "gmail.settings_basic",
+        ]
     ),
     unique=True,
     max_size=4,
@@ -603,7 +732,9 @@ def _input(draw: st.DrawFn, name: str) -> dict[str, Any]:
 @st.composite
 def manifests(draw: st.DrawFn) -> Manifest:
     names = draw(st.lists(_NAME, unique=True, max_size=4))
-    out_type = draw(st.sampled_from(["string", "number", "integer", "boolean", "array", "object", "null"]))
+    out_type = draw(
+        st.sampled_from(["string", "number", "integer", "boolean", "array", "object", "null"])
+    )
     outputs: dict[str, Any] = {"type": out_type}
     if draw(st.booleans()):
         outputs["description"] = draw(_SENTENCE)
@@ -625,7 +756,9 @@ def manifests(draw: st.DrawFn) -> Manifest:
         "runtime": {
             "language": "python",
             "python_version": draw(st.sampled_from(["3.11", "3.12", "3.13"])),
-            "packages": draw(st.lists(st.sampled_from(["requests==2.32.3", "httpx==0.27.0"]), unique=True)),
+            "packages": draw(
+                st.lists(st.sampled_from(["requests==2.32.3", "httpx==0.27.0"]), unique=True)
+            ),
         },
         "external_auth": draw(_LABELS),
     }
@@ -661,10 +794,34 @@ def test_round_trip_loses_only_what_is_reported(fmt: str, m: Manifest) -> None:
 
 _JSON = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=8)),
-    lambda children: st.one_of(st.lists(children, max_size=3), st.dictionaries(st.text(max_size=8), children, max_size=4)),
+    lambda children: st.one_of(
+        st.lists(children, max_size=3), st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=20,
 )
-_KEYS = st.sampled_from(["name", "inputSchema", "input_schema", "parameters", "input", "output", "result", "oauth", "requirements", "annotations", "properties", "type", "required", "items", "value_schema", "val_type", "id", "version", "toolkit"])
+_KEYS = st.sampled_from(
+    [
+        "name",
+        "inputSchema",
+        "input_schema",
+        "parameters",
+        "input",
+        "output",
+        "result",
+        "oauth",
+        "requirements",
+        "annotations",
+        "properties",
+        "type",
+        "required",
+        "items",
+        "value_schema",
+        "val_type",
+        "id",
+        "version",
+        "toolkit",
+    ]
+)
 _FOREIGN = st.recursive(
     st.one_of(_JSON, st.sampled_from(["string", "object", "array", "json", "x", "Kit.Tool@1.0.0"])),
     lambda children: st.dictionaries(_KEYS, children, max_size=6),
@@ -697,23 +854,43 @@ def tool_path(tmp_path: Path) -> Path:
     return path
 
 
-def test_cli_export_to_stdout_with_report_on_stderr(tool_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_export_to_stdout_with_report_on_stderr(
+    tool_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert cli_main(["export", str(tool_path), "--format", "arcade"]) == 0
     out, err = capsys.readouterr()
     definition = json.loads(out)
     validate_arcade(definition)
-    assert definition["fully_qualified_name"] == "TeamChat.PostSlackMessage@2.1.0"  # the folder's name
+    assert (
+        definition["fully_qualified_name"] == "TeamChat.PostSlackMessage@2.1.0"
+    )  # the folder's name
     assert "not carried" in err and "inputs.text.tainted_ok" in err
 
 
-def test_cli_export_json_report_and_out_file(tool_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli_main(["export", str(tool_path), "--format", "otc", "--toolkit", "Slack", "--report-format", "json"]) == 0
+def test_cli_export_json_report_and_out_file(
+    tool_path: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        cli_main(
+            [
+                "export",
+                str(tool_path),
+                "--format",
+                "otc",
+                "--toolkit",
+                "Slack",
+                "--report-format",
+                "json",
+            ]
+        )
+        == 0
+    )
     out, err = capsys.readouterr()
     doc = json.loads(out)
     assert doc["definition"]["id"] == "Slack.PostSlackMessage@2.1.0"
-    assert {"field": "capabilities.human_confirm", "message": doc["losses"][0]["message"]} in doc["losses"] or any(
-        loss["field"] == "capabilities.human_confirm" for loss in doc["losses"]
-    )
+    assert {"field": "capabilities.human_confirm", "message": doc["losses"][0]["message"]} in doc[
+        "losses"
+    ] or any(loss["field"] == "capabilities.human_confirm" for loss in doc["losses"])
     assert err == ""
     target = tmp_path / "out" / "tool.json"
     assert cli_main(["export", str(tool_path), "--format", "mcp", "--out", str(target)]) == 0
@@ -731,14 +908,22 @@ def test_cli_export_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "patch-tui lint" in err and "Traceback" not in err
 
 
-def test_cli_import_a_list_never_overwrites(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_import_a_list_never_overwrites(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     src = tmp_path / "examples.json"
     src.write_text(json.dumps(OTC_EXAMPLES), encoding="utf-8")
     out_dir = tmp_path / "imported"
     assert cli_main(["import", str(src), "--from", "otc", "--out", str(out_dir)]) == 0
     out, err = capsys.readouterr()
     written = out.split()
-    assert [Path(p).name for p in written] == ["add.py", "ring.py", "get_timestamp.py", "get_emails.py", "send.py"]
+    assert [Path(p).name for p in written] == [
+        "add.py",
+        "ring.py",
+        "get_timestamp.py",
+        "get_emails.py",
+        "send.py",
+    ]
     for p in written:
         assert errors(Path(p).read_text(encoding="utf-8")) == []
     assert "TWILIO_API_KEY" in err and "lint: 0 errors" in err
@@ -750,11 +935,21 @@ def test_cli_import_a_list_never_overwrites(tmp_path: Path, capsys: pytest.Captu
     assert (out_dir / "add.py").read_text() == "# mine\n" and before != b"# mine\n"
 
 
-def test_cli_import_json_report_and_duplicate_names(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_import_json_report_and_duplicate_names(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     src = tmp_path / "tools.json"
-    tool = {"name": "echo", "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}
+    tool = {
+        "name": "echo",
+        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+    }
     src.write_text(json.dumps({"tools": [tool, tool]}), encoding="utf-8")
-    assert cli_main(["import", str(src), "--from", "mcp", "--out", str(tmp_path), "--report-format", "json"]) == 0
+    assert (
+        cli_main(
+            ["import", str(src), "--from", "mcp", "--out", str(tmp_path), "--report-format", "json"]
+        )
+        == 0
+    )
     results = json.loads(capsys.readouterr().out)
     assert [r["name"] for r in results] == ["echo", "echo_2"]
     assert manifest_of(Path(results[1]["path"]).read_text()).name == "echo_2"
@@ -768,10 +963,15 @@ def test_cli_import_json_report_and_duplicate_names(tmp_path: Path, capsys: pyte
         ('"a string"', "expected a MCP definition"),
         ('{"name": 3}', "needs `name`"),
         ("[]", "no definitions"),
-        ('{"name": "x", "inputSchema": {"type": "object", "properties": {"a": {"default": NaN}}}}', "NaN is not JSON"),
+        (
+            '{"name": "x", "inputSchema": {"type": "object", "properties": {"a": {"default": NaN}}}}',
+            "NaN is not JSON",
+        ),
     ],
 )
-def test_cli_import_bad_input_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str) -> None:
+def test_cli_import_bad_input_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str
+) -> None:
     src = tmp_path / "in.json"
     src.write_text(content, encoding="utf-8")
     assert cli_main(["import", str(src), "--from", "mcp", "--out", str(tmp_path / "o")]) == 2
@@ -803,9 +1003,13 @@ def test_definition_json_escapes_hidden_characters_only() -> None:
     assert "\\u202e" in text
 
 
-def test_cli_export_escapes_a_hostile_description(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_export_escapes_a_hostile_description(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "t.py"
-    path.write_text(TOOLS["word_stats"].replace("Count words,", "Count \u202ewords,"), encoding="utf-8")
+    path.write_text(
+        TOOLS["word_stats"].replace("Count words,", "Count \u202ewords,"), encoding="utf-8"
+    )
     assert cli_main(["export", str(path), "--format", "mcp"]) == 0
     out = capsys.readouterr().out
     assert "\u202e" not in out and json.loads(out)["description"].startswith("Count \u202ewords")
@@ -826,8 +1030,12 @@ def test_a_default_of_another_type_is_dropped_and_reported() -> None:
     text, report = mcp.import_definition(d)
     assert errors(text) == []
     m = manifest_of(text)
-    assert not m.input("n").has_default and m.input("k").default == 5 and not m.input("b").has_default
-    assert {"inputSchema.properties.n.default", "inputSchema.properties.b.default"} <= set(report.fields())
+    assert (
+        not m.input("n").has_default and m.input("k").default == 5 and not m.input("b").has_default
+    )
+    assert {"inputSchema.properties.n.default", "inputSchema.properties.b.default"} <= set(
+        report.fields()
+    )
 
 
 @pytest.mark.slow
@@ -863,7 +1071,9 @@ async def test_tools_of_a_real_mcp_server_import_lint_clean(tmp_path: Path) -> N
     src.write_text(json.dumps({"tools": tools}), encoding="utf-8")
 
     out_dir = tmp_path / "imported"
-    done = cli(env, "import", str(src), "--from", "mcp", "--out", str(out_dir), "--report-format", "json")
+    done = cli(
+        env, "import", str(src), "--from", "mcp", "--out", str(out_dir), "--report-format", "json"
+    )
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout)
     assert len(results) == len(tools)

@@ -36,14 +36,18 @@ def test_settings_model_and_table_agree() -> None:
 def test_a_settings_table_change_alone_fails_the_check(
     monkeypatch: pytest.MonkeyPatch, name: str, change: dict, says: str
 ) -> None:
-    table = tuple(dataclasses.replace(s, **change) if s.name == name else s for s in schema.SETTINGS)
+    table = tuple(
+        dataclasses.replace(s, **change) if s.name == name else s for s in schema.SETTINGS
+    )
     monkeypatch.setattr(model, "SETTINGS", table)
     monkeypatch.setattr(model, "BY_NAME", {s.name: s for s in table})
     problems = model.schema_disagreements()
     assert len(problems) == 1 and problems[0].startswith(name) and says in problems[0], problems
 
 
-def test_a_setting_added_to_the_table_alone_fails_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_setting_added_to_the_table_alone_fails_the_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     extra = schema.Setting("alert_sound", "bool", True, doc="Play a sound.")
     monkeypatch.setattr(model, "SETTINGS", (*schema.SETTINGS, extra))
     assert any("alert_sound" in p for p in model.schema_disagreements())
@@ -62,10 +66,14 @@ def test_the_theme_model_is_the_table() -> None:
 
 def test_the_plain_theme_reader_reads_by_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
     data = {"name": "sea", "primary": "#112233"}
-    assert theme_schema.plain_theme({**data, "glow": True}) is None  # unknown key: the model decides
+    assert (
+        theme_schema.plain_theme({**data, "glow": True}) is None
+    )  # unknown key: the model decides
     glow = theme_schema.ThemeKey("dark", "bool", False)
     monkeypatch.setattr(
-        theme_schema, "THEME_KEYS", tuple(glow if k.name == "dark" else k for k in theme_schema.THEME_KEYS)
+        theme_schema,
+        "THEME_KEYS",
+        tuple(glow if k.name == "dark" else k for k in theme_schema.THEME_KEYS),
     )
     assert theme_schema.plain_theme(data).dark is False  # the table's default, not a second copy
 
@@ -87,7 +95,8 @@ def _module(path: Path) -> str:
 
 
 @pytest.mark.parametrize(
-    "patterns", [("settings/*.py",), ("ui/theming/*.py",), ("format/fields.py", "format/manifest.py")]
+    "patterns",
+    [("settings/*.py",), ("ui/theming/*.py",), ("format/fields.py", "format/manifest.py")],
 )
 def test_no_import_cycles_function_local_included(patterns: tuple[str, ...]) -> None:
     files = sorted(f for pattern in patterns for f in PACKAGE.glob(pattern))

@@ -69,7 +69,9 @@ def test_every_code_is_written_once_where_its_rule_is_defined() -> None:
         for file, line, binding in places
         if not binding
     ]
-    assert not strays, "a code written outside its rule's definition: use the rule object: " + ", ".join(strays)
+    assert not strays, (
+        "a code written outside its rule's definition: use the rule object: " + ", ".join(strays)
+    )
     twice = {code: places for code, places in found.items() if len(places) > 1}
     assert not twice, f"codes bound more than once: {twice}"
     # Every registered rule's code is one of these bindings (and nothing else is bound).
@@ -155,7 +157,6 @@ def test_no_lint_module_over_600_lines() -> None:
     assert not long, long
 
 
-
 # A value of the wrong YAML shape for each kind of field the table knows.
 _WRONG_SHAPE = {"string": [1, 2], "boolean": [1, 2], "list": {"a": 1}, "mapping": [1, 2]}
 # Where each group of the field table sits in a manifest built from lintkit's CLEAN tool (its
@@ -183,7 +184,9 @@ def test_the_type_check_follows_the_field_table() -> None:
         if spec.yaml_kind == "any" or spec.path == "runtime.python_version":  # PT023's own
             continue
         path = (*_GROUP_PATH[spec.group], spec.key)
-        text = toolfile.with_frontmatter(tf, toolfile.set_field(tf.data, path, _WRONG_SHAPE[spec.yaml_kind]))
+        text = toolfile.with_frontmatter(
+            tf, toolfile.set_field(tf.data, path, _WRONG_SHAPE[spec.yaml_kind])
+        )
         found = [d for d in lint_text(text, rules=pt022) if d.field == path]
         assert found, f"{spec.path}: a {spec.yaml_kind} field given the wrong shape is not reported"
         checked += 1

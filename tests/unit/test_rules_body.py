@@ -42,12 +42,22 @@ def tool(
         "description": "A tool used by the tests.",
         "inputs": inputs or [],
         "outputs": {"type": "object"},
-        "capabilities": {"network": network, "filesystem": filesystem, "human_confirm": human_confirm},
+        "capabilities": {
+            "network": network,
+            "filesystem": filesystem,
+            "human_confirm": human_confirm,
+        },
         "runtime": {"language": "python", "python_version": "3.12", "packages": packages or []},
     }
     if external_auth is not None:
         data["external_auth"] = external_auth
-    return "# ---\n" + toolfile.render_frontmatter(data) + "# ---\n" + body.lstrip("\n") + (GUARD if guard else "")
+    return (
+        "# ---\n"
+        + toolfile.render_frontmatter(data)
+        + "# ---\n"
+        + body.lstrip("\n")
+        + (GUARD if guard else "")
+    )
 
 
 def inp(name: str, type_: str = "string", **extra: object) -> dict:
@@ -97,7 +107,10 @@ def test_clean_tools_have_no_body_diagnostics() -> None:
 
 
 def test_pt030_syntax_error_at_its_file_position() -> None:
-    text = tool("import json\nimport sys\n\ndef main(text: str) -> dict\n    return {}\n", inputs=[inp("text", tainted_ok=True)])
+    text = tool(
+        "import json\nimport sys\n\ndef main(text: str) -> dict\n    return {}\n",
+        inputs=[inp("text", tainted_ok=True)],
+    )
     d = one(text, "PT030")
     assert d.severity == "error"
     assert d.line == line_of(text, "def main(text: str) -> dict")
@@ -127,7 +140,9 @@ def test_pt030_passes_on_valid_python() -> None:
 
 
 def test_pt031_no_main() -> None:
-    text = tool("import json\nimport sys\n\n\ndef run(text: str) -> dict:\n    return {}\n", guard=False)
+    text = tool(
+        "import json\nimport sys\n\n\ndef run(text: str) -> dict:\n    return {}\n", guard=False
+    )
     d = one(text, "PT031")
     assert d.line == line_of(text, "import json")
     assert "def main" in d.message
@@ -138,7 +153,9 @@ def test_pt031_async_main_and_nested_main() -> None:
     d = one(text, "PT031")
     assert d.line == line_of(text, "async def main")
     assert "asyncio.run" in d.message
-    nested = tool("import json\nimport sys\n\n\nclass Tool:\n    def main(self) -> dict:\n        return {}\n")
+    nested = tool(
+        "import json\nimport sys\n\n\nclass Tool:\n    def main(self) -> dict:\n        return {}\n"
+    )
     d = one(nested, "PT031")
     assert d.line == line_of(nested, "def main(self)")
     assert "top-level" in d.message
@@ -176,7 +193,12 @@ def test_pt032_array_param_gets_items() -> None:
     d = one(text, "PT032")
     new = assert_fixed(text, d)
     [added] = toolfile.parse(new).data["inputs"]
-    assert added == {"name": "tags", "type": "array", "description": "The tags.", "items": {"type": "integer"}}
+    assert added == {
+        "name": "tags",
+        "type": "array",
+        "description": "The tags.",
+        "items": {"type": "integer"},
+    }
 
 
 def test_pt032_input_not_a_parameter() -> None:
@@ -193,7 +215,9 @@ def test_pt032_positional_only_parameter() -> None:
 
 
 def test_pt032_passes_when_kwargs_swallow_extra_inputs() -> None:
-    text = edit("def main(text: str, separators: list | None = None)", "def main(text: str, **options)")
+    text = edit(
+        "def main(text: str, separators: list | None = None)", "def main(text: str, **options)"
+    )
     assert body_diags(text, "PT032") == []
     assert body_diags(CLEAN, "PT032") == []
 
@@ -240,7 +264,11 @@ def test_pt034_required_input_with_default() -> None:
     assert d.fix is not None and not d.fix.safe
     new = assert_fixed(text, d)
     assert toolfile.parse(new).data["inputs"][0] == {
-        "name": "count", "type": "integer", "description": "The count.", "required": False, "default": 2,
+        "name": "count",
+        "type": "integer",
+        "description": "The count.",
+        "required": False,
+        "default": 2,
     }
     assert body_diags(CLEAN, "PT034") == []
 
@@ -294,7 +322,11 @@ def test_pt035_passes_on_compatible_annotations(annotation: str, declared: str) 
 
 
 def test_pt036_missing_guard_fix_makes_a_runnable_tool(tmp_path) -> None:
-    text = tool("def main(text: str) -> dict:\n    return {'n': len(text)}\n", inputs=[inp("text", tainted_ok=True)], guard=False)
+    text = tool(
+        "def main(text: str) -> dict:\n    return {'n': len(text)}\n",
+        inputs=[inp("text", tainted_ok=True)],
+        guard=False,
+    )
     d = one(text, "PT036")
     assert d.line == line_of(text, "def main(")
     assert 'if __name__ == "__main__"' in d.message
@@ -304,7 +336,11 @@ def test_pt036_missing_guard_fix_makes_a_runnable_tool(tmp_path) -> None:
     path = tmp_path / "t.py"
     path.write_text(new)
     out = subprocess.run(
-        [sys.executable, str(path)], input='{"text": "hello"}', capture_output=True, text=True, timeout=30
+        [sys.executable, str(path)],
+        input='{"text": "hello"}',
+        capture_output=True,
+        text=True,
+        timeout=30,
     )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout.splitlines()[-1]) == {"n": 5}
@@ -327,13 +363,16 @@ def test_pt036_guard_that_does_not_speak_json() -> None:
         'if __name__ == "__main__":\n    print(json.dumps(main(**json.load(sys.stdin))))\n',
         "if '__main__' == __name__:\n    raw = sys.stdin.read()\n    args = json.loads(raw or '{}')\n"
         "    result = main(**args)\n    sys.stdout.write(json.dumps(result) + '\\n')\n",
-        'def _run() -> None:\n    args = json.loads(sys.stdin.read())\n    print(json.dumps(main(**args)))\n\n\n'
+        "def _run() -> None:\n    args = json.loads(sys.stdin.read())\n    print(json.dumps(main(**args)))\n\n\n"
         'if __name__ == "__main__":\n    _run()\n',
     ],
 )
 def test_pt036_accepts_equivalent_spellings(guard: str) -> None:
-    text = tool("import json\nimport sys\n\n\ndef main(text: str) -> dict:\n    return {}\n\n\n" + guard,
-                inputs=[inp("text", tainted_ok=True)], guard=False)
+    text = tool(
+        "import json\nimport sys\n\n\ndef main(text: str) -> dict:\n    return {}\n\n\n" + guard,
+        inputs=[inp("text", tainted_ok=True)],
+        guard=False,
+    )
     assert body_diags(text) == []
 
 
@@ -421,7 +460,9 @@ def test_pt040_passes() -> None:
     body = SIMPLE.replace("import sys\n", "import sys\nimport urllib.parse\n")
     assert body_diags(tool(body, inputs=[inp("text", tainted_ok=True)]), "PT040") == []
     body = SIMPLE.replace("import sys\n", "import sys\nimport http.client\n")
-    assert body_diags(tool(body, inputs=[inp("text", tainted_ok=True)], network=True), "PT040") == []
+    assert (
+        body_diags(tool(body, inputs=[inp("text", tainted_ok=True)], network=True), "PT040") == []
+    )
 
 
 # --- PT041 ------------------------------------------------------------------------------------
@@ -458,7 +499,10 @@ def main(path: str) -> dict:
 def test_pt041_any_access_with_filesystem_none() -> None:
     text = tool(READER, inputs=[inp("path")])
     found = body_diags(text, "PT041")
-    assert [d.line for d in found] == [line_of(text, "with open(path)"), line_of(text, "size = Path")]
+    assert [d.line for d in found] == [
+        line_of(text, "with open(path)"),
+        line_of(text, "size = Path"),
+    ]
     assert "`none`" in found[0].message and "filesystem: read-only" in found[0].message
     new = assert_fixed(text, found[0])
     assert body_diags(new, "PT041") == []
@@ -479,7 +523,12 @@ def test_pt041_writes_with_read_only() -> None:
 
 def test_pt041_passes() -> None:
     assert body_diags(tool(READER, inputs=[inp("path")], filesystem="read-only"), "PT041") == []
-    assert body_diags(tool(WRITER, inputs=[inp("path")], filesystem="read-write", human_confirm=True), "PT041") == []
+    assert (
+        body_diags(
+            tool(WRITER, inputs=[inp("path")], filesystem="read-write", human_confirm=True), "PT041"
+        )
+        == []
+    )
     # str.replace and dict.get are not file access, even with pathlib imported.
     assert body_diags(CLEAN, "PT041") == []
 
@@ -491,7 +540,7 @@ def test_pt042_subprocess_and_eval() -> None:
     body = SIMPLE.replace("import sys\n", "import subprocess\nimport sys\n").replace(
         '    return {"n": len(text)}',
         '    out = subprocess.run(["wc", "-w"], input=text, capture_output=True, text=True)\n'
-        "    return {\"n\": eval(out.stdout)}",
+        '    return {"n": eval(out.stdout)}',
     )
     text = tool(body, inputs=[inp("text", tainted_ok=True)])
     found = body_diags(text, "PT042")
@@ -514,7 +563,9 @@ def test_pt042_passes_on_literal_eval() -> None:
 
 
 def test_pt043_undeclared_import_with_pin_fix() -> None:
-    body = SIMPLE.replace("import sys\n", "import sys\n\nimport yaml\n").replace("len(text)", "len(yaml.safe_load(text))")
+    body = SIMPLE.replace("import sys\n", "import sys\n\nimport yaml\n").replace(
+        "len(text)", "len(yaml.safe_load(text))"
+    )
     text = tool(body, inputs=[inp("text", tainted_ok=True)])
     d = one(text, "PT043")
     assert d.severity == "error" and d.line == line_of(text, "import yaml")
@@ -546,12 +597,18 @@ def test_pt043_declared_package_never_imported() -> None:
 
 
 def test_pt043_passes_with_mapped_and_string_named_packages() -> None:
-    body = SIMPLE.replace("import sys\n", "import sys\n\nfrom bs4 import BeautifulSoup\nfrom PIL import Image\n").replace(
-        "len(text)", 'len(BeautifulSoup(text, "lxml").text) + len(str(Image))'
-    )
+    body = SIMPLE.replace(
+        "import sys\n", "import sys\n\nfrom bs4 import BeautifulSoup\nfrom PIL import Image\n"
+    ).replace("len(text)", 'len(BeautifulSoup(text, "lxml").text) + len(str(Image))')
     packages = ["beautifulsoup4==4.12.3", "lxml==5.2.2", "Pillow==10.3.0"]
-    assert body_diags(tool(body, inputs=[inp("text", tainted_ok=True)], packages=packages), "PT043") == []
-    optional = SIMPLE.replace("import sys\n", "import sys\n\ntry:\n    import orjson\nexcept ImportError:\n    orjson = None\n")
+    assert (
+        body_diags(tool(body, inputs=[inp("text", tainted_ok=True)], packages=packages), "PT043")
+        == []
+    )
+    optional = SIMPLE.replace(
+        "import sys\n",
+        "import sys\n\ntry:\n    import orjson\nexcept ImportError:\n    orjson = None\n",
+    )
     assert body_diags(tool(optional, inputs=[inp("text", tainted_ok=True)]), "PT043") == []
 
 
@@ -579,7 +636,11 @@ def test_pt044_token_without_external_auth() -> None:
 
 @pytest.mark.parametrize(
     "read",
-    ['os.getenv("PATCH_ACCESS_TOKEN")', 'os.environ.get("PATCH_ACCESS_TOKEN", "")', "environ[NAME]"],
+    [
+        'os.getenv("PATCH_ACCESS_TOKEN")',
+        'os.environ.get("PATCH_ACCESS_TOKEN", "")',
+        "environ[NAME]",
+    ],
 )
 def test_pt044_sees_every_spelling_of_the_read(read: str) -> None:
     body = TOKEN_BODY.replace('os.environ["PATCH_ACCESS_TOKEN"]', read).replace(
@@ -616,7 +677,9 @@ def main(text: str) -> dict:
 
 
 def test_pt045_irreversible_without_confirm_and_fix() -> None:
-    text = tool(POSTER, inputs=[inp("text", tainted_ok=True)], network=True, packages=["requests==2.32.3"])
+    text = tool(
+        POSTER, inputs=[inp("text", tainted_ok=True)], network=True, packages=["requests==2.32.3"]
+    )
     d = one(text, "PT045")
     assert d.severity == "warning"
     assert (d.line, d.column) == (line_of(text, "requests.post"), 5)
@@ -647,21 +710,32 @@ def test_pt045_api_client_verbs_in_a_network_tool() -> None:
         '    requests.post("https://example.com/hook", json={"words": words})',
         '    frame.drop_duplicates()\n    s3 = boto3.client("s3")\n    s3.put_object(Bucket="b", Key=text, Body=b"")',
     )
-    text = tool(body, inputs=[inp("text", tainted_ok=True)], network=True, packages=["boto3==1.34.0"])
+    text = tool(
+        body, inputs=[inp("text", tainted_ok=True)], network=True, packages=["boto3==1.34.0"]
+    )
     d = one(text, "PT045")
     assert d.line == line_of(text, "s3.put_object") and "`s3.put_object`" in d.message
     assert "more" not in d.message  # words.remove(...) and frame.drop_duplicates() do not count
 
 
 def test_pt045_passes_on_in_memory_verbs_and_with_confirm() -> None:
-    body = SIMPLE.replace(
-        '    return {"n": len(text)}',
-        "    words = text.split()\n    words.remove(words[0])\n    seen = {}\n    seen.pop('x', None)\n"
-        "    words = post_process(words)\n"
-        '    return {"n": len(words)}',
-    ) + "\n\ndef post_process(words: list) -> list:\n    return words\n"
+    body = (
+        SIMPLE.replace(
+            '    return {"n": len(text)}',
+            "    words = text.split()\n    words.remove(words[0])\n    seen = {}\n    seen.pop('x', None)\n"
+            "    words = post_process(words)\n"
+            '    return {"n": len(words)}',
+        )
+        + "\n\ndef post_process(words: list) -> list:\n    return words\n"
+    )
     assert body_diags(tool(body, inputs=[inp("text", tainted_ok=True)]), "PT045") == []
-    text = tool(POSTER, inputs=[inp("text", tainted_ok=True)], network=True, human_confirm=True, packages=["requests==2.32.3"])
+    text = tool(
+        POSTER,
+        inputs=[inp("text", tainted_ok=True)],
+        network=True,
+        human_confirm=True,
+        packages=["requests==2.32.3"],
+    )
     assert body_diags(text) == []
 
 
@@ -689,7 +763,13 @@ def test_pt046_passes() -> None:
         "import json\nimport sys\n\n\n"
         "def main(path: str, count: int, message_id: str, input_path: str, text_format: str) -> dict:\n"
         "    return {}\n",
-        inputs=[inp("path"), inp("count", "integer"), inp("message_id"), inp("input_path"), inp("text_format")],
+        inputs=[
+            inp("path"),
+            inp("count", "integer"),
+            inp("message_id"),
+            inp("input_path"),
+            inp("text_format"),
+        ],
     )
     assert body_diags(text, "PT046") == []
 
@@ -720,12 +800,18 @@ def test_analyse_resolves_aliases() -> None:
     )
     facts = analyse(tree)
     assert list(facts.network) == ["urllib.request"]
-    assert [(u.what, u.kind) for u in facts.file_access] == [("os.remove()", "delete"), ("shutil.rmtree()", "delete")]
+    assert [(u.what, u.kind) for u in facts.file_access] == [
+        ("os.remove()", "delete"),
+        ("shutil.rmtree()", "delete"),
+    ]
     assert [u.what for u in facts.irreversible] == ["os.remove", "shutil.rmtree"]
 
 
 def test_columns_count_characters_not_bytes() -> None:
-    body = SIMPLE.replace('    return {"n": len(text)}', '    label = "héllo wörld"; value = eval(text)\n    return {"n": value}')
+    body = SIMPLE.replace(
+        '    return {"n": len(text)}',
+        '    label = "héllo wörld"; value = eval(text)\n    return {"n": value}',
+    )
     text = tool(body, inputs=[inp("text", tainted_ok=True)])
     d = one(text, "PT042")
     line = text.splitlines()[d.line - 1]
@@ -733,11 +819,13 @@ def test_columns_count_characters_not_bytes() -> None:
 
 
 def test_guard_fix_keeps_crlf_line_endings() -> None:
-    text = tool("import json\nimport sys\n\n\ndef main() -> dict:\n    return {}\n", guard=False).replace("\n", "\r\n")
+    text = tool(
+        "import json\nimport sys\n\n\ndef main() -> dict:\n    return {}\n", guard=False
+    ).replace("\n", "\r\n")
     d = one(text, "PT036")
     new = assert_fixed(text, d)
     assert "\n" not in new.replace("\r\n", "")
-    assert new.endswith('    print(json.dumps(main(**args)))\r\n')
+    assert new.endswith("    print(json.dumps(main(**args)))\r\n")
     assert '\r\n\r\n\r\nif __name__ == "__main__":\r\n' in new
 
 
@@ -745,21 +833,31 @@ def test_guard_fix_keeps_crlf_line_endings() -> None:
     "main",
     [
         "def main(p: " + " | ".join(["int"] * 3000) + ") -> dict:\n    return {}\n",
-        "def main(p: str) -> dict:\n    x = Path(p)" + ".resolve()" * 3000 + "\n    x.unlink()\n    return {}\n",
+        "def main(p: str) -> dict:\n    x = Path(p)"
+        + ".resolve()" * 3000
+        + "\n    x.unlink()\n    return {}\n",
         "def main(p: str) -> dict:\n    return " + "[" * 150 + "]" * 150 + "\n",
         "def main(p: str) -> dict:\n    return {'x': a" + ".b" * 5000 + "}\n",
     ],
     ids=["long-union", "long-chain", "deep-list", "long-attribute"],
 )
 def test_hostile_bodies_give_diagnostics_not_internal_errors(main: str) -> None:
-    text = tool("import json\nimport sys\nfrom pathlib import Path\n\n\n" + main, inputs=[inp("p", "integer")])
-    assert all(d.code != "PT000" for d in lint_text(text)), [d for d in lint_text(text) if d.code == "PT000"]
+    text = tool(
+        "import json\nimport sys\nfrom pathlib import Path\n\n\n" + main,
+        inputs=[inp("p", "integer")],
+    )
+    assert all(d.code != "PT000" for d in lint_text(text)), [
+        d for d in lint_text(text) if d.code == "PT000"
+    ]
 
 
 def test_body_diagnostics_name_the_manifest_field_they_concern() -> None:
     text = tool(POSTER, inputs=[inp("text", tainted_ok=True)], packages=["requests==2.32.3"])
     fields = {d.code: d.field for d in body_diags(text)}
-    assert fields == {"PT040": ("capabilities", "network"), "PT045": ("capabilities", "human_confirm")}
+    assert fields == {
+        "PT040": ("capabilities", "network"),
+        "PT045": ("capabilities", "human_confirm"),
+    }
     # ...while the span stays on the code.
     assert one(text, "PT040").line == line_of(text, "import requests")
 
@@ -777,7 +875,11 @@ def test_import_names_map_to_distributions() -> None:
     assert d.installed_version("surely-not-installed-dist") is None
 
 
-@pytest.mark.parametrize("raw", [b"", b"\n\n", bytes(range(256)), b"# name: \xff\n"], ids=["empty", "blank", "binary", "bad-utf8"])
+@pytest.mark.parametrize(
+    "raw",
+    [b"", b"\n\n", bytes(range(256)), b"# name: \xff\n"],
+    ids=["empty", "blank", "binary", "bad-utf8"],
+)
 def test_files_that_are_not_tools_get_only_the_structure_error(raw: bytes) -> None:
     from patch_tui.lint.engine import lint_toolfile
 

@@ -389,12 +389,24 @@ def test_pt022_strings_the_runtime_reads_as_strings_are_fine_unquoted() -> None:
     )
     assert only(text, "PT022") == []
     for value in ("yes", "off", "2026-05-04", "n"):
-        assert only(edit("#     description: The text to count.", f"#     description: {value}"), "PT022") == []
+        assert (
+            only(
+                edit("#     description: The text to count.", f"#     description: {value}"),
+                "PT022",
+            )
+            == []
+        )
 
 
 @pytest.mark.parametrize(
     ("value", "reading"),
-    [("0755", "a number"), ("1_000", "a number"), ("0x1F", "a number"), ("~", "null"), ("True", "a boolean")],
+    [
+        ("0755", "a number"),
+        ("1_000", "a number"),
+        ("0x1F", "a number"),
+        ("~", "null"),
+        ("True", "a boolean"),
+    ],
 )
 def test_pt022_string_fields_the_runtime_reads_as_another_type(value: str, reading: str) -> None:
     # The runtime's js-yaml (JSON schema) reads these as numbers, null or booleans: its schema

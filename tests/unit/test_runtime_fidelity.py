@@ -172,7 +172,15 @@ def test_js_yaml_scalar_styles(value: str, written: str) -> None:
 
 @pytest.mark.parametrize(
     ("number", "written"),
-    [(3, "3"), (1.5, "1.5"), (5.0, "5"), (1e21, "1e+21"), (1e-7, "1.e-7"), (-0.0, "-0.0"), (float("inf"), ".inf")],
+    [
+        (3, "3"),
+        (1.5, "1.5"),
+        (5.0, "5"),
+        (1e21, "1e+21"),
+        (1e-7, "1.e-7"),
+        (-0.0, "-0.0"),
+        (float("inf"), ".inf"),
+    ],
 )
 def test_js_yaml_numbers(number: float, written: str) -> None:
     assert runtime_format.dump_yaml({"k": number}) == f"k: {written}\n"
@@ -227,7 +235,9 @@ def test_run_records_hash_the_source_as_the_runtime_does(tmp_path: Path) -> None
     record = json.loads(next(tmp_path.glob("*.json")).read_text())
     parsed = runtime_format.parse(CLEAN)
     expected = runtime_format.source_sha256(parsed.manifest, parsed.body)
-    assert record["tool"]["source_sha256"] == expected == runtime_source_sha256(toolfile.parse(CLEAN))
+    assert (
+        record["tool"]["source_sha256"] == expected == runtime_source_sha256(toolfile.parse(CLEAN))
+    )
     assert record["sandbox"]["capabilities"] == parsed.manifest["capabilities"]
     for key in ("schema_version", "run_id", "ran_at", "trigger", "inputs", "output", "stdout_sha256",
                 "stderr_sha256", "network", "exit_code", "duration_ms", "capability_assertions"):  # fmt: skip
@@ -244,12 +254,24 @@ def test_run_records_hash_the_source_as_the_runtime_does(tmp_path: Path) -> None
         ("linux", {"XDG_CONFIG_HOME": "/cfg"}, "/home/ann", "/cfg/patch-cat"),
         ("linux", {"XDG_CONFIG_HOME": ""}, "/home/ann", "/home/ann/.config/patch-cat"),
         ("freebsd13", {}, "/home/ann", "/home/ann/.config/patch-cat"),
-        ("darwin", {"XDG_CONFIG_HOME": "/cfg"}, "/Users/ann", "/Users/ann/Library/Preferences/patch-cat"),
-        ("win32", {"APPDATA": r"C:\Users\ann\AppData\Roaming"}, r"C:\Users\ann", r"C:\Users\ann\AppData\Roaming\patch-cat\Config"),
+        (
+            "darwin",
+            {"XDG_CONFIG_HOME": "/cfg"},
+            "/Users/ann",
+            "/Users/ann/Library/Preferences/patch-cat",
+        ),
+        (
+            "win32",
+            {"APPDATA": r"C:\Users\ann\AppData\Roaming"},
+            r"C:\Users\ann",
+            r"C:\Users\ann\AppData\Roaming\patch-cat\Config",
+        ),
         ("win32", {}, r"C:\Users\ann", r"C:\Users\ann\AppData\Roaming\patch-cat\Config"),
     ],
 )
-def test_the_default_toolbox_is_where_the_runtime_keeps_it(platform: str, env: dict, home: str, expected: str) -> None:
+def test_the_default_toolbox_is_where_the_runtime_keeps_it(
+    platform: str, env: dict, home: str, expected: str
+) -> None:
     from patch_tui.settings.paths import runtime_config_dir
 
     assert runtime_config_dir(platform, env, home) == expected
@@ -280,7 +302,7 @@ _BREAKS = [
     ("#   network: false", "#   network: no"),  # PT022: write false
     ("#   filesystem: none", "#   filesystem: none\n#   netwrk: true"),  # PT004 did-you-mean
     ("#   language: python\n", ""),  # PT010: add language
-    ("#   python_version: \"3.12\"", "#   python_version: 3.12"),  # PT023: quote it
+    ('#   python_version: "3.12"', "#   python_version: 3.12"),  # PT023: quote it
     ("#     tainted_ok: true", "#     tainted_ok: 'true'"),  # PT022: unquote
     ("# version: 1.0.0", "# version: 1.0"),  # PT022: x.y.z
     ("#     items:\n#       type: string\n", ""),  # PT015: add items
@@ -294,7 +316,9 @@ def _keys_once(text: str) -> None:
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.sampled_from(range(len(_BREAKS))), unique=True, min_size=1, max_size=len(_BREAKS)))
+@given(
+    st.lists(st.sampled_from(range(len(_BREAKS))), unique=True, min_size=1, max_size=len(_BREAKS))
+)
 def test_fix_never_writes_a_key_twice(picked: list[int]) -> None:
     text = CLEAN
     for i in sorted(picked):
@@ -323,7 +347,9 @@ _PIECES = ["# ---", "# ---\r", "# name: x", "#   type: string", "x = 1", "", "# 
 
 
 @given(
-    st.lists(st.tuples(st.sampled_from(_PIECES), st.sampled_from(["\n", "\r\n", "\r"])), max_size=10)
+    st.lists(
+        st.tuples(st.sampled_from(_PIECES), st.sampled_from(["\n", "\r\n", "\r"])), max_size=10
+    )
 )
 @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 def test_lines_and_markers_are_the_runtimes_whatever_the_line_endings(
@@ -332,7 +358,10 @@ def test_lines_and_markers_are_the_runtimes_whatever_the_line_endings(
     text = "".join(piece + end for piece, end in parts)
     tf = toolfile.parse(text)
     runtime_lines = runtime_format.split_lines(text)
-    ours = [line.removesuffix("\n").removesuffix("\r") if line.endswith("\n") else line for line in tf.lines]
+    ours = [
+        line.removesuffix("\n").removesuffix("\r") if line.endswith("\n") else line
+        for line in tf.lines
+    ]
     assert ours == runtime_lines[: len(ours)] and len(runtime_lines) - len(ours) in (0, 1)
     start, end = runtime_format.find_markers(runtime_lines)
     assert (tf.open_index, tf.close_index) == (start, end if start is not None else None)
@@ -415,7 +444,15 @@ def test_a_tagged_manifest_is_served_as_the_runtime_lists_it() -> None:
 def test_outputs_compare_as_javascript_json() -> None:
     """patch_replay compares outputs as the runtime does (JSON.stringify): a Python tool's 2.0
     and the runtime's recorded 2 are one number (compared with node's own output)."""
-    value = {"a": 2.0, "b": [1.0, 1e21, 1e-7, 0.1, 2**60, True, None, float("nan")], "c": 'é\n\u2028"', "d": {}}
-    assert runtime_format.js_json(value) == '{"a":2,"b":[1,1e+21,1e-7,0.1,1152921504606847000,true,null,null],"c":"é\\n\u2028\\"","d":{}}'
+    value = {
+        "a": 2.0,
+        "b": [1.0, 1e21, 1e-7, 0.1, 2**60, True, None, float("nan")],
+        "c": 'é\n\u2028"',
+        "d": {},
+    }
+    assert (
+        runtime_format.js_json(value)
+        == '{"a":2,"b":[1,1e+21,1e-7,0.1,1152921504606847000,true,null,null],"c":"é\\n\u2028\\"","d":{}}'
+    )
     assert runtime_format.js_json({"scaled": 2.0}) == runtime_format.js_json({"scaled": 2})
     assert runtime_format.js_json({"a": 1, "b": 2}) != runtime_format.js_json({"b": 2, "a": 1})

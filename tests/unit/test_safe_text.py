@@ -21,10 +21,19 @@ def _no_controls(text: str) -> None:
 
 
 def test_markup_is_never_interpreted() -> None:
-    for value in ("[/]", "[/", "[@click=app.quit]x[/]", "[link=https://evil.example]good[/link]", "[b]bold[/b]"):
+    for value in (
+        "[/]",
+        "[/",
+        "[@click=app.quit]x[/]",
+        "[link=https://evil.example]good[/link]",
+        "[b]bold[/b]",
+    ):
         content = safe(value)
         assert content.plain == value
-        assert all("link" not in str(span.style) and "@click" not in str(span.style) for span in content.spans)
+        assert all(
+            "link" not in str(span.style) and "@click" not in str(span.style)
+            for span in content.spans
+        )
 
 
 @pytest.mark.parametrize("name", sorted(HOSTILE))
@@ -33,7 +42,11 @@ def test_hostile_strings_become_tokens(name: str) -> None:
     report = SafeReport()
     content = safe(value, report=report)
     _no_controls(content.plain)
-    hidden = [c for c in value if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 or ord(c) in (0x202E, 0x200B) or ord(c) >= 0xE0000]
+    hidden = [
+        c
+        for c in value
+        if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 or ord(c) in (0x202E, 0x200B) or ord(c) >= 0xE0000
+    ]
     for ch in hidden:
         assert f"⟦U+{ord(ch):04X}⟧" in content.plain
     assert report.hidden_total == len(hidden)
@@ -44,7 +57,12 @@ def test_tokens_are_styled_and_counted_by_family() -> None:
     content = safe("a\u202eb\u200bc\x1bd\u00ade\ufe0ff\u3164", report=report)
     assert content.plain == "a⟦U+202E⟧b⟦U+200B⟧c⟦U+001B⟧d⟦U+00AD⟧e⟦U+FE0F⟧f⟦U+3164⟧"
     assert dict(report.hidden) == {
-        "bidi": 1, "zero_width": 1, "control": 1, "soft_hyphen": 1, "variation_selector": 1, "filler": 1,
+        "bidi": 1,
+        "zero_width": 1,
+        "control": 1,
+        "soft_hyphen": 1,
+        "variation_selector": 1,
+        "filler": 1,
     }
     # Each token carries a style; a token typed literally by an attacker does not.
     assert len(content.spans) == 6
@@ -112,7 +130,13 @@ def test_any_text_is_safe(text: str) -> None:
     out.encode("utf-8")
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(), lambda c: st.lists(c) | st.dictionaries(st.text(), c), max_leaves=20))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(),
+        lambda c: st.lists(c) | st.dictionaries(st.text(), c),
+        max_leaves=20,
+    )
+)
 def test_any_json_is_safe(value: object) -> None:
     json.dumps(value)
     out = json_view(value, expanded={"*"}).content.plain

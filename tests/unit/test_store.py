@@ -375,7 +375,6 @@ def test_tokens_never_start_with_a_dash() -> None:
     assert len(set(tokens)) == len(tokens)
 
 
-
 def test_a_store_from_before_guard_is_migrated_keeping_its_actions(tmp_path: Path) -> None:
     """Schema 1 (no upstream_token) opens as the current schema: rows and decisions kept."""
     from patch_tui.approvals.store import MIGRATIONS, _split_sql

@@ -46,10 +46,30 @@ def _old_store(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     database), so the approval's seal is a real one."""
     path = tmp_path / "state" / "store.sqlite3"
     with Store(path, actor="alice@old") as store:
-        pending = store.create_pending("human_confirm", "delete_file", "1.0.0", SHA, {"path": "/tmp/a"}, "irreversible", tool_path="/t/delete_file.py")
-        approved = store.create_pending("human_confirm", "delete_file", "1.0.0", SHA, {"path": "/tmp/b"}, "irreversible", ttl=3600)
-        rejected = store.create_pending("tainted_input", "slack_send", "2.0.0", SHA, {"text": "hi"}, "tainted")
-        executed = store.create_pending("human_confirm", "delete_file", "1.0.0", SHA, {"path": "/tmp/c"}, "irreversible")
+        pending = store.create_pending(
+            "human_confirm",
+            "delete_file",
+            "1.0.0",
+            SHA,
+            {"path": "/tmp/a"},
+            "irreversible",
+            tool_path="/t/delete_file.py",
+        )
+        approved = store.create_pending(
+            "human_confirm",
+            "delete_file",
+            "1.0.0",
+            SHA,
+            {"path": "/tmp/b"},
+            "irreversible",
+            ttl=3600,
+        )
+        rejected = store.create_pending(
+            "tainted_input", "slack_send", "2.0.0", SHA, {"text": "hi"}, "tainted"
+        )
+        executed = store.create_pending(
+            "human_confirm", "delete_file", "1.0.0", SHA, {"path": "/tmp/c"}, "irreversible"
+        )
         assert store.approve(approved.token, note="looks right").ok
         assert store.reject(rejected.token, reason="nope").ok
         assert store.approve(executed.token).ok
@@ -66,7 +86,12 @@ def _old_store(tmp_path: Path) -> tuple[Path, dict[str, str]]:
         assert _columns(conn, table) == _columns(reference, table), table
     assert _tables(conn) == _tables(reference)
     conn.close()
-    tokens = {"pending": pending.token, "approved": approved.token, "rejected": rejected.token, "executed": executed.token}
+    tokens = {
+        "pending": pending.token,
+        "approved": approved.token,
+        "rejected": rejected.token,
+        "executed": executed.token,
+    }
     return path, tokens
 
 
@@ -86,14 +111,20 @@ def test_a_schema_2_store_is_upgraded_to_3_with_every_action_and_event_kept(tmp_
         assert names[-2:] == ["proposed_args_json", "grant_id"]
         after = conn.execute(f"SELECT {', '.join(names[:-2])} FROM actions ORDER BY id").fetchall()
         assert after == before_actions
-        assert conn.execute("SELECT proposed_args_json, grant_id FROM actions").fetchall() == [(None, None)] * 4
+        assert (
+            conn.execute("SELECT proposed_args_json, grant_id FROM actions").fetchall()
+            == [(None, None)] * 4
+        )
         assert conn.execute("SELECT * FROM events ORDER BY id").fetchall() == before_events
         assert "grants" in _tables(conn)
         conn.close()
 
         statuses = {name: store.get(token) for name, token in tokens.items()}
         assert {n: a.status for n, a in statuses.items() if a} == {
-            "pending": "pending", "approved": "approved", "rejected": "rejected", "executed": "executed",
+            "pending": "pending",
+            "approved": "approved",
+            "rejected": "rejected",
+            "executed": "executed",
         }
         assert statuses["rejected"].note == "nope"
         assert statuses["executed"].result == {"deleted": "/tmp/c"}

@@ -65,7 +65,10 @@ def test_loading_keeps_text_hash_and_bom_and_starts_clean() -> None:
     [
         (b"# ---\n# name: x\n# ---\n\xff\xfe\n", "not a UTF-8 text file"),
         (b"\x00\x01binary", "not a UTF-8 text file"),
-        (b"# ---\n# name: x\n# version: 1.0.0\n# n: " + b"9" * 5000 + b"\n# ---\n", "cannot be written back exactly"),
+        (
+            b"# ---\n# name: x\n# version: 1.0.0\n# n: " + b"9" * 5000 + b"\n# ---\n",
+            "cannot be written back exactly",
+        ),
     ],
 )
 def test_files_that_cannot_be_written_back_are_read_only(raw: bytes, reason: str) -> None:
@@ -85,7 +88,8 @@ def test_a_form_edit_is_a_patch_of_only_the_changed_lines() -> None:
     # Line 4 (row 3) only, as one replacement of whole lines.
     assert edit == TextEdit((3, 0), (4, 0), "# description: Count words.\n")
     assert buf.text == old.replace(
-        "# description: Count the words, lines and characters in a text.", "# description: Count words."
+        "# description: Count the words, lines and characters in a text.",
+        "# description: Count words.",
     )
     assert buf.dirty
     # The body after the frontmatter is byte for byte what it was.
@@ -98,7 +102,10 @@ def test_keystrokes_in_a_form_field_never_parse(count_parses) -> None:
     for typed in ("C", "Co", "Cou", "Coun", "Count"):
         assert buf.form_edit(("description",), typed).edit is not None
     buf.form_edit(("capabilities", "network"), True)
-    buf.form_edit(("inputs",), [*buf.last_good["inputs"], {"name": "extra", "type": "string", "description": "More."}])
+    buf.form_edit(
+        ("inputs",),
+        [*buf.last_good["inputs"], {"name": "extra", "type": "string", "description": "More."}],
+    )
     buf.form_edit(("inputs", 1, "name"), "extra_text")
     assert count_parses == []
     data = _reparsed(buf.text)

@@ -32,7 +32,15 @@ def _index(tb):
     return json.loads((tb.root / "index.json").read_text())
 
 
-RUNTIME_KEYS = ["name", "version", "description", "filePath", "embedding", "lastUsedAt", "createdAt"]
+RUNTIME_KEYS = [
+    "name",
+    "version",
+    "description",
+    "filePath",
+    "embedding",
+    "lastUsedAt",
+    "createdAt",
+]
 
 
 def test_template_is_lint_clean():
@@ -144,7 +152,17 @@ def test_an_older_index_shape_becomes_the_runtimes(tmp_path):
     # patch-tui used to write {"tools": [...]}: the runtime lists nothing from it.
     tb = _patch_toolbox(
         tmp_path,
-        {"tools": [{"name": "t", "version": "0.0.1", "description": "old", "file": "tools/t.py", "extra": 1}]},
+        {
+            "tools": [
+                {
+                    "name": "t",
+                    "version": "0.0.1",
+                    "description": "old",
+                    "file": "tools/t.py",
+                    "extra": 1,
+                }
+            ]
+        },
     )
     path = tb.tools_dir / "t.py"
     tb.save_tool(path, new_tool_text("t"), expected_sha256=None)

@@ -36,7 +36,12 @@ def test_remember_and_cases_round_trip(tmp_path: Path) -> None:
 
 def test_a_broken_file_is_read_as_empty_and_replaced(tmp_path: Path) -> None:
     path = tmp_path / "try_it.json"
-    for junk in ("{not json", "[1, 2]", '{"tools": 3}', '{"tools": {"t": {"cases": 5, "last": 1}}}'):
+    for junk in (
+        "{not json",
+        "[1, 2]",
+        '{"tools": 3}',
+        '{"tools": {"t": {"cases": 5, "last": 1}}}',
+    ):
         path.write_text(junk)
         state = TryState(path)
         assert state.last("t") is None and state.cases("t") == {}

@@ -154,7 +154,9 @@ async def test_live_own_save_is_not_reported(folder) -> None:
 async def test_live_burst_is_debounced_into_one_change(folder) -> None:
     # The quiet window (step) is well above a loaded machine's scheduling hiccups between two
     # saves 10 ms apart: at 150 ms a clean-clone CI run once split the burst in two.
-    async with Live(FolderWatcher([folder], own=OwnWrites(), step_ms=400, debounce_ms=1500)) as live:
+    async with Live(
+        FolderWatcher([folder], own=OwnWrites(), step_ms=400, debounce_ms=1500)
+    ) as live:
         for i in range(5):
             rename_save(folder / "a.py", f"a = {i}\n")
             await asyncio.sleep(0.01)

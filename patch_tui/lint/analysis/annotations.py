@@ -185,4 +185,3 @@ _WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 def words(name: str) -> tuple[str, ...]:
     """snake_case and camelCase split into lowercase words (cached: names repeat a lot)."""
     return tuple(w.lower() for w in _WORD_RE.findall(name))
-

@@ -112,4 +112,3 @@ class BodyFacts:
 
     def imported(self, top: str) -> bool:
         return top in self.modules
-

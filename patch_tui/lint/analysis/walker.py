@@ -63,10 +63,15 @@ LAMBDA = "lambda"
 
 # A call's qualified name -> the fact it gives the region it runs in (json.dump also prints).
 _CALL_FLAGS: dict[str, str] = {
-    "json.load": "json_load", "json.loads": "json_load",
-    "json.dumps": "json_dumps", "json.dump": "json_dumps",
-    "print": "print", "sys.stdout.write": "print", "sys.stdout.buffer.write": "print",
-    "input": "stdin", "main": "main_kwargs",
+    "json.load": "json_load",
+    "json.loads": "json_load",
+    "json.dumps": "json_dumps",
+    "json.dump": "json_dumps",
+    "print": "print",
+    "sys.stdout.write": "print",
+    "sys.stdout.buffer.write": "print",
+    "input": "stdin",
+    "main": "main_kwargs",
 }
 
 # --- the pass ---------------------------------------------------------------------------------
@@ -81,8 +86,24 @@ def analyse(tree: ast.Module) -> BodyFacts:
 # operators (Load, Add, Eq: a third of all nodes, carrying no fact), import aliases (read by
 # _import directly) and a Constant's value.
 _SKIP_FIELDS = frozenset(
-    {"id", "attr", "name", "arg", "module", "level", "kind", "type_comment", "conversion",
-     "is_async", "simple", "ctx", "op", "ops", "names", "tag"}
+    {
+        "id",
+        "attr",
+        "name",
+        "arg",
+        "module",
+        "level",
+        "kind",
+        "type_comment",
+        "conversion",
+        "is_async",
+        "simple",
+        "ctx",
+        "op",
+        "ops",
+        "names",
+        "tag",
+    }
 )
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: ()}
 _TRY_STAR: type | None = getattr(ast, "TryStar", None)
@@ -196,7 +217,9 @@ class _Analyser:
             return True
         if kind in (ast.Assign, ast.AnnAssign, ast.AugAssign) or kind.__name__ == "TypeAlias":
             for target in getattr(node, "targets", None) or [getattr(node, "target", None)]:
-                for name in ast.walk(target) if isinstance(target, ast.Tuple | ast.List) else [target]:
+                for name in (
+                    ast.walk(target) if isinstance(target, ast.Tuple | ast.List) else [target]
+                ):
                     if isinstance(name, ast.Name) and name.id in MODULE_DUNDERS:
                         self.facts.dunder_assignments.append(Use(node, name.id))
                 if is_top and isinstance(target, ast.Name) and target.id == "main":
@@ -248,7 +271,9 @@ class _Analyser:
             if "." in q and isinstance(func_root, ast.Name) and func_root.id not in self.aliases:
                 return True
         func = node.func
-        return isinstance(func, ast.Attribute) and isinstance(func.value, ast.Constant | ast.JoinedStr)
+        return isinstance(func, ast.Attribute) and isinstance(
+            func.value, ast.Constant | ast.JoinedStr
+        )
 
     # -- names ------------------------------------------------------------------------------
 
@@ -286,7 +311,9 @@ class _Analyser:
             if network_module(full) and not network_module(module):
                 facts.network.setdefault(network_module(full) or full, node)
 
-    def _record_import(self, module: str, node: ast.Import | ast.ImportFrom, optional: bool) -> None:
+    def _record_import(
+        self, module: str, node: ast.Import | ast.ImportFrom, optional: bool
+    ) -> None:
         facts = self.facts
         facts.imports.append(ImportUse(module, node, optional))
         facts.modules.setdefault(module.partition(".")[0], []).append(node)
@@ -348,7 +375,9 @@ class _Analyser:
         targets: list[ast.expr]
         if isinstance(node, ast.AnnAssign):
             targets = [node.target]
-            if last_name(node.annotation) in ("Path", "PurePath") and isinstance(node.target, ast.Name):
+            if last_name(node.annotation) in ("Path", "PurePath") and isinstance(
+                node.target, ast.Name
+            ):
                 self.path_names.add(node.target.id)
         else:
             targets = node.targets
@@ -476,7 +505,9 @@ class _Analyser:
         if q is not None and isinstance(func, ast.Name):
             name: str | None = q.rpartition(".")[2]
         else:
-            name = method if method is not None else (func.id if isinstance(func, ast.Name) else None)
+            name = (
+                method if method is not None else (func.id if isinstance(func, ast.Name) else None)
+            )
         if name is None:
             return
         verb: str | None = None
@@ -503,7 +534,11 @@ class _Analyser:
                 m = SQL_DESTRUCTIVE.match(first_arg.value)
                 if m:
                     verb = f"SQL {m.group(1).upper()}"
-        if verb is None and q is not None and q.endswith(("urllib.request.Request", "urllib.request.urlopen")):
+        if (
+            verb is None
+            and q is not None
+            and q.endswith(("urllib.request.Request", "urllib.request.urlopen"))
+        ):
             for kw in node.keywords:
                 if kw.arg == "method" and isinstance(kw.value, ast.Constant):
                     if str(kw.value.value).upper() in HTTP_WRITE_METHODS:
@@ -555,4 +590,3 @@ class _Analyser:
                 calls_main_with_kwargs="main_kwargs" in got,
             )
         facts.import_time_work.sort(key=lambda s: (s.lineno, s.col_offset))
-

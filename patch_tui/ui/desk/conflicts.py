@@ -75,6 +75,7 @@ class ConflictHandling:
         app: App[Any]
         buffer: ToolBuffer
         dirty: bool
+
         @property
         def current_path(self) -> Path | None: ...
 
@@ -92,14 +93,18 @@ class ConflictHandling:
 
     def on_file_changed_outside(self, path: Path) -> None:
         """The watcher saw `path` change (or vanish) outside the app."""
-        if self.current_path is None or os.path.realpath(path) != os.path.realpath(self.current_path):
+        if self.current_path is None or os.path.realpath(path) != os.path.realpath(
+            self.current_path
+        ):
             self.on_tools_changed()
             return
         disk_sha = file_sha256(self.current_path)
         if disk_sha == self.buffer.disk_sha:
             return  # same bytes as we know: not a change (e.g. our own save)
         if disk_sha is None:
-            self._show_banner("was deleted on disk; save (ctrl+s) to keep your version", deleted=True)
+            self._show_banner(
+                "was deleted on disk; save (ctrl+s) to keep your version", deleted=True
+            )
             self.browser.refresh_tools()
             return
         if not self.dirty and self.source.text == self.buffer.saved_text:

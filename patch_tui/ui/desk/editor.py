@@ -93,8 +93,24 @@ class EditorScreen(ConflictHandling, ToolActions, FileActions, ProblemActions, S
         Binding("ctrl+n", "new_tool", "New tool", id="desk.new_tool", show=False, priority=True),
         Binding("alt+z", "toggle_wrap", "Wrap", id="desk.wrap", show=False, priority=True),
         # Tab in the form moves the focus before the next key is read (see action_form_tab).
-        Binding("tab", "form_tab(1)", "Next field", id="desk.next_field", show=False, priority=True, system=True),
-        Binding("shift+tab", "form_tab(-1)", "Previous field", id="desk.previous_field", show=False, priority=True, system=True),
+        Binding(
+            "tab",
+            "form_tab(1)",
+            "Next field",
+            id="desk.next_field",
+            show=False,
+            priority=True,
+            system=True,
+        ),
+        Binding(
+            "shift+tab",
+            "form_tab(-1)",
+            "Previous field",
+            id="desk.previous_field",
+            show=False,
+            priority=True,
+            system=True,
+        ),
     ]
 
     AUTO_FOCUS = "#browser-list"
@@ -205,7 +221,9 @@ class EditorScreen(ConflictHandling, ToolActions, FileActions, ProblemActions, S
         self.source.border_title = "Source"
         self.lint_panel.border_title = "Problems"
         # Set quietly, then drawn once: the watcher runs only for later changes.
-        self.set_reactive(EditorScreen.desk_layout, self.desk_layout.for_size(self.size.width, self.size.height))
+        self.set_reactive(
+            EditorScreen.desk_layout, self.desk_layout.for_size(self.size.width, self.size.height)
+        )
         self._apply_view()
         path = self._initial_path
         if path is None:
@@ -365,9 +383,12 @@ class EditorScreen(ConflictHandling, ToolActions, FileActions, ProblemActions, S
                 # Never had one: say so plainly, and show no fields (empty fields with their
                 # placeholders read like values).
                 fixable = not self.read_only_reason and any(
-                    d.code == toolfile.ProblemCode.MARKERS and d.fix is not None for d in lint_toolfile(tf)
+                    d.code == toolfile.ProblemCode.MARKERS and d.fix is not None
+                    for d in lint_toolfile(tf)
                 )
-                hint = " Write one in the source, or press F8 to insert a starter." if fixable else ""
+                hint = (
+                    " Write one in the source, or press F8 to insert a starter." if fixable else ""
+                )
                 error = f"No manifest: {where}{message}.{hint}"
             self.form.load(None, error=error)
         else:
@@ -408,8 +429,10 @@ class EditorScreen(ConflictHandling, ToolActions, FileActions, ProblemActions, S
         self, generation: int, text: str, tf: toolfile.ToolFile, diagnostics: list[Diagnostic]
     ) -> None:
         before = self.buffer.diagnostics
-        if not self.is_attached or text != self.source.text or not self.buffer.accept_lint(
-            generation, text, tf, diagnostics
+        if (
+            not self.is_attached
+            or text != self.source.text
+            or not self.buffer.accept_lint(generation, text, tf, diagnostics)
         ):
             # The text moved on (maybe with its Changed message still queued): the lint for
             # the newer text is coming, and this one must not touch the form or `dirty`.
@@ -573,7 +596,9 @@ class EditorScreen(ConflictHandling, ToolActions, FileActions, ProblemActions, S
 
     @on(SourceArea.HighlightingOff)
     def _highlighting_off(self, event: SourceArea.HighlightingOff) -> None:
-        self._say(f"{event.lines} lines: syntax highlighting is off for a file this big", title="Source")
+        self._say(
+            f"{event.lines} lines: syntax highlighting is off for a file this big", title="Source"
+        )
 
 
 class EditorCommands(CommandList):

@@ -83,7 +83,9 @@ class InteropScreen(Dialog[None]):
             with TabbedContent(initial="tab-export" if self.manifest else "tab-import"):
                 with TabPane("Export", id="tab-export"):
                     with Horizontal(classes="interop-row"):
-                        yield Select(FORMAT_OPTIONS, value="arcade", allow_blank=False, id="export-format")
+                        yield Select(
+                            FORMAT_OPTIONS, value="arcade", allow_blank=False, id="export-format"
+                        )
                         yield SafeInput(
                             value=default_toolkit(self.tool_path) if self.tool_path else "Tools",
                             placeholder="toolkit (Arcade, spec 1.0)",
@@ -97,8 +99,13 @@ class InteropScreen(Dialog[None]):
                         yield Button("Save… (s)", id="export-save", variant="primary")
                 with TabPane("Import", id="tab-import"):
                     with Horizontal(classes="interop-row"):
-                        yield Select(FORMAT_OPTIONS, value="mcp", allow_blank=False, id="import-format")
-                        yield Input(placeholder="path to a JSON definition (one, a list, or tools/list)", id="import-path")
+                        yield Select(
+                            FORMAT_OPTIONS, value="mcp", allow_blank=False, id="import-format"
+                        )
+                        yield Input(
+                            placeholder="path to a JSON definition (one, a list, or tools/list)",
+                            id="import-path",
+                        )
                     yield Static(id="import-result")
                     with Horizontal(classes="dialog-buttons"):
                         yield Button("Import", id="import-go", variant="primary")
@@ -175,7 +182,9 @@ class InteropScreen(Dialog[None]):
             try:
                 atomic_write(target, text.encode("utf-8"))
             except OSError as exc:
-                self.notify(f"Cannot write {target}: {exc.strerror or exc}", severity="error", markup=False)
+                self.notify(
+                    f"Cannot write {target}: {exc.strerror or exc}", severity="error", markup=False
+                )
                 return
             self.notify(f"Saved {target}", title="Export", markup=False)
 
@@ -185,7 +194,12 @@ class InteropScreen(Dialog[None]):
             target = Path(value).expanduser()
             if target.exists():
                 self.app.push_screen(
-                    ConfirmModal(f"{target} exists. Replace it?", title="Save", yes="Replace", destructive=True),
+                    ConfirmModal(
+                        f"{target} exists. Replace it?",
+                        title="Save",
+                        yes="Replace",
+                        destructive=True,
+                    ),
                     lambda yes: write(target) if yes else None,
                 )
             else:
@@ -204,7 +218,11 @@ class InteropScreen(Dialog[None]):
 
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
-        actions = {"export-copy": self.action_copy, "export-save": self.action_save, "import-go": self._start_import}
+        actions = {
+            "export-copy": self.action_copy,
+            "export-save": self.action_save,
+            "import-go": self._start_import,
+        }
         if event.button.id in actions:
             event.stop()
             actions[event.button.id]()
@@ -227,19 +245,29 @@ class InteropScreen(Dialog[None]):
         try:
             items = import_all(load_definitions(path.read_bytes(), fmt), fmt)
         except OSError as exc:
-            self.app.call_from_thread(self._import_result, f"Cannot read {path}: {exc.strerror or exc}")
+            self.app.call_from_thread(
+                self._import_result, f"Cannot read {path}: {exc.strerror or exc}"
+            )
             return
         except ImportProblems as exc:
-            self.app.call_from_thread(self._import_result, "Nothing imported:\n" + "\n".join(exc.problems))
+            self.app.call_from_thread(
+                self._import_result, "Nothing imported:\n" + "\n".join(exc.problems)
+            )
             return
         except DefinitionError as exc:
             self.app.call_from_thread(self._import_result, f"Nothing imported: {exc}")
             return
-        taken = [item.name for item in items if toolbox.find(item.name) is not None or toolbox.path_for(item.name).exists()]
+        taken = [
+            item.name
+            for item in items
+            if toolbox.find(item.name) is not None or toolbox.path_for(item.name).exists()
+        ]
         if taken:
             self.app.call_from_thread(
                 self._import_result,
-                "Nothing imported: the toolbox already has " + ", ".join(taken) + " (tools are never overwritten).",
+                "Nothing imported: the toolbox already has "
+                + ", ".join(taken)
+                + " (tools are never overwritten).",
             )
             return
         written: list[Path] = []

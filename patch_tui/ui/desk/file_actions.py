@@ -39,6 +39,7 @@ class FileActions:
         toolbox: Toolbox
         buffer: ToolBuffer
         dirty: bool
+
         @property
         def current_path(self) -> Path | None: ...
         @property
@@ -55,8 +56,6 @@ class FileActions:
         def _ask_conflict(self, *, saving: bool, disk_sha: str | None = None) -> None: ...
         def _start_lint(self) -> None: ...
         def reload_from_disk(self) -> None: ...
-
-
 
     def action_save(self) -> None:
         self.save()
@@ -122,7 +121,10 @@ class FileActions:
         text = self.source.text
         try:
             result = self.toolbox.save_new_version(
-                self.current_path, self.buffer.to_bytes(text), part, expected_sha256=self.loaded_sha  # type: ignore[arg-type]
+                self.current_path,
+                self.buffer.to_bytes(text),
+                part,
+                expected_sha256=self.loaded_sha,  # type: ignore[arg-type]
             )
         except FileChangedOnDisk:
             self._ask_conflict(saving=True)
@@ -152,13 +154,13 @@ class FileActions:
         row = min(cursor[0], source.document.line_count - 1)
         source.cursor_location = (row, min(cursor[1], len(source.document.get_line(row))))
 
-
-
     def action_open_in_editor(self) -> None:
         if self.current_path is None:
             return
         if self.dirty:
-            self._say("Save first (ctrl+s): the other editor opens the file on disk", severity="warning")
+            self._say(
+                "Save first (ctrl+s): the other editor opens the file on disk", severity="warning"
+            )
             return
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
@@ -185,7 +187,9 @@ class FileActions:
         data = self.buffer.manifest_data
         if data is not None and isinstance(data.get("name"), str):
             name = data["name"]
-        self.app.push_screen(HistoryScreen(name, self.toolbox.history(name), self.source.text), self._restore_asked)
+        self.app.push_screen(
+            HistoryScreen(name, self.toolbox.history(name), self.source.text), self._restore_asked
+        )
 
     def _restore_asked(self, version: Path | None) -> None:
         if version is None or self.current_path is None:
@@ -225,7 +229,10 @@ class FileActions:
         try:
             atomic_write(kept, self.buffer.to_bytes(current))
         except OSError as exc:
-            self._say(f"Not restored: cannot keep the current text ({exc.strerror or exc})", severity="error")
+            self._say(
+                f"Not restored: cannot keep the current text ({exc.strerror or exc})",
+                severity="error",
+            )
             return False
         self.source.replace_as(object(), old, (0, 0), self.source.document.end)
         self._say(
@@ -233,4 +240,3 @@ class FileActions:
             title="Restore",
         )
         return True
-

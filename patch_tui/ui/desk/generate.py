@@ -168,7 +168,9 @@ class GenerateScreen(Dialog["Accepted | None"]):
         with Vertical():
             yield Label(title, classes="gen-title")
             with Horizontal(id="gen-inputs"):
-                placeholder = "What should change?" if self.refining else "Describe the tool in a sentence"
+                placeholder = (
+                    "What should change?" if self.refining else "Describe the tool in a sentence"
+                )
                 yield SafeInput(self.initial_prompt, placeholder=placeholder, id="gen-prompt")
                 yield SafeInput(self._default_model(), placeholder="model", id="gen-model")
             with Horizontal(id="gen-main"):
@@ -176,7 +178,9 @@ class GenerateScreen(Dialog["Accepted | None"]):
                     yield Static(Content(""), id="gen-preview")
                 with Vertical(id="gen-side"):
                     yield Label("Rounds")
-                    yield RichLog(id="gen-rounds", markup=False, wrap=True, highlight=False, min_width=20)
+                    yield RichLog(
+                        id="gen-rounds", markup=False, wrap=True, highlight=False, min_width=20
+                    )
                     yield Static(Text("tokens: -"), id="gen-usage")
             yield Static(Text("Press enter to generate."), id="gen-status")
             with Horizontal(id="gen-buttons"):
@@ -380,7 +384,9 @@ class GenerateScreen(Dialog["Accepted | None"]):
             )
         else:
             what = "review the diff (ctrl+t toggles)" if self.refining else "review it"
-            self._status(f"{result.model} · lint clean after {result.rounds} answer(s): {what}, ctrl+s accepts.")
+            self._status(
+                f"{result.model} · lint clean after {result.rounds} answer(s): {what}, ctrl+s accepts."
+            )
         self.state = "done"
 
     def _on_event(self, event: Event) -> None:
@@ -392,7 +398,11 @@ class GenerateScreen(Dialog["Accepted | None"]):
         elif isinstance(event, g.RoundStarted):
             self._buffer = []
             self._dirty = True
-            label = {"initial": "first answer", "refine": "refinement", "repair": f"repair {event.round}"}
+            label = {
+                "initial": "first answer",
+                "refine": "refinement",
+                "repair": f"repair {event.round}",
+            }
             self._end_round("ended")  # a round the engine never checked
             self._round = (len(self._rounds), label[event.kind], time.monotonic())
             self._log(Text(f"▸ {label[event.kind]}: streaming…"))
@@ -402,7 +412,9 @@ class GenerateScreen(Dialog["Accepted | None"]):
             self._buffer = [event.text]
             self._dirty = True
             errors = [d for d in event.diagnostics if d.severity == "error"]
-            line = Text(f"  lint: {len(errors)} error(s), {len(event.diagnostics) - len(errors)} other")
+            line = Text(
+                f"  lint: {len(errors)} error(s), {len(event.diagnostics) - len(errors)} other"
+            )
             self._log(line)
             for d in event.diagnostics:
                 style = "bold" if d.severity == "error" else ""
@@ -480,10 +492,18 @@ class GenerateScreen(Dialog["Accepted | None"]):
         if editor is None or self.refine_path is None:
             return True
         if editor.current_path != self.refine_path:
-            self.notify("The tool that was refined is no longer open: nothing was changed.", severity="error", markup=False)
+            self.notify(
+                "The tool that was refined is no longer open: nothing was changed.",
+                severity="error",
+                markup=False,
+            )
             return False
         if editor.read_only_reason:
-            self.notify(f"This tool is read-only ({editor.read_only_reason}).", severity="error", markup=False)
+            self.notify(
+                f"This tool is read-only ({editor.read_only_reason}).",
+                severity="error",
+                markup=False,
+            )
             return False
         source = editor.source
         source.replace(text, (0, 0), source.document.end)
@@ -515,6 +535,10 @@ class RefineScreen(GenerateScreen):
     def on_mount(self) -> None:
         super().on_mount()
         if self._no_tool:
-            self.notify("Open a tool first, then refine it.", title="Refine", severity="warning", markup=False)
+            self.notify(
+                "Open a tool first, then refine it.",
+                title="Refine",
+                severity="warning",
+                markup=False,
+            )
             self.call_later(self.dismiss, None)
-

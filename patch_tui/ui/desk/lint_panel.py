@@ -95,7 +95,9 @@ class LintPanel(DataTable[Any]):
                 Text(message, overflow="ellipsis", no_wrap=True),
                 key=str(i),
             )
-        counts = {s: sum(d.severity == s for d in self.diagnostics) for s in ("error", "warning", "info")}
+        counts = {
+            s: sum(d.severity == s for d in self.diagnostics) for s in ("error", "warning", "info")
+        }
         summary = ", ".join(f"{n} {s}{'s' if n > 1 else ''}" for s, n in counts.items() if n)
         self.border_subtitle = summary or "no problems ✓"
         if self.diagnostics:

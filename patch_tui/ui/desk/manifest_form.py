@@ -263,9 +263,15 @@ class InputCard(Vertical):
             yield Label(f"input {i + 1}", classes="card-title")
             yield Button("↑", id=f"input-up-{i}", compact=True, disabled=i == 0, tooltip="Move up")
             yield Button(
-                "↓", id=f"input-down-{i}", compact=True, disabled=i == self.total - 1, tooltip="Move down"
+                "↓",
+                id=f"input-down-{i}",
+                compact=True,
+                disabled=i == self.total - 1,
+                tooltip="Move down",
             )
-            yield Button("✕", id=f"input-remove-{i}", compact=True, variant="error", tooltip="Remove")
+            yield Button(
+                "✕", id=f"input-remove-{i}", compact=True, variant="error", tooltip="Remove"
+            )
         yield from _group_rows("inputs[]", ("inputs", i), data)
 
 
@@ -348,7 +354,9 @@ class ManifestForm(VerticalScroll):
         self.query_one("#input-add", Button).disabled = odd
         note = self.query_one("#inputs-note", Static)
         note.display = odd
-        note.update("inputs must be a list (`- name: ...` entries): fix it in the source" if odd else "")
+        note.update(
+            "inputs must be a list (`- name: ...` entries): fix it in the source" if odd else ""
+        )
         self._fill()
         if count != self._input_count:
             first = self._input_count < 0
@@ -451,7 +459,9 @@ class ManifestForm(VerticalScroll):
             elif match.group(1) not in AUTH_PROVIDERS:
                 problems.append(f"{match.group(1)}: unknown provider")
         if problems:
-            note.update(safe("; ".join(problems) + " (known: " + ", ".join(AUTH_PROVIDERS) + ")", "bold"))
+            note.update(
+                safe("; ".join(problems) + " (known: " + ", ".join(AUTH_PROVIDERS) + ")", "bold")
+            )
             note.add_class("-problem")
         else:
             note.update(Text("providers: " + ", ".join(AUTH_PROVIDERS)))
@@ -544,7 +554,9 @@ class ManifestForm(VerticalScroll):
             n = len(items) + 1
             while f"arg{n}" in taken:
                 n += 1
-            items.append({"name": f"arg{n}", "type": "string", "description": "Describe this argument."})
+            items.append(
+                {"name": f"arg{n}", "type": "string", "description": "Describe this argument."}
+            )
             self._focus_after_rebuild = ("inputs", len(items) - 1, "name")
         elif bid.startswith(("input-up-", "input-down-", "input-remove-")):
             index = int(bid.rsplit("-", 1)[1])

@@ -25,6 +25,7 @@ class ProblemActions:
 
     if TYPE_CHECKING:
         buffer: ToolBuffer
+
         @property
         def read_only_reason(self) -> str | None: ...
         @property

@@ -227,8 +227,20 @@ class SourceArea(TextArea):
     BINDINGS = [
         Binding("ctrl+home", "document_start", "Start of file", id="source.start", show=False),
         Binding("ctrl+end", "document_end", "End of file", id="source.end", show=False),
-        Binding("ctrl+shift+home", "document_start(True)", "Select to start", id="source.select_start", show=False),
-        Binding("ctrl+shift+end", "document_end(True)", "Select to end", id="source.select_end", show=False),
+        Binding(
+            "ctrl+shift+home",
+            "document_start(True)",
+            "Select to start",
+            id="source.select_start",
+            show=False,
+        ),
+        Binding(
+            "ctrl+shift+end",
+            "document_end(True)",
+            "Select to end",
+            id="source.select_end",
+            show=False,
+        ),
     ]
 
     def get_line(self, line_index: int) -> Text:
@@ -266,7 +278,9 @@ class SourceArea(TextArea):
 
     # -- highlighting ---------------------------------------------------------------------
 
-    def replace_as(self, key: object, insert: str, start: tuple[int, int], end: tuple[int, int]) -> EditResult:
+    def replace_as(
+        self, key: object, insert: str, start: tuple[int, int], end: tuple[int, int]
+    ) -> EditResult:
         """Replace text as part of an undo group: consecutive edits with the same key (the same
         form field being typed in) undo together; any other edit starts a new group."""
         self._edit_key = key

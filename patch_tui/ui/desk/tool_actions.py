@@ -29,6 +29,7 @@ class ToolActions:
         app: App[Any]
         toolbox: Toolbox
         dirty: bool
+
         @property
         def current_path(self) -> Path | None: ...
 
@@ -103,7 +104,9 @@ class ToolActions:
             self.confirm_discard(lambda: self.open_tool(path))
 
         self.app.push_screen(
-            PromptModal("The new tool's name (snake_case):", title="New tool", check=self._name_check),
+            PromptModal(
+                "The new tool's name (snake_case):", title="New tool", check=self._name_check
+            ),
             named,
         )
 

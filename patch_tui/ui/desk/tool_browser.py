@@ -117,7 +117,10 @@ class ToolBrowser(Vertical):
     def compose(self) -> ComposeResult:
         # No select-all on focus: a key typed in the list lands at the end of the filter.
         yield Input(
-            placeholder="filter tools… ( / )", id="browser-filter", compact=True, select_on_focus=False
+            placeholder="filter tools… ( / )",
+            id="browser-filter",
+            compact=True,
+            select_on_focus=False,
         )
         yield ToolList(id="browser-list")
 
@@ -219,7 +222,11 @@ class ToolBrowser(Vertical):
         keep = options.highlighted_option.id if options.highlighted_option else None
         variables = self.app.theme_variables
         shown: list[Option] = []
-        ranked = [(rank, i, e) for i, e in enumerate(self.entries) if (rank := self._rank(e, needle)) is not None]
+        ranked = [
+            (rank, i, e)
+            for i, e in enumerate(self.entries)
+            if (rank := self._rank(e, needle)) is not None
+        ]
         for _rank, _i, e in sorted(ranked, key=lambda item: item[:2]):
             colour = variables.get(
                 "error" if e.errors else "warning" if e.warnings else "success", ""

@@ -49,7 +49,10 @@ class InputField(Vertical):
         label = Content.assemble(
             safe_line(spec.name, "bold"),
             (f"  {spec.type}", "$text-accent"),
-            ("  required" if spec.required and not spec.has_default else "  optional", "$text-muted"),
+            (
+                "  required" if spec.required and not spec.has_default else "  optional",
+                "$text-muted",
+            ),
         )
         if spec.type == "array" and spec.items is not None:
             label = label + Content.styled(f" of {spec.items.type}", "$text-accent")
@@ -65,7 +68,9 @@ class InputField(Vertical):
         if spec.type == "boolean":
             # Blank allowed even when required: a required flag must be chosen, not defaulted to
             # whichever option comes first.
-            return Select([("true", True), ("false", False)], allow_blank=True, id=wid, prompt="(not given)")
+            return Select(
+                [("true", True), ("false", False)], allow_blank=True, id=wid, prompt="(not given)"
+            )
         if spec.type in ("array", "object"):
             return TextArea("", id=wid, soft_wrap=True, tab_behavior="focus")
         kind = {"integer": "integer", "number": "number"}.get(spec.type, "text")
@@ -105,7 +110,11 @@ class InputField(Vertical):
         if isinstance(w, TextArea):
             text = w.text.strip()
             if not text:
-                return (False, None, None) if optional else (False, None, f"a JSON {spec.type} is required")
+                return (
+                    (False, None, None)
+                    if optional
+                    else (False, None, f"a JSON {spec.type} is required")
+                )
             try:
                 parsed = json.loads(text)
             except ValueError as exc:
@@ -117,14 +126,21 @@ class InputField(Vertical):
         text = w.value
         if spec.type in ("integer", "number"):
             if not text.strip():
-                return (False, None, None) if optional else (False, None, f"a {spec.type} is required")
+                return (
+                    (False, None, None) if optional else (False, None, f"a {spec.type} is required")
+                )
             try:
                 num: float | int = int(text) if spec.type == "integer" else float(text)
             except ValueError:
                 return False, None, f"not a{'n integer' if spec.type == 'integer' else ' number'}"
             if isinstance(num, float) and not math.isfinite(num):
                 return False, None, "must be a finite number"
-            if isinstance(num, float) and num.is_integer() and "." not in text and "e" not in text.lower():
+            if (
+                isinstance(num, float)
+                and num.is_integer()
+                and "." not in text
+                and "e" not in text.lower()
+            ):
                 num = int(num)
             return True, num, None
         if not text and optional:
@@ -140,7 +156,9 @@ class InputField(Vertical):
         if self.spec.type in ("array", "object", "integer", "number"):
             _present, _value, error = self.value()
             widget = self.widget
-            empty = not (widget.text if isinstance(widget, TextArea) else cast(Input, widget).value).strip()
+            empty = not (
+                widget.text if isinstance(widget, TextArea) else cast(Input, widget).value
+            ).strip()
             self.show_error(None if empty else error)
 
     def show_error(self, error: str | None) -> None:

@@ -44,6 +44,7 @@ __all__ = ["MAX_CASES", "STATE_FILE", "InputField", "TryItScreen", "TryState", "
 # The tail of stderr shown in the result pane (the run's audit record keeps all of it).
 STDERR_SHOWN = 20_000
 
+
 class TryItScreen(Screen[None]):
     BINDINGS: ClassVar[list[Any]] = [
         Binding("f5", "run", "Run", id="try.run", priority=True),
@@ -143,7 +144,12 @@ class TryItScreen(Screen[None]):
                 safe_line(tf.manifest.name, "bold"),
                 f" {tf.manifest.version}",
                 (" (unsaved text)" if unsaved else "", "$text-warning"),
-                ("\nhuman_confirm: a run is held for approval in the inbox" if caps.human_confirm else "", "$text-warning"),
+                (
+                    "\nhuman_confirm: a run is held for approval in the inbox"
+                    if caps.human_confirm
+                    else "",
+                    "$text-warning",
+                ),
                 "\nnetwork ",
                 ("allowed" if caps.network else "blocked where the host allows it", "bold"),
             )
@@ -217,13 +223,16 @@ class TryItScreen(Screen[None]):
         if args is None:
             self.notify(f"{errors} field(s) need fixing first", severity="warning", markup=False)
             return
+
         def named(name: str | None) -> None:
             if not name or self.tool is None or self.state is None:
                 return
             try:
                 self.state.save_case(self.tool, name, args)
             except OSError as exc:
-                self.notify(f"Cannot save the case: {exc.strerror or exc}", severity="error", markup=False)
+                self.notify(
+                    f"Cannot save the case: {exc.strerror or exc}", severity="error", markup=False
+                )
                 return
             # Not left selected: choosing it again later must reload it (a Select only reports
             # a change).
@@ -248,7 +257,9 @@ class TryItScreen(Screen[None]):
         try:
             self.state.delete_case(self.tool, name)
         except OSError as exc:
-            self.notify(f"Cannot delete the case: {exc.strerror or exc}", severity="error", markup=False)
+            self.notify(
+                f"Cannot delete the case: {exc.strerror or exc}", severity="error", markup=False
+            )
             return
         self._refresh_cases()
 
@@ -302,7 +313,9 @@ class TryItScreen(Screen[None]):
         """The elapsed time while a run goes on (a slow tool otherwise looks hung)."""
         if self.running:
             elapsed = time.monotonic() - self._started
-            what = "Cancelling…" if self._cancel is not None and self._cancel.is_set() else "Running…"
+            what = (
+                "Cancelling…" if self._cancel is not None and self._cancel.is_set() else "Running…"
+            )
             self._status(f"{what} {elapsed:.1f} s  ·  F6 cancels", "")
 
     @on(Button.Pressed, "#try-cancel")
@@ -384,9 +397,16 @@ class TryItScreen(Screen[None]):
             view = json_view(outcome.payload, expanded=self.expanded, expand_hint="Expand shows")
             report.add(view.report)
             self.query_one("#try-expand", Button).display = bool(view.collapsed)
-            parts: list[Content | str] = [Content.styled("result\n", "bold $text-muted"), view.content]
+            parts: list[Content | str] = [
+                Content.styled("result\n", "bold $text-muted"),
+                view.content,
+            ]
             if run is not None and run.output_type_error:
-                parts += ["\n", Content.styled("⚠ ", "bold $text-warning"), safe(run.output_type_error)]
+                parts += [
+                    "\n",
+                    Content.styled("⚠ ", "bold $text-warning"),
+                    safe(run.output_type_error),
+                ]
             self._put("output", Content.assemble(*parts))
         elif status == "confirmation_required":
             payload = outcome.payload
@@ -415,7 +435,11 @@ class TryItScreen(Screen[None]):
                 ),
             )
         else:
-            error = str(outcome.payload.get("error") if isinstance(outcome.payload, dict) else outcome.payload)
+            error = str(
+                outcome.payload.get("error")
+                if isinstance(outcome.payload, dict)
+                else outcome.payload
+            )
             label = "✗ invalid call" if status == "invalid" else "✗ failed"
             if run is not None and run.error == CANCELLED:
                 label = "✗ cancelled"
@@ -438,7 +462,9 @@ class TryItScreen(Screen[None]):
                     "stderr",
                     Content.assemble(
                         Content.styled("stderr\n", "bold $text-muted"),
-                        Content.styled(f"({cut:,} earlier characters not shown)\n", "$text-warning") if cut else "",
+                        Content.styled(f"({cut:,} earlier characters not shown)\n", "$text-warning")
+                        if cut
+                        else "",
                         safe(run.stderr[cut:], report=report),
                     ),
                 )

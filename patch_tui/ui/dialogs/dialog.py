@@ -93,9 +93,7 @@ class Dialog(ModalScreen[ResultType]):
     def is_command_key(self, key: str) -> bool:
         if key in self.command_keys:
             return True
-        return any(
-            key in bindings.key_to_bindings for _node, bindings in self._modal_binding_chain
-        )
+        return any(key in bindings.key_to_bindings for _node, bindings in self._modal_binding_chain)
 
     async def on_key(self, event: events.Key) -> None:
         """Keys the focused widget did not take (a field takes every printable key)."""

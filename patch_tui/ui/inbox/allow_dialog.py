@@ -28,7 +28,14 @@ from patch_tui.approvals.store import Action, StoreError
 from patch_tui.ui.dialogs.dialog import Dialog
 from patch_tui.ui.safe_text import safe_line
 
-DURATIONS = [("15 minutes", "15m"), ("30 minutes", "30m"), ("1 hour", "1h"), ("2 hours", "2h"), ("8 hours", "8h"), ("1 day", "1d")]
+DURATIONS = [
+    ("15 minutes", "15m"),
+    ("30 minutes", "30m"),
+    ("1 hour", "1h"),
+    ("2 hours", "2h"),
+    ("8 hours", "8h"),
+    ("1 day", "1d"),
+]
 
 
 class AllowDialog(Dialog[Grant | None]):
@@ -113,9 +120,14 @@ class AllowDialog(Dialog[Grant | None]):
                 safe_line(described),
                 "\n",
                 ("This call matches: ", "bold"),
-                ("yes (it is approved by the grant)" if matches else "no (it keeps waiting)",
-                 "$text-success" if matches else "$text-warning"),
-                ("" if patterns else "\nNo arg is checked: every call of the tool is allowed.", "$text-warning"),
+                (
+                    "yes (it is approved by the grant)" if matches else "no (it keeps waiting)",
+                    "$text-success" if matches else "$text-warning",
+                ),
+                (
+                    "" if patterns else "\nNo arg is checked: every call of the tool is allowed.",
+                    "$text-warning",
+                ),
             )
         )
 

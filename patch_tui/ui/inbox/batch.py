@@ -109,12 +109,18 @@ def decide_batch(
                     out.append(Outcome(action.token, False, why))
                     continue
             decision: Decision = (
-                store.approve(action.token) if verb == "approve" else store.reject(action.token, reason=reason)
+                store.approve(action.token)
+                if verb == "approve"
+                else store.reject(action.token, reason=reason)
             )
         except (StoreError, ValueError) as exc:
             out.append(Outcome(action.token, False, f"not recorded: {exc}"))
             continue
-        out.append(Outcome(action.token, decision.ok, "" if decision.ok else (decision.why or decision.code)))
+        out.append(
+            Outcome(
+                action.token, decision.ok, "" if decision.ok else (decision.why or decision.code)
+            )
+        )
     return out
 
 
@@ -147,7 +153,9 @@ class BatchDialog(Dialog[list[Outcome] | None]):
         Binding("end", "scroll(1000)", "End", show=False, id="batch.end"),
     ]
 
-    def __init__(self, verb: str, actions: list[Action], decide: Callable[[str | None], list[Outcome]]) -> None:
+    def __init__(
+        self, verb: str, actions: list[Action], decide: Callable[[str | None], list[Outcome]]
+    ) -> None:
         super().__init__(classes=f"-{verb}")
         self.verb = verb
         self.actions = list(actions)  # the snapshot: nothing else is ever decided here
@@ -169,11 +177,17 @@ class BatchDialog(Dialog[list[Outcome] | None]):
     def compose(self) -> ComposeResult:
         n = len(self.actions)
         with Vertical():
-            yield Label(f"{self.verb.capitalize()} these {n} action{'s' if n != 1 else ''}?", classes="dialog-title")
+            yield Label(
+                f"{self.verb.capitalize()} these {n} action{'s' if n != 1 else ''}?",
+                classes="dialog-title",
+            )
             with VerticalScroll(id="batch-items"):
                 yield Static(self._items(), id="batch-list")
             if self.verb == "reject":
-                yield Input(placeholder="reason for all of them (optional, the agent sees it)", id="batch-note")
+                yield Input(
+                    placeholder="reason for all of them (optional, the agent sees it)",
+                    id="batch-note",
+                )
             yield Static("", id="batch-state")
             with Horizontal(classes="dialog-buttons"):
                 yield Button(
@@ -200,14 +214,24 @@ class BatchDialog(Dialog[list[Outcome] | None]):
             outcome = self.outcomes.get(action.token)
             refusal = self.refused.get(action.token)
             if outcome is not None:
-                mark: Content = Content.styled(
-                    f"✓ {'approved' if self.verb == 'approve' else 'rejected'}", "bold $text-success"
-                ) if outcome.ok else Content.assemble(
-                    (f"✗ not {'approved' if self.verb == 'approve' else 'rejected'}: ", "bold $text-error"),
-                    safe_line(outcome.why),
+                mark: Content = (
+                    Content.styled(
+                        f"✓ {'approved' if self.verb == 'approve' else 'rejected'}",
+                        "bold $text-success",
+                    )
+                    if outcome.ok
+                    else Content.assemble(
+                        (
+                            f"✗ not {'approved' if self.verb == 'approve' else 'rejected'}: ",
+                            "bold $text-error",
+                        ),
+                        safe_line(outcome.why),
+                    )
                 )
             elif refusal is not None:
-                mark = Content.assemble(("✗ will not be approved: ", "bold $text-error"), safe_line(refusal))
+                mark = Content.assemble(
+                    ("✗ will not be approved: ", "bold $text-error"), safe_line(refusal)
+                )
             else:
                 mark = Content("")
             args = canonical_args(action) if not action.damaged else f"DAMAGED: {action.damaged}"
@@ -216,7 +240,9 @@ class BatchDialog(Dialog[list[Outcome] | None]):
                 f"{n:>2}. ",
                 safe_line(action.tool, "bold"),
                 " ",
-                safe_line(f"{action.version}  {action.kind}  held {_age(action)}  token {action.token[:8]}…"),
+                safe_line(
+                    f"{action.version}  {action.kind}  held {_age(action)}  token {action.token[:8]}…"
+                ),
                 "\n    ",
                 ("args   ", "bold $text-muted"),
                 safe_line(args[:BATCH_ARGS_CHARS]),
@@ -248,7 +274,14 @@ class BatchDialog(Dialog[list[Outcome] | None]):
             if child is not items and child.display
         )
         gutter = items.styles.gutter.height
-        room = max(3, self.size.height - rest - frame.styles.gutter.height - items.styles.margin.height - gutter)
+        room = max(
+            3,
+            self.size.height
+            - rest
+            - frame.styles.gutter.height
+            - items.styles.margin.height
+            - gutter,
+        )
         if items.styles.max_height is None or items.styles.max_height.value != room + gutter:
             items.styles.max_height = room + gutter  # border-box: the box's own border included
         # Fitting is computed from the content itself at the box's width, never from the box's
@@ -291,10 +324,18 @@ class BatchDialog(Dialog[list[Outcome] | None]):
         parts: list[Content | str | tuple[str, str]] = []
         if self.refused:
             parts.append(
-                (f"{len(self.refused)} will not be approved (marked ✗): decide them on their own. ", "$text-warning")
+                (
+                    f"{len(self.refused)} will not be approved (marked ✗): decide them on their own. ",
+                    "$text-warning",
+                )
             )
         if not self.seen_end:
-            parts.append((f"{self.verb.capitalize()} is disabled until the list was read to its end (pgdn, end, or the mouse).", "bold $text-warning"))
+            parts.append(
+                (
+                    f"{self.verb.capitalize()} is disabled until the list was read to its end (pgdn, end, or the mouse).",
+                    "bold $text-warning",
+                )
+            )
         elif self.deciding_count:
             parts.append(
                 f"y {self.verb}s the {self.deciding_count} listed above, each on its own; nothing else."
@@ -329,7 +370,9 @@ class BatchDialog(Dialog[list[Outcome] | None]):
         if self.deciding or self.done or self.deciding_count == 0:
             return
         if not self.seen_end:
-            self.notify("Read the list to its end first (pgdn or end).", severity="warning", markup=False)
+            self.notify(
+                "Read the list to its end first (pgdn or end).", severity="warning", markup=False
+            )
             return
         self.deciding = True
         self._update_state()
@@ -353,7 +396,9 @@ class BatchDialog(Dialog[list[Outcome] | None]):
         if isinstance(outcomes, str):
             # The store could not be opened: nothing was decided; the button stays for a retry.
             self._update_state()
-            self.query_one("#batch-state", Static).update(safe_line(f"Nothing recorded: {outcomes}"))
+            self.query_one("#batch-state", Static).update(
+                safe_line(f"Nothing recorded: {outcomes}")
+            )
             return
         self.done = True
         self.outcomes = {o.token: o for o in outcomes}

@@ -38,6 +38,7 @@ from patch_tui.ui.services import maybe_services
 # How long the cursor rests before the detail pane follows it (seconds).
 DETAIL_DELAY = 0.1
 
+
 @dataclass(frozen=True)
 class ToolInfo:
     """What the detail pane says about the tool behind an action (from its file, if found)."""
@@ -277,7 +278,11 @@ class DetailPart(InboxParts):
                 ]
         after = details.get("after_tainted_input")
         if isinstance(after, str):
-            parts += ["\n", label("follows the approved taint confirmation "), safe_line(after[:8] + "…")]
+            parts += [
+                "\n",
+                label("follows the approved taint confirmation "),
+                safe_line(after[:8] + "…"),
+            ]
         return Content.assemble(*parts)
 
     def _result_content(self, action: Action, report: SafeReport) -> Content:
@@ -294,9 +299,18 @@ class DetailPart(InboxParts):
         if self.events:
             parts.append(label("\nevents"))
             for ev in self.events:
-                detail = json.dumps(ev.detail, ensure_ascii=False, sort_keys=True) if ev.detail else ""
+                detail = (
+                    json.dumps(ev.detail, ensure_ascii=False, sort_keys=True) if ev.detail else ""
+                )
                 # Every field of the store is text another process wrote: shown, never obeyed.
-                parts += ["\n  ", safe_line(ev.at), "  ", safe_line(ev.event, "bold"), "  ", safe_line(ev.actor)]
+                parts += [
+                    "\n  ",
+                    safe_line(ev.at),
+                    "  ",
+                    safe_line(ev.event, "bold"),
+                    "  ",
+                    safe_line(ev.actor),
+                ]
                 if detail:
                     parts += ["  ", safe_line(detail)]
         return Content.assemble(*parts)
@@ -330,7 +344,6 @@ class DetailPart(InboxParts):
         if not self.seen_end and self.current is not None and self.detail.max_scroll_y <= 0:
             self.seen_end = True
             self._update_gate()
-
 
     def _check_seen(self) -> None:
         """Everything was on screen once: the content fits the pane, or the person scrolled to
@@ -403,7 +416,11 @@ class DetailPart(InboxParts):
             self.refresh_bindings()  # the footer greys Approve out (costly: only on a change)
         gate.set_class(not missing, "-ready")
         if missing:
-            gate.update(Content("Approve is disabled until everything was shown: " + " and ".join(missing) + "."))
+            gate.update(
+                Content(
+                    "Approve is disabled until everything was shown: " + " and ".join(missing) + "."
+                )
+            )
             # In the pane's border too: the gate line itself may be below the fold.
             self.detail.border_subtitle = "approve after reading: " + " and ".join(
                 m.replace("scroll the details to the end", "d to read on") for m in missing

@@ -187,9 +187,7 @@ class EditArgsDialog(Dialog[Decision | None]):
         error.display = bool(why)
 
 
-def open_edit_dialog(
-    screen: Any, action: Action, done: Callable[[Decision | None], None]
-) -> None:
+def open_edit_dialog(screen: Any, action: Action, done: Callable[[Decision | None], None]) -> None:
     """Open the dialog for `action` over `screen`, or say in a toast why its args cannot be
     edited (a guard call for another server, a tool file changed or gone)."""
     from patch_tui.format import toolfile

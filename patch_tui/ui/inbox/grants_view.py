@@ -48,7 +48,9 @@ def grant_content(grant: Grant, now: str) -> Content:
         "  ",
         safe_line(grants.describe_patterns(grant)),
         "\n      ",
-        safe_line(f"{ends} {when}{by}   uses: {grant.uses}   made by {grant.created_by} at {grant.created_at}"),
+        safe_line(
+            f"{ends} {when}{by}   uses: {grant.uses}   made by {grant.created_by} at {grant.created_at}"
+        ),
     )
 
 
@@ -121,7 +123,12 @@ class GrantsScreen(Screen[None]):
             version = store.data_version()
             result: Any = None
             if version != known:
-                result = (grants.list_grants(store, ended=ended), version, now_iso(store._now()), ended)
+                result = (
+                    grants.list_grants(store, ended=ended),
+                    version,
+                    now_iso(store._now()),
+                    ended,
+                )
         except StoreError as exc:
             result = exc
         try:
@@ -199,7 +206,10 @@ class GrantsScreen(Screen[None]):
     def _revoke(self, grant_id: int) -> None:
         try:
             grant = grants.revoke(app_store(self.app), grant_id)
-            message, severity = f"Revoked grant {grant.id} ({grant.tool}; uses: {grant.uses})", "information"
+            message, severity = (
+                f"Revoked grant {grant.id} ({grant.tool}; uses: {grant.uses})",
+                "information",
+            )
         except StoreError as exc:  # GrantError included: already revoked or expired, says when
             message, severity = str(exc), "error"
         try:

@@ -27,7 +27,7 @@ HISTORY_STATUSES = tuple(s for s in ActionStatus if s != ActionStatus.PENDING)
 
 
 def export_format(target: Path) -> str:
-    """"csv" for a .csv file name, else "jsonl" (the exact record)."""
+    """ "csv" for a .csv file name, else "jsonl" (the exact record)."""
     return "csv" if target.suffix.lower() == ".csv" else "jsonl"
 
 

@@ -69,19 +69,59 @@ class InboxCommands(CommandList):
         if not isinstance(screen, InboxScreen):
             return []
         return [
-            ("inbox: approve", "Approve the selected action, once all of it was shown (a)", screen.action_approve),
-            ("inbox: reject", "Reject the selected action, with an optional reason (r)", screen.action_reject),
-            ("inbox: select", "Select or deselect the action under the cursor, for a batch (space)", screen.action_toggle_select),
-            ("inbox: select all", "Select every pending action listed (ctrl+a)", screen.action_select_all),
-            ("inbox: select down", "Select this action and the next (shift+down; shift+up goes up)", lambda: screen.action_extend_selection(1)),
-            ("inbox: invert selection", "Select the unselected and deselect the selected (*)", screen.action_invert_selection),
+            (
+                "inbox: approve",
+                "Approve the selected action, once all of it was shown (a)",
+                screen.action_approve,
+            ),
+            (
+                "inbox: reject",
+                "Reject the selected action, with an optional reason (r)",
+                screen.action_reject,
+            ),
+            (
+                "inbox: select",
+                "Select or deselect the action under the cursor, for a batch (space)",
+                screen.action_toggle_select,
+            ),
+            (
+                "inbox: select all",
+                "Select every pending action listed (ctrl+a)",
+                screen.action_select_all,
+            ),
+            (
+                "inbox: select down",
+                "Select this action and the next (shift+down; shift+up goes up)",
+                lambda: screen.action_extend_selection(1),
+            ),
+            (
+                "inbox: invert selection",
+                "Select the unselected and deselect the selected (*)",
+                screen.action_invert_selection,
+            ),
             ("inbox: clear selection", "Deselect everything (esc)", screen.clear_batch),
             ("inbox: expand all", "Show every collapsed value in full (E)", screen.action_expand),
             ("inbox: read on", "Scroll the details a page on (d)", screen.action_read_on),
-            ("inbox: history", "Decided, run, failed and expired actions / back to pending (h)", screen.action_toggle_history),
-            ("inbox: export history", "Write the filtered history as the audit export does, JSONL or CSV (x)", screen.action_export),
-            ("inbox: grants", "The standing grants, active and ended; revoke one (G)", screen.action_grants),
-            ("inbox: open tool source", "The selected action's tool file (o)", screen.action_open_source),
+            (
+                "inbox: history",
+                "Decided, run, failed and expired actions / back to pending (h)",
+                screen.action_toggle_history,
+            ),
+            (
+                "inbox: export history",
+                "Write the filtered history as the audit export does, JSONL or CSV (x)",
+                screen.action_export,
+            ),
+            (
+                "inbox: grants",
+                "The standing grants, active and ended; revoke one (G)",
+                screen.action_grants,
+            ),
+            (
+                "inbox: open tool source",
+                "The selected action's tool file (o)",
+                screen.action_open_source,
+            ),
         ]
 
 
@@ -95,9 +135,17 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
         Binding("r", "reject", "Reject", id="inbox.reject"),
         Binding("space", "toggle_select", "Select", id="inbox.select"),
         Binding("ctrl+a", "select_all", "Select all", id="inbox.select_all", show=False),
-        Binding("shift+down", "extend_selection(1)", "Select down", id="inbox.select_down", show=False),
+        Binding(
+            "shift+down", "extend_selection(1)", "Select down", id="inbox.select_down", show=False
+        ),
         Binding("shift+up", "extend_selection(-1)", "Select up", id="inbox.select_up", show=False),
-        Binding("asterisk", "invert_selection", "Invert selection", id="inbox.invert_selection", show=False),
+        Binding(
+            "asterisk",
+            "invert_selection",
+            "Invert selection",
+            id="inbox.invert_selection",
+            show=False,
+        ),
         Binding("h", "toggle_history", "History", id="inbox.history"),
         Binding("e", "edit", "Edit args", id="inbox.edit"),
         Binding("E", "expand", "Expand all", id="inbox.expand"),
@@ -262,7 +310,9 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
             self.busy, self.error = busy, str(result)
             status.set_class(True, "-busy")
             status.update(
-                safe_line(("store busy, retrying… " if busy else "store unavailable: ") + str(result))
+                safe_line(
+                    ("store busy, retrying… " if busy else "store unavailable: ") + str(result)
+                )
             )
             self._stale = True  # read again at the next change (the watch retries meanwhile)
             return
@@ -300,9 +350,12 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
         self._update_title()
         if not rows:
             self._show_detail(None)
-        elif self.current is None or self.list.current is None or (
-            self.list.current.token != self.current.token
-        ) or self.list.current != self.current:
+        elif (
+            self.current is None
+            or self.list.current is None
+            or (self.list.current.token != self.current.token)
+            or self.list.current != self.current
+        ):
             self._show_detail(self.list.current)
 
     def _update_status(self) -> None:
@@ -321,7 +374,6 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
         self.list.refresh()
         if self.current is not None and self.mode == "pending":
             self._render_head(self.current)
-
 
     # -- the detail pane ----------------------------------------------------------------------
 
@@ -386,7 +438,9 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
         if action is None:
             return
         if not self.can_approve:
-            self.notify("Editing is disabled until everything was shown (see the details)", markup=False)
+            self.notify(
+                "Editing is disabled until everything was shown (see the details)", markup=False
+            )
             return
 
         def done(decision: Decision | None) -> None:
@@ -408,7 +462,9 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
         if action is None:
             return
         if not self.can_approve:
-            self.notify("Allowing is disabled until everything was shown (see the details)", markup=False)
+            self.notify(
+                "Allowing is disabled until everything was shown (see the details)", markup=False
+            )
             return
 
         def done(grant: Any) -> None:
@@ -444,7 +500,9 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
         if verb == "approve" and not self.can_approve:
             why = blocked(action, app_catalog(self))
             self.notify(
-                f"Approve is disabled: {why}" if why else "Approve is disabled until everything was shown (see the details)",
+                f"Approve is disabled: {why}"
+                if why
+                else "Approve is disabled until everything was shown (see the details)",
                 markup=False,
             )
             return
@@ -458,7 +516,10 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
             "\n",
             label("args "),
             safe_line(summary[:DIALOG_ARGS_CHARS]),
-            (f"… ({more:,} more characters: the details show them all)" if more > 0 else "", "$text-warning"),
+            (
+                f"… ({more:,} more characters: the details show them all)" if more > 0 else "",
+                "$text-warning",
+            ),
         )
         token = action.token
 
@@ -473,7 +534,9 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
                 self.notify(
                     f"{'Approved' if verb == 'approve' else 'Rejected'}: {action.tool} "
                     f"({token[:8]}…). The agent's patch_confirm_action "
-                    + ("will now run it." if verb == "approve" else "will be told it was rejected."),
+                    + (
+                        "will now run it." if verb == "approve" else "will be told it was rejected."
+                    ),
                     markup=False,
                 )
             self.refresh_now()
@@ -500,7 +563,9 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
             return
         info = tool_info(action, app_catalog(self))
         if info.path is None or not info.path.is_file():
-            self.notify(info.problem or "The tool file is not known", severity="warning", markup=False)
+            self.notify(
+                info.problem or "The tool file is not known", severity="warning", markup=False
+            )
             return
         editor = getattr(self.app, "editor", None)
         if editor is None:  # `patch-tui inbox` alone: show it read-only
@@ -509,7 +574,11 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
             try:
                 text = info.path.read_bytes().decode("utf-8", errors="replace")
             except OSError as exc:
-                self.notify(f"Cannot read {info.path}: {exc.strerror or exc}", severity="error", markup=False)
+                self.notify(
+                    f"Cannot read {info.path}: {exc.strerror or exc}",
+                    severity="error",
+                    markup=False,
+                )
                 return
             self.app.push_screen(SourceModal(str(info.path), text))
             return

@@ -1,6 +1,6 @@
 """`patch-tui inbox`: the inbox on its own, without the desk.
 
-    InboxApp(store_path, settings=..., theme=...)    (opened by commands/inboxcmd.py)
+InboxApp(store_path, settings=..., theme=...)    (opened by commands/inboxcmd.py)
 """
 
 from __future__ import annotations
@@ -56,5 +56,8 @@ class InboxApp(ServicesHost, SafeTitles, DialogKeyGuard, App[None]):
         from textual.worker import WorkerState
 
         if event.state == WorkerState.ERROR:
-            self.notify(f"{event.worker.name or 'background task'} failed: {event.worker.error}", severity="error", markup=False)
-
+            self.notify(
+                f"{event.worker.name or 'background task'} failed: {event.worker.error}",
+                severity="error",
+                markup=False,
+            )

@@ -127,7 +127,11 @@ class PendingWatch:
             return  # a read is still waiting on the store: never pile up threads
         self._running = True
         self.app.run_worker(
-            self._read, thread=True, group="pending-watch", exit_on_error=False, name="pending count"
+            self._read,
+            thread=True,
+            group="pending-watch",
+            exit_on_error=False,
+            name="pending count",
         )
 
     def _read(self) -> None:

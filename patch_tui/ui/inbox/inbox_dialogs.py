@@ -170,7 +170,9 @@ class SourceModal(Dialog[None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(safe_line(self.path, "bold"))
-            yield TextArea(visible(self.text), read_only=True, show_line_numbers=True, id="source-text")
+            yield TextArea(
+                visible(self.text), read_only=True, show_line_numbers=True, id="source-text"
+            )
 
     def on_mount(self) -> None:
         self.query_one(TextArea).focus()

@@ -117,7 +117,9 @@ def _fit(content: Content, width: int) -> Content:
     """Exactly `width` cells: cut with an ellipsis (the full value is in the detail pane)."""
     if content.cell_length > width:
         content = content.truncate(width, ellipsis=True)
-    return content.pad_right(width - content.cell_length) if content.cell_length < width else content
+    return (
+        content.pad_right(width - content.cell_length) if content.cell_length < width else content
+    )
 
 
 class ActionHeader(Static):
@@ -134,7 +136,10 @@ SELECTED_MARK = Content.styled("✓", "bold $text-success")
 
 
 def _row_content(
-    cells: Sequence[str | Content], columns: Sequence[Column], width: int, mark: Content | None = None
+    cells: Sequence[str | Content],
+    columns: Sequence[Column],
+    width: int,
+    mark: Content | None = None,
 ) -> Content:
     fixed = sum(w + 1 for _t, w, _f in columns if w)
     rest = max(8, width - fixed - 1)

@@ -39,7 +39,6 @@ class DetailPane(VerticalScroll):
         self.post_message(self.LaidOut())
 
 
-
 class InboxParts(Screen[None]):
     """The inbox screen's shared state (set in the screen's __init__)."""
 

@@ -89,9 +89,19 @@ class ThemeKey:
 
 
 THEME_KEYS: tuple[ThemeKey, ...] = (
-    ThemeKey("name", "name", REQUIRED, "The name you pick it by (`--theme NAME`, `theme = \"NAME\"` in config.toml)."),
+    ThemeKey(
+        "name",
+        "name",
+        REQUIRED,
+        'The name you pick it by (`--theme NAME`, `theme = "NAME"` in config.toml).',
+    ),
     ThemeKey("dark", "bool", True, "A dark theme (light text on a dark background)?"),
-    ThemeKey("primary", "colour", REQUIRED, "The main accent: borders of focused widgets, the cursor, highlights."),
+    ThemeKey(
+        "primary",
+        "colour",
+        REQUIRED,
+        "The main accent: borders of focused widgets, the cursor, highlights.",
+    ),
     ThemeKey("secondary", "colour"),
     ThemeKey("accent", "colour"),
     ThemeKey("foreground", "colour", doc="Default text colour."),
@@ -104,8 +114,15 @@ THEME_KEYS: tuple[ThemeKey, ...] = (
     ThemeKey("success", "colour"),
     ThemeKey("luminosity_spread", "fraction", 0.15),
     ThemeKey("text_alpha", "fraction", 0.95),
-    ThemeKey("variables", "variables", {}, 'Textual theme variables, e.g. `footer-key-foreground = "#4FA3F7"`.'),
-    ThemeKey("ansi", "bool", False, "Use the terminal's own ANSI palette (colours given as `ansi_*`)."),
+    ThemeKey(
+        "variables",
+        "variables",
+        {},
+        'Textual theme variables, e.g. `footer-key-foreground = "#4FA3F7"`.',
+    ),
+    ThemeKey(
+        "ansi", "bool", False, "Use the terminal's own ANSI palette (colours given as `ansi_*`)."
+    ),
 )
 KEYS: dict[str, ThemeKey] = {k.name: k for k in THEME_KEYS}
 COLOURS: tuple[str, ...] = tuple(k.name for k in THEME_KEYS if k.kind == "colour")

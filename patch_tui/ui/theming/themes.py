@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 DEFAULT_THEME = "patch-dark"
 SHIPPED_THEMES = ("patch-dark", "patch-light", "patch-contrast")
 
+
 class ThemeError(Exception):
     """A theme file that cannot be used; the message names the file and says why."""
 
@@ -230,7 +231,9 @@ class ThemeManager:
         problem = self.apply(wanted)
         if problem is not None:
             errors.append(problem)
-            fallback = DEFAULT_THEME if DEFAULT_THEME in self.app.available_themes else "textual-dark"
+            fallback = (
+                DEFAULT_THEME if DEFAULT_THEME in self.app.available_themes else "textual-dark"
+            )
             self.apply(fallback)
         self.notify_errors(errors)
         self.app.theme_changed_signal.subscribe(self.app, self._on_theme_changed)
@@ -310,7 +313,11 @@ class ThemeCommands(CommandList):
     def _commands(self) -> list[tuple[str, str, Any]]:
         app = self.app
         commands: list[tuple[str, str, Any]] = [
-            ("theme: switch", "Pick a colour theme (remembered in the config file)", app.search_themes),
+            (
+                "theme: switch",
+                "Pick a colour theme (remembered in the config file)",
+                app.search_themes,
+            ),
         ]
         manager: ThemeManager | None = getattr(app, "theme_manager", None)
         if manager is not None:
@@ -318,4 +325,3 @@ class ThemeCommands(CommandList):
         for name in sorted(app.available_themes):
             commands.append((f"theme: use {name}", "", partial(setattr, app, "theme", name)))
         return commands
-

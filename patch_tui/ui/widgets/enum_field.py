@@ -44,7 +44,9 @@ class EnumPicker(Dialog[int | None]):
     """
     BINDINGS = [Binding("escape", "dismiss_none", "Close", show=False, id="enum.close")]
 
-    def __init__(self, labels: Sequence[str], current: int | None, region: tuple[int, int, int]) -> None:
+    def __init__(
+        self, labels: Sequence[str], current: int | None, region: tuple[int, int, int]
+    ) -> None:
         super().__init__()
         self._labels = list(labels)
         self._current = current
@@ -141,7 +143,9 @@ class EnumField(Widget, can_focus=True):
         shown = text if len(text) <= width else text[: width - 1] + "…"
         # The arrow turns into a cursor block with the focus: a compact field has no border
         # to show it with.
-        return Content.assemble(shown.ljust(width) + " ", ("▼", "reverse" if self.has_focus else ""))
+        return Content.assemble(
+            shown.ljust(width) + " ", ("▼", "reverse" if self.has_focus else "")
+        )
 
     def _choices(self) -> list[str | None]:
         return [*([None] if self.allow_blank else []), *self.options]
@@ -151,7 +155,9 @@ class EnumField(Widget, can_focus=True):
         labels = [self.prompt if c is None else c for c in choices]
         current = choices.index(self.value) if self.value in choices else None
         region = self.region
-        self.app.push_screen(EnumPicker(labels, current, (region.x, region.y, region.width)), self._picked)
+        self.app.push_screen(
+            EnumPicker(labels, current, (region.x, region.y, region.width)), self._picked
+        )
 
     def _picked(self, index: int | None) -> None:
         if index is None:

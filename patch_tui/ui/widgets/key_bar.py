@@ -84,8 +84,7 @@ class KeyBar(Widget):
     def render(self) -> Content:
         width = self.size.width
         styles = {
-            name: self.get_visual_style(f"key-bar--{name}")
-            for name in ("key", "hover", "disabled")
+            name: self.get_visual_style(f"key-bar--{name}") for name in ("key", "hover", "disabled")
         }
 
         def piece(item: _Item) -> list[tuple[str, Style]]:
@@ -122,7 +121,9 @@ class KeyBar(Widget):
         if tail:
             gap = max(width - x - tail_width, 1)
             out.append((" " * gap, Style()))
-            spans.append((x + gap, x + gap + tail_width, self._palette.key if self._palette else ""))
+            spans.append(
+                (x + gap, x + gap + tail_width, self._palette.key if self._palette else "")
+            )
             out.extend(tail)
         self._spans = spans
         return Content.assemble(*out)

@@ -45,7 +45,9 @@ def undeclared_network(ctx: LintContext) -> Iterator[Diagnostic]:
             f"`{module}` reaches the network but `capabilities.network` is false, so the sandbox "
             "blocks it: set `network: true` or remove the network code",
             node,
-            fix=set_value(ctx, "Set capabilities.network: true", ("capabilities", "network"), True, safe=False),
+            fix=set_value(
+                ctx, "Set capabilities.network: true", ("capabilities", "network"), True, safe=False
+            ),
             field=("capabilities", "network"),
         )
 
@@ -97,7 +99,13 @@ def undeclared_file_access(ctx: LintContext) -> Iterator[Diagnostic]:
             f"`{use.what}` {_KIND_WORDS[use.kind]} but `capabilities.filesystem` is `{fs}`: "
             f"declare `filesystem: {need}` or remove the file access",
             use.node,
-            fix=set_value(ctx, f"Set capabilities.filesystem: {need}", ("capabilities", "filesystem"), need, safe=False),
+            fix=set_value(
+                ctx,
+                f"Set capabilities.filesystem: {need}",
+                ("capabilities", "filesystem"),
+                need,
+                safe=False,
+            ),
             field=("capabilities", "filesystem"),
         )
 
@@ -191,6 +199,12 @@ def irreversible_without_confirm(ctx: LintContext) -> Iterator[Diagnostic]:
         "`human_confirm: true` so a person approves each call",
         node,
         severity="warning",
-        fix=set_value(ctx, "Set capabilities.human_confirm: true", ("capabilities", "human_confirm"), True, safe=True),
-            field=("capabilities", "human_confirm"),
+        fix=set_value(
+            ctx,
+            "Set capabilities.human_confirm: true",
+            ("capabilities", "human_confirm"),
+            True,
+            safe=True,
+        ),
+        field=("capabilities", "human_confirm"),
     )

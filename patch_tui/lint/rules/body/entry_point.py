@@ -146,9 +146,7 @@ def missing_main_guard(ctx: LintContext) -> Iterator[Diagnostic]:
         fix = _guard_fix(ctx, facts) if facts.main is not None else None
         last = facts.tree.body[-1] if facts.tree.body else None
         span = (
-            node_span(ctx, last, first_line=True)
-            if last is not None
-            else body_start_span(ctx.tf)
+            node_span(ctx, last, first_line=True) if last is not None else body_start_span(ctx.tf)
         )
         yield PT036.at(
             span,
@@ -178,6 +176,7 @@ def missing_main_guard(ctx: LintContext) -> Iterator[Diagnostic]:
 def _is_stub(body: list[ast.stmt]) -> bool:
     """Only a docstring, `pass`, `...`, plain assignments, and a final
     `raise NotImplementedError` (what `patch-tui import` writes)."""
+
     def trivial(stmt: ast.stmt) -> bool:
         return isinstance(stmt, ast.Pass) or (
             isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)

@@ -127,7 +127,9 @@ def input_from_param(param: Param) -> dict[str, Any]:
     return data
 
 
-def manifest_set(ctx: LintContext, title: str, changes: list[tuple[tuple[str | int, ...], Any]], *, safe: bool) -> Fix | None:
+def manifest_set(
+    ctx: LintContext, title: str, changes: list[tuple[tuple[str | int, ...], Any]], *, safe: bool
+) -> Fix | None:
     """A frontmatter fix that applies several field changes at once."""
     data: Any = ctx.tf.data
     if not isinstance(data, dict):
@@ -137,7 +139,9 @@ def manifest_set(ctx: LintContext, title: str, changes: list[tuple[tuple[str | i
     return ctx.frontmatter_fix(title, data, safe=safe)
 
 
-def set_value(ctx: LintContext, title: str, path: tuple[str | int, ...], value: Any, *, safe: bool) -> Fix | None:
+def set_value(
+    ctx: LintContext, title: str, path: tuple[str | int, ...], value: Any, *, safe: bool
+) -> Fix | None:
     # Touches only the lines concerned, so comments elsewhere in the frontmatter survive.
     return ctx.set_value_fix(title, path, value, safe=safe)
 

@@ -75,7 +75,10 @@ def undeclared_package(ctx: LintContext) -> Iterator[Diagnostic]:
         if version is not None:
             pin = f"{dist}=={version}"
             fix = manifest_set(
-                ctx, f"Add `{pin}` to runtime.packages", [(("runtime", "packages"), [*packages, pin])], safe=True
+                ctx,
+                f"Add `{pin}` to runtime.packages",
+                [(("runtime", "packages"), [*packages, pin])],
+                safe=True,
             )
             hint = f"add `{pin}` to runtime.packages"
         else:
@@ -114,7 +117,10 @@ def undeclared_package(ctx: LintContext) -> Iterator[Diagnostic]:
             index,
             severity="warning",
             fix=manifest_set(
-                ctx, f"Remove `{entry}` from runtime.packages", [(("runtime", "packages", index), tfmod.DELETE)], safe=False
+                ctx,
+                f"Remove `{entry}` from runtime.packages",
+                [(("runtime", "packages", index), tfmod.DELETE)],
+                safe=False,
             ),
         )
 
@@ -150,7 +156,7 @@ def dynamic_import(ctx: LintContext) -> Iterator[Diagnostic]:
         if isinstance(first, ast.Constant) and isinstance(first.value, str):
             shown = visible(first.value[:60])
             message = (
-                f"`{use.what}(\"{shown}\")` imports {shown} out of the rules' sight: write "
+                f'`{use.what}("{shown}")` imports {shown} out of the rules\' sight: write '
                 f"`import {shown}` so network, file and package checks see it"
             )
         else:

@@ -108,7 +108,9 @@ def _default_fix(ctx: LintContext, main: MainInfo, param: Param, raw: dict[str, 
     line, end = node.end_lineno or node.lineno, node.end_col_offset or node.col_offset
     col = column(ctx, line, end)
     text = f" = {value!r}" if param.annotation is not None else f"={value!r}"
-    return Fix(f"Give `{param.name}` the default {value!r}", (Edit(line, col, line, col, text),), True)
+    return Fix(
+        f"Give `{param.name}` the default {value!r}", (Edit(line, col, line, col, text),), True
+    )
 
 
 PT033 = Rule(
@@ -243,14 +245,25 @@ def annotation_mismatch(ctx: LintContext) -> Iterator[Diagnostic]:
                         f"{want}: annotate `list[{TYPE_TO_ANNOTATION[want]}]` or change `items.type`",
                         param.annotation,
                         severity="warning",
-                        fix=set_value(ctx, f"Set `{name}` items to {got}", ("inputs", index, "items", "type"), got, safe=False),
+                        fix=set_value(
+                            ctx,
+                            f"Set `{name}` items to {got}",
+                            ("inputs", index, "items", "type"),
+                            got,
+                            safe=False,
+                        ),
                         field=("inputs", index, "items"),
                     )
             continue
         better = preferred_type(frozenset(types - {"null"}))
         changes: list[tuple[tuple[str | int, ...], Any]] = [(("inputs", index, "type"), better)]
         if better == "array" and not isinstance(raw.get("items"), dict):
-            changes.append((("inputs", index, "items"), {"type": annotation_items(param.annotation) or "string"}))
+            changes.append(
+                (
+                    ("inputs", index, "items"),
+                    {"type": annotation_items(param.annotation) or "string"},
+                )
+            )
         try:
             segment = ast.unparse(param.annotation)
         except RecursionError:

@@ -17,7 +17,10 @@ from patch_tui.lint.rule import Rule
 from patch_tui.lint.rules.manifest.helpers import inputs_of, show
 
 PT011 = Rule(
-    "PT011", "name-not-snake-case", family="manifest", summary="name is not snake_case",
+    "PT011",
+    "name-not-snake-case",
+    family="manifest",
+    summary="name is not snake_case",
     fix="sometimes",
 )
 
@@ -60,7 +63,10 @@ def name_not_snake_case(ctx: LintContext) -> Iterator[Diagnostic]:
 
 
 PT012 = Rule(
-    "PT012", "version-not-semver", family="manifest", summary="version is not strict x.y.z",
+    "PT012",
+    "version-not-semver",
+    family="manifest",
+    summary="version is not strict x.y.z",
     fix="sometimes",
 )
 

@@ -35,7 +35,10 @@ _TYPE_ALIASES = {
 
 
 PT014 = Rule(
-    "PT014", "bad-input-type", family="manifest", summary="an input type is not a JSON type",
+    "PT014",
+    "bad-input-type",
+    family="manifest",
+    summary="an input type is not a JSON type",
     fix="sometimes",
 )
 
@@ -87,7 +90,10 @@ def _infer_items_type(default: Any) -> str:
 
 
 PT015 = Rule(
-    "PT015", "array-without-items", family="manifest", summary="an array input without items",
+    "PT015",
+    "array-without-items",
+    family="manifest",
+    summary="an array input without items",
     severity="warning",
     fix="sometimes",
 )

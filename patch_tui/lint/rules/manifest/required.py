@@ -32,7 +32,10 @@ _DEFAULTS: dict[str, Any] = {
 
 
 PT010 = Rule(
-    "PT010", "missing-field", family="manifest", summary="a required field is missing",
+    "PT010",
+    "missing-field",
+    family="manifest",
+    summary="a required field is missing",
     fix="sometimes",
 )
 
@@ -61,8 +64,7 @@ def missing_field(ctx: LintContext) -> Iterator[Diagnostic]:
                 f"add `{name}` with defaults", (name,), _DEFAULTS[name], safe=False
             )
         yield PT010.diag(
-            ctx,
-            f"required field `{name}` is missing: add `{name}:` to the manifest", fix=fix
+            ctx, f"required field `{name}` is missing: add `{name}:` to the manifest", fix=fix
         )
     for i, inp in inputs_of(ctx):
         if "name" not in inp:
@@ -72,11 +74,15 @@ def missing_field(ctx: LintContext) -> Iterator[Diagnostic]:
                 "inputs",
                 i,
             )
-        label = f"input `{show(inp['name'])}`" if isinstance(inp.get("name"), str) else f"input {i + 1}"
+        label = (
+            f"input `{show(inp['name'])}`" if isinstance(inp.get("name"), str) else f"input {i + 1}"
+        )
         if "type" not in inp:
             yield PT010.diag(
                 ctx,
-                f"{label} has no `type`: the runtime refuses it: add e.g. `type: string`", "inputs", i
+                f"{label} has no `type`: the runtime refuses it: add e.g. `type: string`",
+                "inputs",
+                i,
             )
         description = inp.get("description")
         if "description" not in inp:
@@ -86,7 +92,9 @@ def missing_field(ctx: LintContext) -> Iterator[Diagnostic]:
                 "inputs",
                 i,
             )
-        elif description == "" or (description is None and raw_of(ctx, ("inputs", i, "description")) in ("", None)):
+        elif description == "" or (
+            description is None and raw_of(ctx, ("inputs", i, "description")) in ("", None)
+        ):
             yield PT010.diag(
                 ctx,
                 f"{label} has an empty `description`: the runtime refuses it: say in one sentence what to pass",
@@ -98,7 +106,8 @@ def missing_field(ctx: LintContext) -> Iterator[Diagnostic]:
     if isinstance(outputs, dict) and "type" not in outputs:
         yield PT010.diag(
             ctx,
-            "`outputs` has no `type`: the runtime refuses it: add e.g. `type: object`", "outputs"
+            "`outputs` has no `type`: the runtime refuses it: add e.g. `type: object`",
+            "outputs",
         )
     runtime = ctx.get("runtime")
     if isinstance(runtime, dict) and "language" not in runtime:

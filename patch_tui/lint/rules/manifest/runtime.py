@@ -16,7 +16,10 @@ from patch_tui.lint.rule import Rule
 from patch_tui.lint.rules.manifest.helpers import is_plain, quote, quote_fix, raw_of, show
 
 PT018 = Rule(
-    "PT018", "bad-language", family="manifest", summary="runtime.language is not python",
+    "PT018",
+    "bad-language",
+    family="manifest",
+    summary="runtime.language is not python",
     fix="sometimes",
 )
 
@@ -78,7 +81,10 @@ def unpinned_package(ctx: LintContext) -> Iterator[Diagnostic]:
 
 
 PT023 = Rule(
-    "PT023", "bad-python-version", family="manifest", summary='python_version is not like "3.12"',
+    "PT023",
+    "bad-python-version",
+    family="manifest",
+    summary='python_version is not like "3.12"',
     fix="sometimes",
 )
 

@@ -43,7 +43,10 @@ def _mappings(ctx: LintContext) -> Iterator[tuple[Path, dict[str, Any], tuple[st
 
 
 PT004 = Rule(
-    "PT004", "unknown-field", family="manifest", summary="an unknown field",
+    "PT004",
+    "unknown-field",
+    family="manifest",
+    summary="an unknown field",
     severity="warning",
     fix="sometimes",
 )

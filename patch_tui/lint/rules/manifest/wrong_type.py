@@ -40,7 +40,9 @@ _CAP_TYPES = _kinds("capabilities")
 _RUNTIME_TYPES = _kinds("runtime")
 _ITEMS_TYPES = _kinds("items")
 # Required mappings left empty (`outputs:`) are reported as such, not as a wrong type.
-_REQUIRED_MAPPINGS = frozenset(k for k, kind in _TOP_TYPES.items() if kind == _DICT and k in REQUIRED_FIELDS)
+_REQUIRED_MAPPINGS = frozenset(
+    k for k, kind in _TOP_TYPES.items() if kind == _DICT and k in REQUIRED_FIELDS
+)
 
 
 # The first characters of every plain scalar YAML 1.1 reads as a bool, null, number or date.
@@ -153,8 +155,7 @@ def _check_value(
             )
         else:
             yield PT022.diag(
-                ctx,
-                f"`{label}: {shown}` must be true or false, not {_type_name(value)}", *path
+                ctx, f"`{label}: {shown}` must be true or false, not {_type_name(value)}", *path
             )
     elif expected == _LIST:
         if isinstance(value, list):

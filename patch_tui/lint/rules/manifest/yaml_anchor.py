@@ -10,7 +10,10 @@ from patch_tui.lint.diagnostic import Diagnostic
 from patch_tui.lint.rule import Rule
 
 PT025 = Rule(
-    "PT025", "yaml-anchor", family="manifest", summary="a YAML anchor, alias or explicit tag",
+    "PT025",
+    "yaml-anchor",
+    family="manifest",
+    summary="a YAML anchor, alias or explicit tag",
     severity="warning",
 )
 

@@ -20,7 +20,8 @@ PT001 = Rule(
     "frontmatter-markers",
     family="structure",
     summary="no opening or no closing `# ---` marker",
-    needs_manifest=False, fix="sometimes",
+    needs_manifest=False,
+    fix="sometimes",
     doc="""No opening or no closing `# ---` marker (also: a binary or non-UTF-8 file).
 
 Why: the Patch runtime finds the manifest between the first two lines that read `# ---`. Without
@@ -73,7 +74,9 @@ def starter_manifest_fix(tf: ToolFile) -> Fix | None:
     cannot help (binary, undecodable, or markers that are only unbalanced)."""
     from patch_tui.format import toolfile
 
-    if tf.open_index is not None or not any(p.message == toolfile.NO_FRONTMATTER for p in tf.problems):
+    if tf.open_index is not None or not any(
+        p.message == toolfile.NO_FRONTMATTER for p in tf.problems
+    ):
         return None
     stem = PurePath(tf.path).stem if tf.path else ""
     name = stem if NAME_RE.match(stem) else "my_tool"

@@ -74,7 +74,10 @@ def ai_instructions(text: str) -> list[str]:
 
 
 PT051 = Rule(
-    "PT051", "instructs-ai", family="text", summary="a description that instructs an AI",
+    "PT051",
+    "instructs-ai",
+    family="text",
+    summary="a description that instructs an AI",
     severity="warning",
 )
 
