@@ -20,6 +20,7 @@ test: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 
@@ -29,6 +30,10 @@ bench: $(STAMP)
 	$(BIN)/python bench/store_bench.py
 	$(BIN)/python bench/inbox_bench.py
 	$(BIN)/python bench/run_bench.py
+
+# The code's layout is ruff format's (pinned in pyproject.toml); CI checks it before the tests.
+fmt-check: $(STAMP)
+	$(BIN)/ruff format --check .
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
