@@ -311,6 +311,7 @@ class Store(StoreConnection):
         *,
         args: dict[str, Any] | None = None,
         grant: GrantCheck | None = None,
+        shown_args_sha256: str | None = None,
     ) -> Decision:
         """pending -> approved, for the first caller only. The approved action gets a fresh TTL
         from now, so the agent has a full window to call confirm after a late approval.
@@ -323,7 +324,11 @@ class Store(StoreConnection):
         `grant`: a standing grant approving on a person's behalf (approvals/grants.py). It is called
         inside this transaction, before the change, with (connection, time) and returns the
         decider's name ("grant 3 (alice@cli)") and the grant id after re-checking and counting
-        the grant, or None when it no longer applies: the action then stays pending."""
+        the grant, or None when it no longer applies: the action then stays pending.
+
+        `shown_args_sha256`: the args hash of the action as a person saw it. Checked inside this
+        transaction, so an action whose args changed after it was shown is never approved (it
+        stays pending, code `changed_since_shown`) however short the gap."""
         now = self._now()
         at = now_iso(now)
         with self._write() as conn:
@@ -333,6 +338,13 @@ class Store(StoreConnection):
             proposed = found[1]
             if proposed.damaged and proposed.status == ActionStatus.PENDING:  # under the write lock
                 return _refuse_damaged(proposed, "approved")
+            if shown_args_sha256 is not None and proposed.args_sha256 != shown_args_sha256:
+                return Decision(
+                    False,
+                    proposed,
+                    "its args changed since they were shown: look at it again",
+                    "changed_since_shown",
+                )
             edited: tuple[str, str] | None = None
             if args is not None and canonical_json(args) != canonical_json(proposed.args):
                 if proposed.upstream_token is not None:

@@ -208,7 +208,8 @@ class Decision:
     `ok` is True only for the one call that made the change. Otherwise `why` says, for a person,
     why not ("already approved by alice@cli at ...", "expired at ...", "unknown token"), and `code`
     says it for a program: unknown_token, awaiting_approval, rejected, expired, already_decided,
-    already_used; and from claim, tampered or args_changed (the approval does not hold).
+    already_used, changed_since_shown (approve with the args hash a person saw); and from claim,
+    tampered or args_changed (the approval does not hold).
     """
 
     ok: bool

@@ -101,6 +101,25 @@ def test_approve_once_then_explain(tmp_path: Path) -> None:
     assert not unknown.ok and unknown.why == "unknown token" and unknown.action is None
 
 
+def test_args_changed_after_they_were_shown_are_never_approved(tmp_path: Path) -> None:
+    """The inbox passes the args hash it showed; a row rewritten between showing and deciding
+    (another writer of the file) stays pending instead of being approved unseen."""
+    path = tmp_path / "c.sqlite3"
+    store = Store(path, actor="alice@tui")
+    action = _pending(store)
+    swapped = {"to": "mallory@example.com", "body": "hi"}
+    with sqlite3.connect(path) as conn:
+        conn.execute(
+            "UPDATE actions SET args_json = ?, args_sha256 = ? WHERE token = ?",
+            (json.dumps(swapped), args_sha256(swapped), action.token),
+        )
+    refused = store.approve(action.token, shown_args_sha256=action.args_sha256)
+    assert not refused.ok and refused.code == "changed_since_shown"
+    assert store.get(action.token).status == "pending"
+    fresh = store.get(action.token)
+    assert store.approve(action.token, shown_args_sha256=fresh.args_sha256).ok
+
+
 def test_reject_keeps_reason(store: Store) -> None:
     action = _pending(store)
     d = store.reject(action.token, reason="wrong recipient")

@@ -109,7 +109,7 @@ def decide_batch(
                     out.append(Outcome(action.token, False, why))
                     continue
             decision: Decision = (
-                store.approve(action.token)
+                store.approve(action.token, shown_args_sha256=action.args_sha256)
                 if verb == "approve"
                 else store.reject(action.token, reason=reason)
             )

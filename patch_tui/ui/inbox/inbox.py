@@ -521,12 +521,12 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
                 "$text-warning",
             ),
         )
-        token = action.token
+        token, shown_sha256 = action.token, action.args_sha256
 
         def decide(note: str | None) -> Decision:
             store = app_store(self.app)
             if verb == "approve":
-                return store.approve(token, note=note)
+                return store.approve(token, note=note, shown_args_sha256=shown_sha256)
             return store.reject(token, reason=note)
 
         def done(decision: Decision | None) -> None:
