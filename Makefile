@@ -15,8 +15,11 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/patch-tui $(ARGS)
 
+# Four workers on two cores on purpose: most tests spend their time waiting on a tool process,
+# a server on stdio or a Textual frame, not computing (with two workers the cores sat half idle:
+# 6.5 min against 4.2 min for the same suite).
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n 2 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n 4 $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
