@@ -7,14 +7,16 @@ import ast
 import json
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from patch_tui.format import toolfile as tfmod
 from patch_tui.format import yamlio
 from patch_tui.format.toolfile import Span, ToolFile
 from patch_tui.format.yamlio import Path
-from patch_tui.lint.analysis import BodyFacts, analyse
 from patch_tui.lint.diagnostic import Edit, Fix
+
+if TYPE_CHECKING:
+    from patch_tui.lint.analysis import BodyFacts
 
 
 @dataclass
@@ -68,6 +70,10 @@ class LintContext:
     @cached_property
     def body(self) -> BodyFacts | None:
         """One pass over the body's AST, shared by every body rule (see lint/analysis/)."""
+        # Imported on the first body rule, not with the engine: the desk imports the engine
+        # before its first frame, and the AST pass is not needed until the first lint.
+        from patch_tui.lint.analysis import analyse
+
         return analyse(self.body_tree) if self.body_tree is not None else None
 
     # -- fixes ------------------------------------------------------------------------------
