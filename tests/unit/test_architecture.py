@@ -198,3 +198,16 @@ def test_the_cycle_check_sees_function_local_imports() -> None:
     assert one_cycle(graph, {"a", "b"}) == ["a", "b", "a"]
     guarded = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import b\n"
     assert [getattr(n, "module", None) for n in _imports(ast.parse(guarded))] == ["typing"]
+
+
+# A module a newcomer can read in one sitting; past this, it holds more than one idea.
+MAX_MODULE_LINES = 600
+
+
+def test_no_module_over_600_lines() -> None:
+    too_long = {
+        str(p.relative_to(ROOT)): n
+        for p in sorted((ROOT / "patch_tui").rglob("*.py"))
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not too_long, f"split these modules (lines): {too_long}"

@@ -30,7 +30,6 @@ from typing import Any
 
 from rich.text import Text
 from textual import on, work
-from textual.actions import SkipAction
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -56,6 +55,7 @@ from patch_tui.ui.desk.problems import ProblemActions
 from patch_tui.ui.desk.source_pane import POST_PAINT_DELAY, SourceArea
 from patch_tui.ui.desk.tool_actions import ToolActions
 from patch_tui.ui.desk.tool_browser import ToolBrowser, ToolEntry
+from patch_tui.ui.desk.view_actions import ViewActions
 from patch_tui.ui.widgets.key_bar import KeyBar
 from patch_tui.untrusted.text_safety import visible
 
@@ -74,7 +74,9 @@ __all__ = [
 LINT_DEBOUNCE = 0.12
 
 
-class EditorScreen(ConflictHandling, ToolActions, FileActions, ProblemActions, Screen[None]):
+class EditorScreen(
+    ConflictHandling, ToolActions, FileActions, ProblemActions, ViewActions, Screen[None]
+):
     """The main screen."""
 
     # Priority: the desk's keys work in every pane, whatever the focused widget binds itself
@@ -563,36 +565,6 @@ class EditorScreen(ConflictHandling, ToolActions, FileActions, ProblemActions, S
         self._clear_problems()
         self._show_empty(True)
         self._update_title()
-
-    # -- view -------------------------------------------------------------------------------
-
-    def action_toggle_browser(self) -> None:
-        wanted = not self.browser.display
-        # Asked for explicitly: show it even when narrow.
-        tiny = self.desk_layout.tiny and not wanted
-        self._set_layout(browser_wanted=wanted, tiny=tiny)
-        if self.browser.display:
-            self.browser.query_one("#browser-filter").focus()
-
-    def action_form_tab(self, step: int) -> None:
-        """Tab between form fields, as a priority binding: a non-priority Tab is handled in the
-        focused field's message queue, after the app has already sent the keys typed right
-        behind it to that same field (a fast burst after Tab landed in the previous field).
-        Here the focus moves before the next key is read. Elsewhere Tab does what it does."""
-        focused = self.focused
-        if focused is None or not (focused is self.form or self.form in focused.ancestors):
-            raise SkipAction()
-        self.focus_next() if step > 0 else self.focus_previous()
-
-    def action_toggle_wrap(self) -> None:
-        """Soft wrap in the source pane (on by default: no line hides past the right edge)."""
-        self.source.soft_wrap = not self.source.soft_wrap
-        self._say(f"Soft wrap {'on' if self.source.soft_wrap else 'off'} (alt+z)", title="Source")
-
-    def action_toggle_view(self) -> None:
-        view = "source" if self.desk_layout.view == "form" else "form"
-        self._set_layout(view=view)
-        (self.source if view == "source" else self.form).focus()
 
     @on(SourceArea.HighlightingOff)
     def _highlighting_off(self, event: SourceArea.HighlightingOff) -> None:

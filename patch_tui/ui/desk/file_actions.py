@@ -123,8 +123,8 @@ class FileActions:
             result = self.toolbox.save_new_version(
                 self.current_path,
                 self.buffer.to_bytes(text),
-                part,
-                expected_sha256=self.loaded_sha,  # type: ignore[arg-type]
+                part,  # type: ignore[arg-type]
+                expected_sha256=self.loaded_sha,
             )
         except FileChangedOnDisk:
             self._ask_conflict(saving=True)

@@ -16,7 +16,6 @@ read-only (an edit would replace the broken lines and lose what was typed), with
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,6 +30,17 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static, Switch
 
+from patch_tui.desk.form_values import (
+    FieldPath,
+    _enum_text,
+    _field_value,
+    _get,
+    _input_text,
+    _switch_flag,
+    _text_of,
+    _typed_value,
+    doc_path,
+)
 from patch_tui.format import fields
 from patch_tui.format.fields import AUTH_PROVIDERS, AUTH_SCOPE_RE, FieldSpec, field_doc
 from patch_tui.format.toolfile import DELETE
@@ -39,8 +49,6 @@ from patch_tui.ui.widgets.enum_field import EnumField
 from patch_tui.ui.widgets.field_input import FieldInput
 
 __all__ = ["FieldInput", "FieldRow", "ManifestForm", "path_id"]
-
-FieldPath = tuple[str | int, ...]
 
 # Input cards built for the first frame (the rest mount right after it).
 FIRST_FRAME_CARDS = 2
@@ -54,50 +62,6 @@ AUTH_FIELD: FieldPath = ("external_auth",)
 def path_id(path: FieldPath) -> str:
     """A widget id for a field path: ("inputs", 0, "type") -> "f-inputs-0-type"."""
     return "f-" + "-".join(str(p) for p in path).replace("_", "__")
-
-
-def doc_path(path: FieldPath) -> str:
-    return ".".join(str(p) for p in path if not isinstance(p, int))
-
-
-def _get(data: Any, path: FieldPath, default: Any = None) -> Any:
-    value = data
-    for step in path:
-        if isinstance(value, dict) and isinstance(step, str) and step in value:
-            value = value[step]
-        elif isinstance(value, list) and isinstance(step, int) and 0 <= step < len(value):
-            value = value[step]
-        else:
-            return default
-    return value
-
-
-def _has(data: Any, path: FieldPath) -> bool:
-    sentinel = object()
-    return _get(data, path, sentinel) is not sentinel
-
-
-def _text_of(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value)
-
-
-def _default_text(value: Any) -> str:
-    """A default as typed in the form: JSON, except a string that reads back as itself."""
-    if isinstance(value, str):
-        try:
-            json.loads(value)
-        except ValueError:
-            return value if value.strip() == value and value else json.dumps(value)
-        return json.dumps(value)
-    return json.dumps(value)
-
-
-def _split_list(text: str) -> list[str]:
-    return [part.strip() for part in text.replace("\n", ",").split(",") if part.strip()]
 
 
 class FieldRow(Widget):
@@ -129,54 +93,6 @@ class FieldRow(Widget):
 
     def render(self) -> Content:
         return Content(self._label[:13])  # coloured by the row's own `color`
-
-
-def _enum_text(value: Any) -> str | None:
-    """What an EnumField shows: the value, or JSON for a value of the wrong kind (lint says
-    why), or None when there is none."""
-    if value is None or isinstance(value, str):
-        return value
-    return json.dumps(value)
-
-
-def _field_value(f: FieldSpec, path: FieldPath, data: dict[str, Any]) -> Any:
-    """The raw value a field's widget shows (`items: object` is short for `{type: object}`)."""
-    value = _get(data, path)
-    if f.widget == "type":
-        parent = _get(data, path[:-1])
-        value = parent if isinstance(parent, str) else value
-    return value
-
-
-def _input_text(f: FieldSpec, path: FieldPath, data: dict[str, Any]) -> str:
-    """What a text field shows: lists comma-separated, JSON values as JSON."""
-    value = _field_value(f, path, data)
-    if f.widget == "list":
-        return ", ".join(str(v) for v in value) if isinstance(value, list) else _text_of(value)
-    if f.widget == "json":
-        return _default_text(value) if _has(data, path) else ""
-    return _text_of(value)
-
-
-def _switch_flag(f: FieldSpec, path: FieldPath, data: dict[str, Any]) -> bool:
-    value = _field_value(f, path, data)
-    return value if isinstance(value, bool) else bool(f.default)
-
-
-def _typed_value(f: FieldSpec, text: str) -> Any:
-    """What a text field's text writes into the manifest; DELETE removes the field (an empty
-    optional one, a blank JSON value)."""
-    if f.widget == "list":
-        items = _split_list(text)
-        return DELETE if not items and not f.required else items
-    if f.widget == "json":
-        if not text.strip():
-            return DELETE
-        try:
-            return json.loads(text)
-        except ValueError:
-            return text  # not JSON: the person means this text
-    return DELETE if not text and not f.required else text
 
 
 def _widget(f: FieldSpec, path: FieldPath, data: dict[str, Any]) -> Widget:

@@ -51,6 +51,7 @@ from patch_tui.ui.inbox.inbox_list import (
     ActionHeader,
     ActionList,
 )
+from patch_tui.ui.inbox.palette import inbox_commands
 from patch_tui.ui.inbox.parts import DetailPane
 from patch_tui.ui.safe_text import JsonView, json_view, safe_line
 from patch_tui.ui.widgets.key_bar import KeyBar
@@ -68,61 +69,7 @@ class InboxCommands(CommandList):
         screen = self.screen
         if not isinstance(screen, InboxScreen):
             return []
-        return [
-            (
-                "inbox: approve",
-                "Approve the selected action, once all of it was shown (a)",
-                screen.action_approve,
-            ),
-            (
-                "inbox: reject",
-                "Reject the selected action, with an optional reason (r)",
-                screen.action_reject,
-            ),
-            (
-                "inbox: select",
-                "Select or deselect the action under the cursor, for a batch (space)",
-                screen.action_toggle_select,
-            ),
-            (
-                "inbox: select all",
-                "Select every pending action listed (ctrl+a)",
-                screen.action_select_all,
-            ),
-            (
-                "inbox: select down",
-                "Select this action and the next (shift+down; shift+up goes up)",
-                lambda: screen.action_extend_selection(1),
-            ),
-            (
-                "inbox: invert selection",
-                "Select the unselected and deselect the selected (*)",
-                screen.action_invert_selection,
-            ),
-            ("inbox: clear selection", "Deselect everything (esc)", screen.clear_batch),
-            ("inbox: expand all", "Show every collapsed value in full (E)", screen.action_expand),
-            ("inbox: read on", "Scroll the details a page on (d)", screen.action_read_on),
-            (
-                "inbox: history",
-                "Decided, run, failed and expired actions / back to pending (h)",
-                screen.action_toggle_history,
-            ),
-            (
-                "inbox: export history",
-                "Write the filtered history as the audit export does, JSONL or CSV (x)",
-                screen.action_export,
-            ),
-            (
-                "inbox: grants",
-                "The standing grants, active and ended; revoke one (G)",
-                screen.action_grants,
-            ),
-            (
-                "inbox: open tool source",
-                "The selected action's tool file (o)",
-                screen.action_open_source,
-            ),
-        ]
+        return inbox_commands(screen)
 
 
 class InboxScreen(BatchPart, HistoryPart, DetailPart):
