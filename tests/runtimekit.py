@@ -151,3 +151,38 @@ def mark_box(tmp_path: Path, *, echo: bool = False) -> dict[str, Any]:
         "marker": tmp_path / "ws" / "marker.txt",  # in the workspace (cli_env): writable
         "tmp": tmp_path,
     }
+
+
+def hold_mark(box: dict[str, Any], text: str) -> str:
+    """`patch-tui run mark` in `box` (from mark_box): held for a person, its confirmation token."""
+    r = cli(
+        box["env"],
+        "run",
+        "mark",
+        "--args",
+        json.dumps({"marker": str(box["marker"]), "text": text}),
+    )
+    assert r.returncode == 3, r.stderr
+    return json.loads(r.stdout)["confirmation_token"]
+
+
+# A tool that forks up to `limit` children (each ends by itself within 2 s), and says how many
+# forks went through and the errno of the first refused one.
+BOMB_BODY = """
+def main(limit: int) -> dict:
+    import os, time
+    forked = 0
+    refused = None
+    deadline = time.monotonic() + 3
+    while forked < limit and time.monotonic() < deadline:
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            refused = exc.errno
+            break
+        if pid == 0:
+            time.sleep(2)  # bounded: every child ends by itself
+            os._exit(0)
+        forked += 1
+    return {"forked": forked, "refused": refused}
+"""

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.runtimekit import cli, mark_box
+from tests.runtimekit import cli, hold_mark, mark_box
 
 pytestmark = pytest.mark.slow
 
@@ -25,18 +25,6 @@ def env(tmp_path: Path) -> dict[str, Any]:
     return _env(tmp_path)
 
 
-def _held(env: dict[str, Any], text: str) -> str:
-    r = cli(
-        env["env"],
-        "run",
-        "mark",
-        "--args",
-        json.dumps({"marker": str(env["marker"]), "text": text}),
-    )
-    assert r.returncode == 3, r.stderr
-    return json.loads(r.stdout)["confirmation_token"]
-
-
 def _ok(r: Any) -> Any:
     assert r.returncode == 0, r.stderr
     return r
@@ -46,9 +34,9 @@ def _history(env: dict[str, Any]) -> dict[str, str]:
     """One action of each fate; returns label -> token."""
     e = env["env"]
     tokens = {}
-    tokens["rejected"] = _held(env, '=HYPERLINK("http://evil.example")')
+    tokens["rejected"] = hold_mark(env, '=HYPERLINK("http://evil.example")')
     _ok(cli(e, "inbox", "reject", tokens["rejected"], "--reason", "looks like an injection"))
-    tokens["edited"] = _held(env, "proposed")
+    tokens["edited"] = hold_mark(env, "proposed")
     _ok(
         cli(
             e,
@@ -62,7 +50,7 @@ def _history(env: dict[str, Any]) -> dict[str, str]:
         )
     )
     _ok(cli(e, "confirm", tokens["edited"]))
-    tokens["changed"] = _held(env, "before change")
+    tokens["changed"] = hold_mark(env, "before change")
     _ok(cli(e, "inbox", "approve", tokens["changed"]))
     path = env["tools"] / "mark.py"
     path.write_text(path.read_text() + "\n# changed\n")
@@ -82,7 +70,7 @@ def _history(env: dict[str, Any]) -> dict[str, str]:
         )
     )
     tokens["granted"] = gid
-    tokens["pending"] = _held(env, "still waiting")
+    tokens["pending"] = hold_mark(env, "still waiting")
     del r
     return tokens
 
@@ -153,7 +141,7 @@ def test_csv_is_one_row_per_action_and_defuses_formulas(
 
 
 def test_a_formula_in_a_reason_is_defused_in_csv(env: dict[str, Any]) -> None:
-    token = _held(env, "x")
+    token = hold_mark(env, "x")
     _ok(cli(env["env"], "inbox", "reject", token, "--reason", "=1+1"))
     r = _ok(cli(env["env"], "inbox", "export", "--format", "csv"))
     [row] = list(csv.DictReader(io.StringIO(r.stdout)))
@@ -163,7 +151,7 @@ def test_a_formula_in_a_reason_is_defused_in_csv(env: dict[str, Any]) -> None:
 
 
 def test_since_filters_by_creation_time(env: dict[str, Any]) -> None:
-    _held(env, "one")
+    hold_mark(env, "one")
     assert len(_ok(cli(env["env"], "inbox", "export", "--since", "1h")).stdout.splitlines()) == 1
     assert _ok(cli(env["env"], "inbox", "export", "--since", "2999-01-01")).stdout == ""
     assert (

@@ -13,24 +13,12 @@ from hypothesis import strategies as st
 
 from patch_tui.approvals.gate import Gate
 from patch_tui.approvals.store import Store, args_sha256
-from tests.runtimekit import cli, mark_box, runs_in
+from tests.runtimekit import cli, hold_mark, mark_box, runs_in
 
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, Any]:
     return mark_box(tmp_path)
-
-
-def _held(env: dict[str, Any], text: str) -> str:
-    r = cli(
-        env["env"],
-        "run",
-        "mark",
-        "--args",
-        json.dumps({"marker": str(env["marker"]), "text": text}),
-    )
-    assert r.returncode == 3, r.stderr
-    return json.loads(r.stdout)["confirmation_token"]
 
 
 def _listed(env: dict[str, Any], token: str) -> dict[str, Any]:
@@ -40,7 +28,7 @@ def _listed(env: dict[str, Any], token: str) -> dict[str, Any]:
 
 @pytest.mark.slow
 def test_an_edited_approval_runs_the_edited_args_and_tells_the_agent(env: dict[str, Any]) -> None:
-    token = _held(env, "rm -rf /")
+    token = hold_mark(env, "rm -rf /")
     edited = {"marker": str(env["marker"]), "text": "rm -rf ./build"}
     r = cli(
         env["env"], "inbox", "approve", token, "--args", json.dumps(edited), "--note", "narrowed"
@@ -87,7 +75,7 @@ def test_an_edited_approval_runs_the_edited_args_and_tells_the_agent(env: dict[s
 def test_a_bad_edit_is_refused_in_one_line_and_the_action_stays_pending(
     env: dict[str, Any], edit: str, needle: str, code: int
 ) -> None:
-    token = _held(env, "proposed")
+    token = hold_mark(env, "proposed")
     r = cli(env["env"], "inbox", "approve", token, "--args", edit)
     assert r.returncode == code
     assert needle in r.stderr and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
@@ -98,7 +86,7 @@ def test_a_bad_edit_is_refused_in_one_line_and_the_action_stays_pending(
 
 @pytest.mark.slow
 def test_an_edit_is_refused_once_the_tool_changed(env: dict[str, Any]) -> None:
-    token = _held(env, "proposed")
+    token = hold_mark(env, "proposed")
     path = env["tools"] / "mark.py"
     path.write_text(path.read_text() + "\n# changed\n")
     r = cli(
@@ -110,7 +98,7 @@ def test_an_edit_is_refused_once_the_tool_changed(env: dict[str, Any]) -> None:
 
 @pytest.mark.slow
 def test_an_edit_of_a_decided_action_says_why_not(env: dict[str, Any]) -> None:
-    token = _held(env, "proposed")
+    token = hold_mark(env, "proposed")
     assert cli(env["env"], "inbox", "reject", token, "--reason", "no").returncode == 0
     r = cli(
         env["env"], "inbox", "approve", token, "--args", json.dumps({"marker": "m", "text": "x"})

@@ -24,7 +24,7 @@ import pytest
 
 from patch_tui.runtime import sandbox
 from patch_tui.runtime.runner import Isolation, run_file, run_source
-from tests.runtimekit import PATCH_TUI, tool_text, write_tool
+from tests.runtimekit import BOMB_BODY, PATCH_TUI, tool_text, write_tool
 
 HOST = sandbox.probe()
 ENGINES = [
@@ -287,26 +287,6 @@ def test_forked_memory_hog_is_stopped(engine: str) -> None:
     stopped = not r.ok or -9 in r.result["statuses"]
     assert stopped, r.result
     assert any("memory cap" in line for line in r.capability_assertions)
-
-
-BOMB_BODY = """
-def main(limit: int) -> dict:
-    import os, time
-    forked = 0
-    refused = None
-    deadline = time.monotonic() + 3
-    while forked < limit and time.monotonic() < deadline:
-        try:
-            pid = os.fork()
-        except OSError as exc:
-            refused = exc.errno
-            break
-        if pid == 0:
-            time.sleep(2)  # bounded: every child ends by itself
-            os._exit(0)
-        forked += 1
-    return {"forked": forked, "refused": refused}
-"""
 
 
 @pytest.mark.parametrize("engine", ENGINES)

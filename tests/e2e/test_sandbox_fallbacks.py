@@ -19,7 +19,7 @@ import pytest
 
 from patch_tui.runtime import sandbox
 from patch_tui.runtime.runner import Isolation, run_source
-from tests.runtimekit import tool_text
+from tests.runtimekit import BOMB_BODY, tool_text
 
 HOST = sandbox.probe()
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,25 +100,6 @@ if os.geteuid() != 0 and "home" in globals():
 
     shutil.rmtree(home, ignore_errors=True)
 print(json.dumps(out))
-"""
-
-BOMB_BODY = """
-def main(limit: int) -> dict:
-    import os, time
-    forked = 0
-    refused = None
-    deadline = time.monotonic() + 3
-    while forked < limit and time.monotonic() < deadline:
-        try:
-            pid = os.fork()
-        except OSError as exc:
-            refused = exc.errno
-            break
-        if pid == 0:
-            time.sleep(2)  # bounded: every child ends by itself
-            os._exit(0)
-        forked += 1
-    return {"forked": forked, "refused": refused}
 """
 
 
