@@ -19,20 +19,10 @@ def inside(child: str, parent: str) -> bool:
 
 def seccomp_fd() -> int:
     """A sealed memfd holding the seccomp program (sandbox_exec's), read from offset 0."""
-    import fcntl
-
+    from patch_tui.runtime.process import sealed_memfd
     from patch_tui.runtime.sandbox_exec import seccomp_bytes
 
-    fd = os.memfd_create("patch-seccomp", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-    try:
-        os.write(fd, seccomp_bytes(os.uname().machine))
-        seals = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
-        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
-        os.lseek(fd, 0, os.SEEK_SET)
-    except OSError:
-        os.close(fd)
-        raise
-    return fd
+    return sealed_memfd("patch-seccomp", seccomp_bytes(os.uname().machine))
 
 
 def bwrap_words(

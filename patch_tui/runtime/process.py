@@ -243,6 +243,25 @@ exec(*_patch_load())
 """
 
 
+def sealed_memfd(name: str, data: bytes) -> int:
+    """Linux: a memfd holding exactly `data`, sealed against every write, grow and shrink, read
+    from offset 0 (the tool's source, bwrap's seccomp program)."""
+    import fcntl
+
+    fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        seals = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
+        os.lseek(fd, 0, os.SEEK_SET)
+    except OSError:
+        os.close(fd)
+        raise
+    return fd
+
+
 def source_fd(data: bytes) -> tuple[int, threading.Thread | None]:
     """A read-only FD holding exactly `data`, for the tool's process to inherit.
 
@@ -250,20 +269,7 @@ def source_fd(data: bytes) -> tuple[int, threading.Thread | None]:
     user opening /proc/<pid>/fd/<n> can change it. Elsewhere: a pipe fed by a thread (no path to
     open; write failures after the child died are ignored)."""
     if hasattr(os, "memfd_create"):
-        import fcntl
-
-        fd = os.memfd_create("tool.py", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            seals = fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_SEAL
-            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
-            os.lseek(fd, 0, os.SEEK_SET)
-        except OSError:
-            os.close(fd)
-            raise
-        return fd, None
+        return sealed_memfd("tool.py", data), None
     read_end, write_end = os.pipe()
 
     def feed() -> None:
