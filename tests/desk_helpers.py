@@ -27,7 +27,7 @@ def make_app(folder: Path, path: Path | None = None, theme: str = "patch-dark"):
     return PatchApp(Toolbox.open(path or folder), path, settings=settings, theme=theme)
 
 
-async def wait_lint(pilot, screen, since: int, timeout: float = 5.0) -> None:
+async def wait_lint(pilot, screen, since: int, timeout: float = 15.0) -> None:
     """Wait until the editor linted after `since` lints (debounce + worker), then settle."""
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout

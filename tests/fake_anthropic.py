@@ -249,7 +249,7 @@ class FakeAnthropic:
         with self.lock:
             self.script.extend(answers)
 
-    def wait_for(self, predicate: Any, timeout: float = 5.0) -> bool:
+    def wait_for(self, predicate: Any, timeout: float = 15.0) -> bool:
         """Poll until predicate(self) is true (the handler threads run concurrently)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

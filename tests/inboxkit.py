@@ -95,7 +95,7 @@ def hold(
         )
 
 
-async def wait_for(pilot: Any, cond: Any, timeout: float = 5.0, what: str = "condition") -> float:
+async def wait_for(pilot: Any, cond: Any, timeout: float = 15.0, what: str = "condition") -> float:
     """Wait until cond() is true; returns the seconds it took."""
     loop = asyncio.get_running_loop()
     start = loop.time()

@@ -117,11 +117,11 @@ async def test_an_arrival_rings_and_notifies_with_safe_text(env: dict[str, Any])
         assert early.token in (watch._known or set())  # waiting at start-up: no alert for it
         hostile = HOSTILE["osc52_bel"] + HOSTILE["clear"] + HOSTILE["rlo"]
         hold(store, folder / "slack_send_message.py", {"channel": "#general", "text": hostile})
-        await wait_for(pilot, lambda: "\a" in written, timeout=3, what="the bell")
+        await wait_for(pilot, lambda: "\a" in written, timeout=15, what="the bell")
         [osc] = [w for w in written if w.startswith("\x1b]9;")]
         assert osc.count("\x1b") == 1 and osc.count("\x07") == 1
         assert "slack_send_message" in osc and "\\u001b]52;c;" in osc and "⟦U+202E⟧" in osc
-        await wait_for(pilot, lambda: env["log"].exists(), timeout=3, what="notify-send")
+        await wait_for(pilot, lambda: env["log"].exists(), timeout=15, what="notify-send")
         [call] = [json.loads(line) for line in env["log"].read_text().splitlines()]
         assert "slack_send_message" in call[-1] and not (set(call[-1]) & CONTROL)
         assert "waiting-before-start" not in "".join(written)
@@ -147,7 +147,7 @@ async def test_each_alert_can_be_turned_off(
         written = _capture(app)
         watch = await _watching(pilot, app)
         hold(store, folder / "delete_file.py", {"path": "/tmp/x"})
-        await wait_for(pilot, lambda: watch.count == 1, timeout=3, what="the arrival")
+        await wait_for(pilot, lambda: watch.count == 1, timeout=15, what="the arrival")
         await pilot.pause(0.3)
         assert "\a" not in written and not any(w.startswith("\x1b]") for w in written)
         assert not env["log"].exists()

@@ -51,7 +51,7 @@ def _row_of(widget) -> FieldRow:
 
 async def test_new_fields_show_up_with_their_help_and_write_the_source(folder):
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         form = screen.form
         await pilot.pause()

@@ -140,7 +140,7 @@ async def test_every_registered_screen_passes_the_binding_audit(tmp_path, monkey
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     app = make_app(tool_folder(tmp_path))
     problems: dict[str, list[str]] = {}
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         await ready(pilot, app)
         for name in SCREENS_LAZY:
             app.action_open_screen(name)

@@ -23,7 +23,7 @@ async def test_an_empty_file_says_there_is_no_manifest_and_f8_inserts_a_starter(
     path = folder / "blank_tool.py"
     path.write_text("")
     app = make_app(folder, path)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         error = _form_error(screen)
         assert "No manifest" in error and "last good" not in error and "F8" in error
@@ -48,7 +48,7 @@ async def test_switching_to_a_file_without_manifest_shows_none_of_the_previous_t
     bare = folder / "bare.py"
     bare.write_text("print('no manifest here')\n")
     app = make_app(folder, folder / "echo_text.py")
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         count = screen.lint_count
         screen.open_tool(bare)

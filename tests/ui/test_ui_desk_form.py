@@ -36,7 +36,7 @@ def _help_text(screen) -> str:
 
 async def test_typing_in_a_form_field_never_parses_on_the_ui_thread(folder, monkeypatch):
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         threads: list[str] = []
         real = toolfile.parse
@@ -61,7 +61,7 @@ async def test_a_form_edit_right_after_a_source_edit_keeps_both(folder):
     """The last parse is older than the text: the form edit waits for the lint thread's parse,
     then lands on the text as it is (the source edit is kept)."""
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         source = screen.source
         source.replace_as(object(), "# version: 1.2.0\n", (2, 0), (3, 0))  # as if typed
@@ -80,7 +80,7 @@ async def test_a_form_edit_right_after_a_source_edit_keeps_both(folder):
 
 async def test_the_help_line_follows_the_focus(folder):
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         screen.form.query_one("#f-version", Input).focus()
         await pilot.pause()
@@ -128,7 +128,7 @@ async def test_a_clean_tool_opened_after_one_with_problems_shows_none_of_them(fo
         (folder / "echo_text.py").read_text().replace("# name: echo_text", "# name: Echo Text")
     )
     app = make_app(folder, broken)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         assert screen.diagnostics and screen.form.query(".-problem")
         screen.lint_panel.focus()
@@ -145,7 +145,7 @@ async def test_a_clean_tool_opened_after_one_with_problems_shows_none_of_them(fo
 
 async def test_edits_dropped_for_another_tool_leave_its_row_as_on_disk(folder):
     app = make_app(folder, folder / "echo_text.py")
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         browser = screen.browser
         count = screen.lint_count

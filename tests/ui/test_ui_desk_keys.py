@@ -150,7 +150,7 @@ async def test_filter_ranks_a_name_match_above_a_description_match(folder):
 
 async def test_tab_puts_the_cursor_at_the_end_and_the_next_key_adds(folder):
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         screen.form.query_one("#f-name", Input).focus()
         await pilot.pause()
@@ -165,7 +165,7 @@ async def test_tab_puts_the_cursor_at_the_end_and_the_next_key_adds(folder):
 
 async def test_a_burst_of_keys_right_after_tab_lands_in_the_next_field(folder):
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         name = screen.form.query_one("#f-name", Input)
         name.focus()
@@ -183,7 +183,7 @@ async def test_a_burst_of_keys_right_after_tab_lands_in_the_next_field(folder):
 async def test_ctrl_z_undoes_typing_in_a_form_field(folder):
     app = make_app(folder)
     original = (folder / "echo_text.py").read_text()
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         field = screen.form.query_one("#f-description", Input)
         field.focus()
@@ -216,7 +216,7 @@ async def test_ctrl_z_undoes_typing_in_a_form_field(folder):
 
 async def test_add_input_moves_the_focus_to_the_new_name(folder):
     app = make_app(folder)
-    async with app.run_test(size=(140, 60)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         screen.form.query_one("#input-add").focus()
         await pilot.pause()
@@ -251,7 +251,7 @@ async def test_every_desk_key_works_in_every_pane(folder, pane):
     """F1 lists the desk's keys as working everywhere on the desk: press each one with the
     focus in each pane and check that the desk's action ran (TextArea took F6 and F7)."""
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         ran: list[str] = []
         for _key, action in DESK_KEYS:
@@ -273,7 +273,7 @@ async def test_every_desk_key_works_in_every_pane(folder, pane):
 
 async def test_f6_and_f7_from_the_source_pane(folder, monkeypatch):
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         screen.source.focus()
         await pilot.pause()

@@ -29,7 +29,7 @@ def _line(text: str, start: str) -> str:
 
 async def test_opens_first_tool_with_form_and_source(folder):
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         assert screen.current_path == folder.resolve() / "echo_text.py"
         assert screen.source.text == (folder / "echo_text.py").read_text()
@@ -42,7 +42,7 @@ async def test_opens_first_tool_with_form_and_source(folder):
 
 async def test_enum_field_picks_with_keys_and_mouse(folder):
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         field = screen.form.query_one("#f-outputs-type", EnumField)
         assert field.value == "string"
@@ -112,7 +112,7 @@ async def test_cards_below_the_fold_arrive_with_their_values(folder):
     )
     path.write_text(path.read_text().replace("# outputs:", extra + "# outputs:", 1))
     app = make_app(folder, path)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         names = [screen.form.query_one(f"#f-inputs-{i}-name", Input).value for i in range(5)]
         assert names == ["text", "shout", "extra0", "extra1", "extra2"]
@@ -128,7 +128,7 @@ async def test_cards_below_the_fold_arrive_with_their_values(folder):
 
 async def test_a_letter_typed_in_the_open_picker_is_ignored(folder):
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         field = screen.form.query_one("#f-outputs-type", EnumField)
         field.focus()
@@ -143,7 +143,7 @@ async def test_enum_field_shows_an_unknown_value_as_it_is(folder):
     path = folder / "echo_text.py"
     path.write_text(path.read_text().replace("#     type: boolean", "#     type: bool"))
     app = make_app(folder, path)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         field = screen.form.query_one("#f-inputs-1-type", EnumField)
         assert field.value == "bool" and field.has_class("-unknown")
@@ -154,7 +154,7 @@ async def test_enum_field_shows_an_unknown_value_as_it_is(folder):
 async def test_form_edit_rewrites_only_frontmatter_and_undo_works(folder):
     app = make_app(folder)
     original = (folder / "echo_text.py").read_text()
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         field = screen.form.query_one("#f-description", Input)
         field.focus()
@@ -193,7 +193,7 @@ async def test_form_edit_rewrites_only_frontmatter_and_undo_works(folder):
 
 async def test_form_inputs_editor_add_move_remove(folder):
     app = make_app(folder)
-    async with app.run_test(size=(140, 60)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         form = screen.form
         count = screen.lint_count
@@ -257,7 +257,7 @@ async def test_form_inputs_editor_by_mouse(folder):
 
 async def test_source_edit_refreshes_form_but_not_the_focused_field(folder):
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         version = screen.form.query_one("#f-version", Input)
         version.focus()
@@ -275,7 +275,7 @@ async def test_source_edit_refreshes_form_but_not_the_focused_field(folder):
 
 async def test_broken_yaml_dims_form_and_lint_points_at_it(folder):
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         row = screen.source.text.splitlines().index("# inputs:")
         count = screen.lint_count
@@ -303,7 +303,7 @@ async def test_lint_jump_to_form_field(folder):
     path = folder / "echo_text.py"
     path.write_text(path.read_text().replace("# version: 1.0.0", "# version: 1.0.0.0"))
     app = make_app(folder, path)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         panel = screen.query_one(LintPanel)
         codes = [d.code for d in panel.diagnostics]
@@ -326,7 +326,7 @@ async def test_quick_fix_through_the_text_area_with_undo(folder):
     broken = path.read_text().replace('python_version: "3.12"', "python_version: 3.12")
     path.write_text(broken)
     app = make_app(folder, path)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         panel = screen.query_one(LintPanel)
         codes = [d.code for d in panel.diagnostics]
@@ -351,7 +351,7 @@ async def test_save_writes_atomically_keeping_mode(folder):
     path = folder / "echo_text.py"
     os.chmod(path, 0o750)
     app = make_app(folder, path)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         screen.source.insert("# a comment\n", screen.source.document.end)
         await pilot.pause()
@@ -373,7 +373,7 @@ async def test_save_writes_atomically_keeping_mode(folder):
 async def test_outside_change_follows_clean_buffer(folder):
     path = folder / "echo_text.py"
     app = make_app(folder, path)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         new = path.read_text().replace("optionally shouted", "maybe shouted")
         path.write_text(new)
@@ -389,7 +389,7 @@ async def test_outside_change_follows_clean_buffer(folder):
 async def test_outside_change_with_dirty_buffer_shows_banner(folder):
     path = folder / "echo_text.py"
     app = make_app(folder, path)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         screen.source.insert("# mine\n", screen.source.document.end)
         await pilot.pause()
@@ -413,7 +413,7 @@ async def test_outside_change_with_dirty_buffer_shows_banner(folder):
 async def test_save_conflict_asks_and_keeps_or_reloads(folder):
     path = folder / "echo_text.py"
     app = make_app(folder, path)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         screen.source.insert("# mine\n", screen.source.document.end)
         theirs = path.read_text() + "# theirs\n"
@@ -445,7 +445,7 @@ async def test_save_as_new_version_keeps_history(folder):
     path = folder / "echo_text.py"
     original = path.read_text()
     app = make_app(folder, path)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         await pilot.press("f6")
         await pilot.pause()
@@ -468,7 +468,7 @@ async def test_save_as_new_version_keeps_history(folder):
 
 async def test_switching_tools_with_unsaved_edits_asks(folder):
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         screen.source.insert("# unsaved\n", screen.source.document.end)
         await pilot.pause()
@@ -529,7 +529,7 @@ async def test_a_newly_shown_field_shows_the_start_of_its_text(folder):
 
 async def test_quit_with_unsaved_edits_asks(folder):
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         screen.source.insert("# unsaved\n", screen.source.document.end)
         await pilot.pause()
@@ -543,7 +543,7 @@ async def test_quit_with_unsaved_edits_asks(folder):
 
 async def test_new_rename_duplicate_delete_from_browser(folder):
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         screen.browser.query_one("#browser-list").focus()
         await pilot.press("ctrl+n")
@@ -586,7 +586,7 @@ async def test_new_rename_duplicate_delete_from_browser(folder):
 
 async def test_filter_as_you_type(folder):
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         await ready(pilot, app)
         await pilot.pause(0.2)
         box = app.editor.browser.query_one("#browser-filter", Input)
@@ -602,7 +602,7 @@ async def test_broken_file_opens_with_diagnostics(folder):
     bad = folder / "broken.py"
     bad.write_bytes(b"# ---\n# name: broken\n# description: caf\xe9\n# ---\nprint(1)\n")
     app = make_app(folder, bad)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause(0.3)
         screen = app.editor
         assert screen.read_only_reason
@@ -616,7 +616,7 @@ async def test_markup_in_file_text_is_shown_literally(folder):
     path = folder / "echo_text.py"
     path.write_text(path.read_text().replace("# version: 1.0.0", '# version: "[b]x[/b]"'))
     app = make_app(folder, path)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         panel = screen.query_one(LintPanel)
         row = [d.code for d in panel.diagnostics].index("PT012")
@@ -642,7 +642,7 @@ async def test_small_terminals(folder, size):
 
 async def test_palette_commands_are_named_area_verb(folder):
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         from patch_tui.ui.desk.editor import EditorCommands
 
@@ -671,7 +671,7 @@ async def test_save_in_patch_toolbox_updates_index(tmp_path):
         )
     )
     app = make_app(root)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         assert screen.toolbox.is_patch_toolbox
         field = screen.form.query_one("#f-version", Input)
@@ -708,7 +708,7 @@ async def test_theme_switch_recolours_the_source(folder):
     from textual.color import Color
 
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         app.theme = "patch-light"
         await pilot.pause()
@@ -728,7 +728,7 @@ async def test_form_shows_odd_data_without_destroying_it(folder):
     text = text[:start] + "# inputs:\n#   text:\n#     type: string\n" + text[end:]
     path.write_text(text)
     app = make_app(folder, path)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         form = screen.form
         # Hidden characters are shown, never obeyed.
@@ -741,7 +741,7 @@ async def test_form_shows_odd_data_without_destroying_it(folder):
 
 async def test_form_marks_fields_with_problems(folder):
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         version = screen.form.query_one("#f-version", Input)
         assert not version.has_class("-problem")
@@ -760,7 +760,7 @@ async def test_form_marks_fields_with_problems(folder):
 
 async def test_copy_source_to_clipboard(folder):
     app = make_app(folder)
-    async with app.run_test(size=(140, 40)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await ready(pilot, app)
         await pilot.press("f9")
         await pilot.pause()

@@ -55,7 +55,7 @@ def rounds_text(screen: GenerateScreen) -> str:
     return "\n".join(strip.text for strip in screen.query_one("#gen-rounds", RichLog).lines)
 
 
-async def until(pilot, predicate, timeout: float = 10.0) -> None:
+async def until(pilot, predicate, timeout: float = 15.0) -> None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not predicate():
@@ -84,7 +84,7 @@ async def test_generate_streams_then_accept_saves_and_dismisses(
     out = tmp_path / "out"
     screen = GenerateScreen(out_dir=out, options=options(fake.base_url))
     app = Host(screen)
-    async with app.run_test(size=(140, 45)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         await start(pilot, screen, "Count the words in a text")
         await until(
             pilot,
@@ -114,13 +114,13 @@ async def test_cancel_stops_the_stream_and_writes_nothing(
     fake.add(Reply(TOOL, chunk=5, delay=0.02))
     screen = GenerateScreen(out_dir=tmp_path / "out", options=options(fake.base_url))
     app = Host(screen)
-    async with app.run_test(size=(140, 45)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         await start(pilot, screen, "Count words")
         await until(pilot, lambda: len(preview_text(screen)) > 20)
         await pilot.press("escape")
         await pilot.pause()
         assert screen.state == "cancelled"
-        assert await asyncio.to_thread(fake.wait_for, lambda f: f.disconnects == 1, 5)
+        assert await asyncio.to_thread(fake.wait_for, lambda f: f.disconnects == 1, 15)
         assert fake.completed == 0 and screen.result is None
         await pilot.press("ctrl+s")  # nothing to accept
         assert app.screen is screen and not (tmp_path / "out").exists()
@@ -133,7 +133,7 @@ async def test_discard_after_a_result_writes_nothing(fake: FakeAnthropic, tmp_pa
     fake.add(Reply(TOOL))
     screen = GenerateScreen(out_dir=tmp_path, options=options(fake.base_url))
     app = Host(screen)
-    async with app.run_test(size=(140, 45)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         await start(pilot, screen, "Count words")
         await until(pilot, lambda: screen.state == "done")
         await pilot.pause()  # laid out before a click aims at it
@@ -147,7 +147,7 @@ async def test_errors_still_left_need_a_second_accept(fake: FakeAnthropic, tmp_p
     fake.add(Reply(BROKEN))
     screen = GenerateScreen(out_dir=tmp_path, options=options(fake.base_url, max_repairs=0))
     app = Host(screen)
-    async with app.run_test(size=(140, 45)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         await start(pilot, screen, "Count words")
         await until(pilot, lambda: screen.state == "done")
         await pilot.press("ctrl+s")
@@ -166,7 +166,7 @@ async def test_llm_text_is_never_markup(fake: FakeAnthropic, tmp_path: Path) -> 
     fake.add(Reply(evil))
     screen = GenerateScreen(out_dir=tmp_path, options=options(fake.base_url, max_repairs=0))
     app = Host(screen)
-    async with app.run_test(size=(140, 45)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         await start(pilot, screen, "Count words")
         await until(pilot, lambda: screen.state == "done")
         shown = preview_text(screen)
@@ -202,7 +202,7 @@ async def test_each_error_is_one_notification_and_never_a_crash(
     ]
     first = GenerateScreen(out_dir=tmp_path, options=options(fake.base_url))
     app = Host(first)
-    async with app.run_test(size=(140, 45)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         for answers, opts, expected in cases:
             fake.add(*answers)
             screen = GenerateScreen(out_dir=tmp_path, options=opts)
@@ -242,7 +242,7 @@ async def test_refine_shows_the_diff_and_returns_the_new_text(
         options=options(fake.base_url), refine_text=current, refine_label="count_words.py"
     )
     app = Host(screen)
-    async with app.run_test(size=(140, 45)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         assert "def main" in preview_text(screen)  # the current file before anything runs
         await start(pilot, screen, "Also count tabs")
         await until(pilot, lambda: screen.state == "done")
@@ -288,7 +288,7 @@ async def test_in_the_app_generate_opens_the_tool_and_refine_fills_the_editor(
     )
     fake.add(Reply(TOOL), Reply(changed))
     app = make_app(folder)
-    async with app.run_test(size=(160, 50)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         await palette(pilot, "generate: new tool")
         screen = app.screen
         assert type(screen) is GenerateScreen
@@ -322,7 +322,7 @@ async def test_round_labels_say_how_each_round_ended(fake: FakeAnthropic, tmp_pa
     fake.add(Reply(BROKEN, chunk=20, delay=0.02), Reply(TOOL, chunk=20, delay=0.02))
     screen = GenerateScreen(out_dir=tmp_path / "out", options=options(fake.base_url))
     app = Host(screen)
-    async with app.run_test(size=(140, 45)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         await start(pilot, screen, "Count the words in a text")
         await until(pilot, lambda: "first answer: streaming…" in rounds_text(screen))
         await until(pilot, lambda: screen.state == "done")
@@ -337,7 +337,7 @@ async def test_a_cancelled_round_says_cancelled(fake: FakeAnthropic, tmp_path: P
     fake.add(Reply(TOOL, chunk=5, delay=0.02))
     screen = GenerateScreen(out_dir=tmp_path / "out", options=options(fake.base_url))
     app = Host(screen)
-    async with app.run_test(size=(140, 45)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         await start(pilot, screen, "Count words")
         await until(pilot, lambda: len(preview_text(screen)) > 20)
         await pilot.press("escape")
@@ -353,7 +353,7 @@ async def test_a_failed_round_says_failed(fake: FakeAnthropic, tmp_path: Path) -
     fake.add(Reply(TOOL, chunk=5, delay=0.01, drop_after=3))
     screen = GenerateScreen(out_dir=tmp_path / "out", options=options(fake.base_url))
     app = Host(screen)
-    async with app.run_test(size=(140, 45)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         await start(pilot, screen, "Count words")
         await until(pilot, lambda: screen.state == "failed")
         await pilot.pause()

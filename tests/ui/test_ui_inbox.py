@@ -114,7 +114,7 @@ async def test_expired_actions_leave_and_show_in_history(env) -> None:
             what="the countdown",
         )
         # Expiry commits nothing by itself: the inbox re-reads when the first expiry is due.
-        await wait_for(pilot, lambda: not screen.list.actions, timeout=5, what="expiry")
+        await wait_for(pilot, lambda: not screen.list.actions, timeout=15, what="expiry")
         assert screen.has_class("-empty")
         assert _status(store, action.token).status == "expired"
         await pilot.press("h")
@@ -289,7 +289,7 @@ async def test_hostile_args_are_shown_plainly_and_harmlessly(env) -> None:
     args.update({f"x_{k}": v for k, v in HOSTILE.items()})
     action = hold(store, folder / "delete_file.py", args)
     app = inbox_app(store)
-    async with app.run_test(size=(160, 80)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         screen = await open_inbox(pilot, app)
         await pilot.press("E")
         await pilot.pause(0.2)

@@ -14,7 +14,7 @@ from patch_tui.interop import mcp
 from patch_tui.ui.desk.export import InteropScreen
 
 
-async def _until(pilot, check, timeout: float = 5.0) -> None:
+async def _until(pilot, check, timeout: float = 15.0) -> None:
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not check():
@@ -27,7 +27,7 @@ async def test_export_shows_copies_and_saves(tmp_path: Path) -> None:
     folder = tool_folder(tmp_path)
     path = folder / "word_total.py"
     app = make_app(folder, path)
-    async with app.run_test(size=(140, 45)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         await ready(pilot, app)
         app.action_open_screen("interop")  # what the palette's "tool: export / import" runs
         await pilot.pause()
@@ -71,7 +71,7 @@ async def test_import_writes_into_the_toolbox_and_opens_the_tool(tmp_path: Path)
     bad = tmp_path / "bad.json"
     bad.write_text("{oops", encoding="utf-8")
     app = make_app(folder, folder / "word_total.py")
-    async with app.run_test(size=(140, 45)) as pilot:
+    async with app.run_test(size=(120, 36)) as pilot:
         await ready(pilot, app)
         app.push_screen(InteropScreen())
         await pilot.pause()

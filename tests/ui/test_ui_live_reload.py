@@ -33,7 +33,7 @@ def outside_save(path: Path, text: str) -> None:
     os.replace(scratch, path)
 
 
-async def until(pilot, check, timeout: float = 5.0) -> bool:
+async def until(pilot, check, timeout: float = 15.0) -> bool:
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not check():
