@@ -1,7 +1,7 @@
 """Everything outside ui/ (and the headless commands) must never import Textual, and nothing imports anthropic or mcp
 at start-up (docs/architecture.md, A core that does not know the UI). Each import runs in a fresh interpreter so earlier
 tests cannot mask it: for the per-module check, a process forked from an interpreter that has imported nothing but
-the standard library (one interpreter start instead of one per module)."""
+the standard library, yaml and pydantic (one interpreter start instead of one per module)."""
 
 from __future__ import annotations
 
@@ -31,9 +31,16 @@ def _imported_after(code: str) -> set[str]:
 
 
 # Run by a bare interpreter: for each module, a forked child imports it and reports the top-level
-# names in sys.modules (or the error), so no module's imports can mask another's.
+# names in sys.modules (or the error), so no module's imports can mask another's. The parent first
+# loads the two libraries nearly every module needs (yaml, and pydantic with its schema builder),
+# so each child does not pay for them again; neither of them imports textual, anthropic or mcp,
+# which the probe checks before forking.
 _FORK_PROBE = """
 import json, os, sys
+import yaml, pydantic
+class _Warm(pydantic.BaseModel):
+    x: int = 0
+assert not {"textual", "anthropic", "mcp"} & {m.split(".")[0] for m in sys.modules}
 found = {}
 for name in sys.argv[1:]:
     read, write = os.pipe()
