@@ -5,7 +5,9 @@ the standard library, yaml and pydantic (one interpreter start instead of one pe
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import pkgutil
 import subprocess
 import sys
@@ -66,15 +68,25 @@ print(json.dumps(found))
 
 
 @pytest.fixture(scope="module")
-def loaded_by_module() -> dict[str, str]:
-    out = subprocess.run(
-        [sys.executable, "-c", _FORK_PROBE, *CORE_MODULES],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    )
-    return json.loads(out.stdout)
+def loaded_by_module(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    # Under xdist the parametrized tests spread over every worker; the probe runs once and the
+    # other workers read its report (pytest-xdist's pattern for a fixture computed once per run).
+    # The run's own temp root: a worker's basetemp is <run>/popen-gwN, a lone process's is <run>.
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if "PYTEST_XDIST_WORKER" in os.environ else base
+    report = shared / "headless_imports.json"
+    with open(shared / "headless_imports.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not report.exists():
+            out = subprocess.run(
+                [sys.executable, "-c", _FORK_PROBE, *CORE_MODULES],
+                capture_output=True,
+                text=True,
+                check=True,
+                timeout=300,
+            )
+            report.write_text(out.stdout)
+    return json.loads(report.read_text())
 
 
 @pytest.mark.parametrize("module", CORE_MODULES)
