@@ -3,6 +3,7 @@
     grant = create(store, tool, version, source_sha256, patterns, seconds)   -> Grant
     list_grants(store, ended=False)                                          -> list[Grant]
     revoke(store, grant_id)                                                  -> Grant
+    listing(store, toolbox, ended=False)              -> list[Listed]   what a person is shown
     apply(store, action)                                   -> Decision | None   (approved by a grant)
     matches(grant, kind, tool, source_sha256, args, now)   -> bool      the rule, as a pure function
     literal_glob(text)                                     -> str       a glob matching text only
@@ -29,6 +30,16 @@ The approval is the store's own (`Store.approve(grant=...)`): one transaction re
 the grant; the action is then confirmed through the gate like any other, so every check confirm
 makes still applies.
 
+A grant whose tool file changed (or went) stays standing in the store, and simply never matches
+again. `listing` is what the CLI (`inbox grants`) and the TUI's grants screen show: it compares the
+tool file's sha256 with the grant's and says such a grant ended, and why (`Listed`). The file is
+found where the grant's calls came from (the tool_path of the actions with the granted source),
+else in the toolbox by the tool's name. If neither finds one (a file outside the toolbox that no
+call has used yet, a guard grant for another server's tool, a toolbox tool deleted before any call)
+the grant is shown active with "tool file not found": it may well still approve, and showing a
+live grant as ended would hide it. The granted bytes put back make an ended grant apply again, so
+revoking it stays possible.
+
 Grant rows live in the store's `grants` table; they are never deleted (revoking sets revoked_at), so
 an audit can always say which grant approved what.
 """
@@ -40,9 +51,13 @@ import json
 import re
 import sqlite3
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from patch_tui.approvals.store import Action, Decision, Store, StoreError, canonical_json, now_iso
+
+if TYPE_CHECKING:
+    from patch_tui.runtime.toolbox import Toolbox
 
 # Longest grant: a week. A standing "always" is exactly what this feature exists to avoid.
 MAX_SECONDS = 7 * 24 * 3600
@@ -297,3 +312,114 @@ def apply(store: Store, action: Action) -> Decision | None:
 
 def describe_patterns(grant: Grant) -> str:
     return " ".join(str(p) for p in grant.patterns) or "(every call)"
+
+
+# -- what a person is shown -------------------------------------------------------------------
+
+# Why a grant the store still holds can no longer approve: its tool file is not the granted one.
+TOOL_ENDED = {
+    "tool_changed": "the tool changed since it was granted",
+    "tool_gone": "the tool file is gone",
+}
+# How many of the paths its calls came from are looked at (newest first): a tool seldom moves.
+_CALL_PATHS = 5
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A grant as listed: its state counts the tool file, which the store's state does not."""
+
+    grant: Grant
+    # active, expired, revoked (the store's), or tool_changed, tool_gone (the file's).
+    state: str
+    # The tool file compared with the grant; None when no file was found to compare.
+    tool_file: str | None = None
+
+    @property
+    def ended(self) -> str | None:
+        """None while the grant can approve; else why not (the state)."""
+        return None if self.state == "active" else self.state
+
+    @property
+    def status(self) -> str:
+        """One line: active, expired, revoked, or `ended: <why>` for a changed or gone tool."""
+        why = TOOL_ENDED.get(self.state)
+        return f"ended: {why}" if why else self.state
+
+    @property
+    def unchecked(self) -> bool:
+        """Standing, but no tool file was found to compare it with (see the module)."""
+        return self.state == "active" and self.tool_file is None
+
+    @property
+    def revocable(self) -> bool:
+        """Standing in the store: an active grant, or one its tool ended (which the granted bytes
+        put back would revive)."""
+        return self.state in ("active", *TOOL_ENDED)
+
+    def to_json(self, now: str) -> dict[str, Any]:
+        return {
+            **self.grant.to_json(now),
+            "state": self.state,
+            "ended": self.ended,
+            "tool_file": self.tool_file,
+        }
+
+
+def _sha256_of(path: Path) -> str | None:
+    """The file's sha256 as grants bind it (toolfile's), or None when there is no such file."""
+    from patch_tui.format import toolfile
+
+    try:
+        if not path.is_file():
+            return None
+        return toolfile.read(str(path)).sha256
+    except (OSError, ValueError):
+        return None
+
+
+def _candidates(store: Store, grant: Grant, toolbox: Toolbox | None) -> list[Path]:
+    rows = store._read(
+        "SELECT tool_path FROM actions WHERE tool = ? AND source_sha256 = ? "
+        "AND tool_path IS NOT NULL GROUP BY tool_path ORDER BY MAX(id) DESC LIMIT ?",
+        (grant.tool, grant.source_sha256, _CALL_PATHS),
+    )
+    paths = [Path(r[0]) for r in rows]
+    if toolbox is not None:
+        from patch_tui.runtime.toolbox import ToolboxError
+
+        try:
+            found = toolbox.find(grant.tool)
+        except (ToolboxError, OSError):
+            found = None
+        if found is not None and found not in paths:
+            paths.append(found)
+    return paths
+
+
+def tool_state(store: Store, grant: Grant, toolbox: Toolbox | None) -> Listed:
+    """`grant` listed against its tool file (see the module): active while a file it names holds
+    the granted bytes, or (unchecked) while no file can be found at all."""
+    now = now_iso(store._now())
+    state = grant.state(now)
+    if state != "active":
+        return Listed(grant, state)  # revoked or expired says more than the file can
+    paths = _candidates(store, grant, toolbox)
+    seen: Path | None = None
+    for path in paths:
+        sha = _sha256_of(path)
+        if sha == grant.source_sha256:
+            return Listed(grant, "active", str(path))
+        if sha is not None and seen is None:
+            seen = path
+    if not paths:
+        return Listed(grant, "active")
+    if seen is not None:
+        return Listed(grant, "tool_changed", str(seen))
+    return Listed(grant, "tool_gone", str(paths[0]))
+
+
+def listing(store: Store, toolbox: Toolbox | None, *, ended: bool = False) -> list[Listed]:
+    """`list_grants`, each with its state counting the tool file. Without `ended`: the grants
+    standing in the store, those whose tool ended included (shown ended, never hidden)."""
+    return [tool_state(store, g, toolbox) for g in list_grants(store, ended=ended)]

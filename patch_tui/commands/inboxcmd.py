@@ -173,7 +173,8 @@ def run_grants(args: argparse.Namespace) -> int:
     if store is None:
         return EXIT_FAILED
     try:
-        found = grants.list_grants(store, ended=args.all)
+        # Listed against the tool files: a grant whose tool changed is shown ended, never active.
+        found = grants.listing(store, _open_toolbox(args), ended=args.all)
         now = now_iso(store._now())
     except StoreError as exc:
         _err(str(exc))
@@ -181,21 +182,27 @@ def run_grants(args: argparse.Namespace) -> int:
     finally:
         store.close()
     if args.json:
-        _out([g.to_json(now) for g in found])
+        _out([x.to_json(now) for x in found])
         return EXIT_OK
     if not found:
         print("No standing grants." if not args.all else "No grants.")
         return EXIT_OK
-    for g in found:
-        state = g.state(now)
-        ends = {"active": "expires", "expired": "expired", "revoked": "revoked"}[state]
-        when = g.revoked_at if state == "revoked" else g.expires_at
+    for x in found:
+        g = x.grant
+        if x.state in ("active", "expired", "revoked"):
+            ends = {"active": "expires", "expired": "expired", "revoked": "revoked"}[x.state]
+            when = f"{ends} {g.revoked_at if x.state == 'revoked' else g.expires_at}"
+            state = x.state
+        else:
+            when, state = x.status, "ended"
         print(
             f"{g.id:>4}  {state:<8} {visible(g.tool)} {g.version}  "
             f"{visible(grants.describe_patterns(g))}"
         )
+        unchecked = "   (tool file not found: not compared)" if x.unchecked else ""
         print(
-            f"      {ends} {when}   uses: {g.uses}   by {visible(g.created_by)} at {g.created_at}"
+            f"      {when}   uses: {g.uses}   by {visible(g.created_by)} at {g.created_at}"
+            + unchecked
         )
     return EXIT_OK
 
@@ -393,6 +400,9 @@ def _open_inbox_screen(args: argparse.Namespace) -> int:
         _err(str(exc))
         return EXIT_USAGE
     InboxApp(
-        getattr(args, "store", None), settings=settings, theme=getattr(args, "theme", None)
+        getattr(args, "store", None),
+        settings=settings,
+        theme=getattr(args, "theme", None),
+        toolbox=_open_toolbox(args),
     ).run()
     return EXIT_OK

@@ -110,6 +110,76 @@ def test_a_change_to_the_tool_ends_the_grant(env: dict[str, Any]) -> None:
 
 
 @pytest.mark.slow
+def test_a_grant_whose_tool_changed_or_went_is_listed_as_ended(env: dict[str, Any]) -> None:
+    """The store keeps such a grant standing (it simply never matches again), but a person must
+    not read it as active: `inbox grants` and its JSON say it ended, and why."""
+    gid = _allow(env, "--where", "text=*")
+    path = env["tools"] / "mark.py"
+    granted = path.read_bytes()
+    [g] = _grants(env)
+    assert g["state"] == "active" and g["ended"] is None and g["tool_file"] == str(path)
+    assert _run_mark(env, "by the grant").returncode == 0
+
+    path.write_bytes(granted + b"# one more line\n")
+    [g] = _grants(env)
+    assert g["id"] == gid and g["state"] == "tool_changed" and g["ended"] == "tool_changed"
+    assert g["revoked_at"] is None  # listing only: nothing was written to the store
+    r = cli(env["env"], "inbox", "grants")
+    assert r.returncode == 0, r.stderr
+    assert "ended: the tool changed since it was granted" in r.stdout
+    assert "active" not in r.stdout
+
+    path.unlink()  # the call the grant approved says where its file was
+    [g] = _grants(env)
+    assert g["state"] == "tool_gone" and g["ended"] == "tool_gone"
+    r = cli(env["env"], "inbox", "grants")
+    assert "ended: the tool file is gone" in r.stdout
+
+    # The grant is bound to the bytes, not ended for good: the granted file back, it applies again
+    # (and the listing says so; `inbox revoke` ends it for good, and is still accepted).
+    path.write_bytes(granted)
+    [g] = _grants(env)
+    assert g["state"] == "active" and g["ended"] is None
+    assert _run_mark(env, "back again").returncode == 0
+    path.write_bytes(granted + b"# changed again\n")
+    r = cli(env["env"], "inbox", "revoke", str(gid))
+    assert r.returncode == 0, r.stderr
+    assert [x["state"] for x in _grants(env, "--all")] == ["revoked"]
+
+
+@pytest.mark.slow
+def test_a_grant_whose_file_cannot_be_found_is_never_shown_ended(env: dict[str, Any]) -> None:
+    """No call yet and not in the toolbox: the file may be anywhere (`inbox allow PATH`), and the
+    grant may still approve, so it is listed active, saying its file was not compared."""
+    _allow(env, "--where", "text=*")
+    (env["tools"] / "mark.py").unlink()
+    [g] = _grants(env)
+    assert g["state"] == "active" and g["ended"] is None and g["tool_file"] is None
+    r = cli(env["env"], "inbox", "grants")
+    assert "active" in r.stdout and "tool file not found: not compared" in r.stdout
+
+
+@pytest.mark.slow
+def test_a_used_grant_is_checked_against_the_file_its_calls_came_from(tmp_path: Path) -> None:
+    """A tool file outside any toolbox: the listing finds it through the calls the grant
+    approved (their tool_path), so a change to that file ends the grant there too."""
+    box = mark_box(tmp_path)
+    outside = tmp_path / "elsewhere" / "mark.py"
+    outside.parent.mkdir()
+    outside.write_bytes((box["tools"] / "mark.py").read_bytes())
+    (box["tools"] / "mark.py").unlink()  # the toolbox no longer has it
+    r = cli(box["env"], "inbox", "allow", str(outside), "--where", "text=*")
+    assert r.returncode == 0, r.stderr
+    args = json.dumps({"marker": str(box["marker"]), "text": "by the grant"})
+    r = cli(box["env"], "run", str(outside), "--args", args)
+    assert r.returncode == 0, r.stderr
+    assert [g["state"] for g in _grants(box)] == ["active"]
+    outside.write_text(outside.read_text() + "# changed\n")
+    [g] = _grants(box)
+    assert g["state"] == "tool_changed" and g["tool_file"] == str(outside.resolve())
+
+
+@pytest.mark.slow
 def test_an_expired_grant_no_longer_approves(env: dict[str, Any]) -> None:
     _allow(env, "--where", "text=*", "--for", "1s")
     time.sleep(1.2)

@@ -324,6 +324,62 @@ async def test_the_grants_screen_lists_active_and_ended_grants_and_revokes(env) 
         )
 
 
+async def test_the_grants_screen_says_a_grant_ended_when_its_tool_changed(env) -> None:
+    """The grant stays in the store (it no longer matches any call), but the screen must not
+    call it active. Revoking is still offered: the granted bytes put back would revive it."""
+    from patch_tui.approvals import grants
+    from patch_tui.approvals.grants import Pattern
+    from patch_tui.format import toolfile
+    from patch_tui.ui.dialogs.confirm import ConfirmModal
+    from patch_tui.ui.inbox.grants_view import GrantsScreen
+
+    folder, store = env
+    path = folder / "delete_file.py"
+    action = hold(store, path, {"path": "/tmp/build/a"})  # the file the grant is about
+    tf = toolfile.read(path)
+    with Store(store, actor="alice@cli") as s:
+        grant = grants.create(
+            s, action.tool, action.version, tf.sha256, [Pattern("path", "/tmp/build/*")], 3600
+        )
+    path.write_text(path.read_text() + "# edited after the grant\n")
+    app = inbox_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        await open_inbox(pilot, app)
+        await pilot.press("G")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, GrantsScreen) and app.screen.load_count > 0,
+            what="grants",
+        )
+        view = app.screen
+        assert [g.id for g in view.grants] == [grant.id]
+        row = str(view.query_one("OptionList").get_option_at_index(0).prompt)
+        assert "ended: the tool changed since it was granted" in row and "active" not in row
+        status = str(view.query_one("#grants-status").render())
+        assert status.startswith("0 active, 1 ended"), status
+
+        path.unlink()
+        view.reload()
+        await wait_for(
+            pilot,
+            lambda: (
+                "the tool file is gone"
+                in str(view.query_one("OptionList").get_option_at_index(0).prompt)
+            ),
+            what="shown gone",
+        )
+        await pilot.press("r")
+        await wait_for(
+            pilot, lambda: isinstance(app.screen, ConfirmModal), what="the revoke dialog"
+        )
+        await pilot.press("y")
+        await wait_for(pilot, lambda: app.screen is view, what="back to the grants")
+        with Store(store, actor="check") as s:
+            await wait_for(
+                pilot, lambda: grants.get(s, grant.id).revoked_at is not None, what="revoked"
+            )
+
+
 async def test_typed_text_never_approves_a_batch(env, monkeypatch) -> None:
     """A sentence with no "n" in front (so nothing cancels first): its "y" is text, not a yes."""
     from patch_tui.ui.dialogs import dialog as dialog_mod

@@ -1,9 +1,11 @@
 """The standing grants, in the TUI: what `patch-tui inbox grants [--all]` lists, with revoke.
 
 Opened from the inbox with **G** (palette: `inbox: grants`). One entry per grant, newest first:
-id, state (active, expired, revoked), tool and version, its `KEY=GLOB` patterns, when it ends,
-its uses and who made it. **r** (or Delete) revokes the grant under the cursor after a yes/no
-dialog, through approvals/grants.revoke (the same call as `patch-tui inbox revoke ID`); **a** shows
+id, state (active, expired, revoked, or ended because its tool file changed or is gone: the one
+decision approvals/grants.listing makes for the CLI too), tool and version, its `KEY=GLOB`
+patterns, when it ends, its uses and who made it. **r** (or Delete) revokes the grant under the
+cursor after a yes/no dialog (a grant its tool ended included: the granted bytes put back would
+revive it), through approvals/grants.revoke (the same call as `patch-tui inbox revoke ID`); **a** shows
 or hides the ended ones; **esc** goes back. The list follows the store by itself (a grant made
 or used in another process shows up). Every field is text another process wrote: safe_line.
 """
@@ -21,26 +23,35 @@ from textual.widgets import Header, OptionList, Static
 from textual.widgets.option_list import Option
 
 from patch_tui.approvals import grants
-from patch_tui.approvals.grants import Grant
+from patch_tui.approvals.grants import Grant, Listed
 from patch_tui.approvals.store import StoreError, now_iso
 from patch_tui.approvals.watcher import StoreChanged
 from patch_tui.ui.inbox.inbox_badge import app_store, pending_watch, store_path
 from patch_tui.ui.safe_text import safe_line
+from patch_tui.ui.services import services
 from patch_tui.ui.widgets.key_bar import KeyBar
 
 # Seconds between reads for the clock's sake (an expiry commits nothing).
 EXPIRY_CHECK = 5.0
 STATE_STYLE = {"active": "bold $text-success", "expired": "$text-muted", "revoked": "$text-error"}
+ENDED_STYLE = (
+    "bold $text-warning"  # its tool changed or went: standing in the store, never matching
+)
 
 
-def grant_content(grant: Grant, now: str) -> Content:
-    state = grant.state(now)
-    ends = {"active": "expires", "expired": "expired", "revoked": "revoked"}[state]
-    when = grant.revoked_at if state == "revoked" else grant.expires_at
+def grant_content(listed: Listed, now: str) -> Content:
+    grant, state = listed.grant, listed.state
+    if state in STATE_STYLE:
+        ends = {"active": "expires", "expired": "expired", "revoked": "revoked"}[state]
+        when = f"{ends} {grant.revoked_at if state == 'revoked' else grant.expires_at}"
+        label, style = state, STATE_STYLE[state]
+    else:
+        when, label, style = listed.status, "ended", ENDED_STYLE
     by = f" by {grant.revoked_by}" if state == "revoked" and grant.revoked_by else ""
+    unchecked = "   (tool file not found: not compared)" if listed.unchecked else ""
     return Content.assemble(
         Content.styled(f"{grant.id:>4}  ", "bold"),
-        Content.styled(f"{state:<8}", STATE_STYLE[state]),
+        Content.styled(f"{label:<8}", style),
         " ",
         safe_line(grant.tool, "bold"),
         " ",
@@ -49,7 +60,8 @@ def grant_content(grant: Grant, now: str) -> Content:
         safe_line(grants.describe_patterns(grant)),
         "\n      ",
         safe_line(
-            f"{ends} {when}{by}   uses: {grant.uses}   made by {grant.created_by} at {grant.created_at}"
+            f"{when}{by}   uses: {grant.uses}   made by {grant.created_by} at "
+            f"{grant.created_at}{unchecked}"
         ),
     )
 
@@ -73,6 +85,7 @@ class GrantsScreen(Screen[None]):
         super().__init__()
         self.ended = False
         self.grants: list[Grant] = []
+        self.listed: list[Listed] = []
         self.version: int | None = None
         self.reading = False
         self.again = False
@@ -84,7 +97,8 @@ class GrantsScreen(Screen[None]):
         yield OptionList(id="grants-list")
         yield Static(
             "A grant approves later calls of its tool whose args match every pattern, until it "
-            "expires, is revoked, or the tool file changes. Make one with g in the inbox or "
+            "expires, is revoked, or the tool file changes (then it shows ended; the granted file "
+            "put back revives it). Make one with g in the inbox or "
             "`patch-tui inbox allow`.",
             id="grants-note",
         )
@@ -124,7 +138,7 @@ class GrantsScreen(Screen[None]):
             result: Any = None
             if version != known:
                 result = (
-                    grants.list_grants(store, ended=ended),
+                    grants.listing(store, services(self.app).toolbox, ended=ended),
                     version,
                     now_iso(store._now()),
                     ended,
@@ -150,15 +164,17 @@ class GrantsScreen(Screen[None]):
         found, version, now, ended = result
         if ended != self.ended:
             return  # the view changed while reading: the next tick reads again
-        self.grants, self.version = found, version
+        self.listed, self.version = found, version
+        self.grants = [x.grant for x in found]
         listing = self.query_one(OptionList)
         keep = listing.highlighted
-        listing.set_options([Option(grant_content(g, now), id=str(g.id)) for g in found])
+        listing.set_options([Option(grant_content(x, now), id=str(x.grant.id)) for x in found])
         if found:
             listing.highlighted = min(keep or 0, len(found) - 1)
-        active = sum(1 for g in found if g.state(now) == "active")
+        active = sum(1 for x in found if x.state == "active")
         listing.border_title = "Every grant" if self.ended else "Active grants"
-        what = f"{active} active" + (f", {len(found) - active} ended" if self.ended else "")
+        ended = len(found) - active  # without `a`: the grants whose tool changed or went
+        what = f"{active} active" + (f", {ended} ended" if self.ended or ended else "")
         if not found:
             what = "no grants" if self.ended else "no active grants (a shows the ended ones)"
         status.update(safe_line(f"{what} · {store_path(self.app)}"))
@@ -181,10 +197,19 @@ class GrantsScreen(Screen[None]):
         grant = self.selected
         if grant is None:
             return
+        # The store's state: a grant its tool ended still stands there, and is still revoked
+        # (the granted file put back would make it approve again).
         if grant.state(now_iso(app_store(self.app)._now())) != "active":
             self.notify(f"Grant {grant.id} has already ended.", markup=False)
             return
         grant_id = grant.id
+        listed = next((x for x in self.listed if x.grant.id == grant_id), None)
+        revive = (
+            f" It has {listed.status}; revoking it keeps the granted file, put back, from "
+            "reviving it."
+            if listed is not None and listed.ended
+            else ""
+        )
 
         def answered(yes: bool | None) -> None:
             if yes:
@@ -194,7 +219,7 @@ class GrantsScreen(Screen[None]):
             ConfirmModal(
                 f"Revoke grant {grant.id}: {grant.tool} {grant.version} "
                 f"{grants.describe_patterns(grant)} (uses so far: {grant.uses})? Later calls "
-                "like it will wait in the inbox again.",
+                f"like it will wait in the inbox again.{revive}",
                 title="Revoke grant",
                 yes="Revoke",
                 destructive=True,

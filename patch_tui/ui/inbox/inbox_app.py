@@ -1,6 +1,6 @@
 """`patch-tui inbox`: the inbox on its own, without the desk.
 
-InboxApp(store_path, settings=..., theme=...)    (opened by commands/inboxcmd.py)
+InboxApp(store_path, settings=..., theme=..., toolbox=...)    (opened by commands/inboxcmd.py)
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ class InboxApp(ServicesHost, SafeTitles, DialogKeyGuard, App[None]):
         *,
         settings: Any = None,
         theme: str | None = None,
+        toolbox: Any = None,
     ) -> None:
         from patch_tui.settings.config import Settings
 
@@ -39,6 +40,8 @@ class InboxApp(ServicesHost, SafeTitles, DialogKeyGuard, App[None]):
         self.services = Services(
             settings=settings or Settings(watch_themes=False, watch_tools=False),
             store_path=Path(store_path) if store_path else None,
+            # The grants screen compares a grant with its tool file, found here by name too.
+            toolbox=toolbox,
         )
         self.theme_choice = theme
 
