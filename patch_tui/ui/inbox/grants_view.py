@@ -172,9 +172,15 @@ class GrantsScreen(Screen[None]):
         if found:
             listing.highlighted = min(keep or 0, len(found) - 1)
         active = sum(1 for x in found if x.state == "active")
-        listing.border_title = "Every grant" if self.ended else "Active grants"
-        ended = len(found) - active  # without `a`: the grants whose tool changed or went
-        what = f"{active} active" + (f", {ended} ended" if self.ended or ended else "")
+        n_ended = len(found) - active  # without `a`: the grants whose tool changed or went
+        what = f"{active} active" + (f", {n_ended} ended" if self.ended or n_ended else "")
+        listing.border_title = (
+            "Every grant"
+            if self.ended
+            else "Active grants, and those their tool ended"
+            if n_ended
+            else "Active grants"
+        )
         if not found:
             what = "no grants" if self.ended else "no active grants (a shows the ended ones)"
         status.update(safe_line(f"{what} · {store_path(self.app)}"))
