@@ -84,11 +84,16 @@ def split_lines(text: str) -> list[str]:
     return re.split(r"\r?\n", text)
 
 
+def is_marker(line: str) -> bool:
+    """Whether the runtime takes this line (without its ending) as a `# ---` marker."""
+    return line.strip(_JS_WS) == MARKER
+
+
 def find_markers(lines: list[str]) -> tuple[int | None, int | None]:
-    start = next((i for i, line in enumerate(lines) if line.strip(_JS_WS) == MARKER), None)
+    start = next((i for i, line in enumerate(lines) if is_marker(line)), None)
     if start is None:
         return None, None
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].strip(_JS_WS) == MARKER), None)
+    end = next((i for i in range(start + 1, len(lines)) if is_marker(lines[i])), None)
     return start, end
 
 

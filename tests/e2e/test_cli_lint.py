@@ -330,3 +330,44 @@ def test_json_output_escapes_c1_and_bidi_characters(tmp_path) -> None:
         assert raw not in out, repr(raw)
     data = json.loads(out)
     assert data and all(d["path"] == str(path) for d in data)  # the same values, escaped
+
+
+def test_lone_carriage_returns_are_reported_and_the_exact_one_fixed(tmp_path, capsys) -> None:
+    """A real file with a lone \\r in the frontmatter (the runtime drops what follows it) and one
+    in the body (Python ends a line there): both named, in text and JSON; --fix converts only
+    the body's, the one whose conversion leaves what the runtime reads unchanged."""
+    path = tmp_path / "stray.py"
+    text = edit("#   filesystem: none", "#   filesystem: none\r#   human_confirm: true")
+    text = edit("import json\nimport sys", "import json\rimport sys", text)
+    path.write_bytes(text.encode())
+    body_line = CLEAN.splitlines().index("import json") + 1
+
+    assert cli(["lint", "--format", "json", str(path)]) == 1
+    found = [d for d in json.loads(capsys.readouterr().out) if d["code"] == "PT027"]
+    assert [(d["severity"], d["line"], d["column"]) for d in found] == [
+        ("error", 22, len("#   filesystem: none") + 1),
+        ("warning", body_line, len("import json") + 1),
+    ]
+    assert "`#   human_confirm: true`" in found[0]["message"] and "comment" in found[0]["message"]
+    assert found[0]["fix"]["safe"] is False
+    assert found[1]["fix"]["safe"] is True
+    assert found[1]["fix"]["edits"] == [
+        {
+            "line": body_line,
+            "column": 12,
+            "end_line": body_line,
+            "end_column": 13,
+            "new_text": "\n",
+        }
+    ]
+
+    assert cli(["lint", str(path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert any(line.startswith(f"{path}:22:21: PT027 ") for line in out)
+    assert any(line.startswith(f"{path}:{body_line}:12: PT027 ") for line in out)
+
+    assert cli(["lint", "--fix", str(path)]) == 1
+    fixed = path.read_bytes().decode()
+    assert "import json\nimport sys" in fixed
+    assert "#   filesystem: none\r#   human_confirm: true" in fixed  # a person decides that one
+    assert "PT027" in capsys.readouterr().out

@@ -36,6 +36,7 @@ STRICTER = {
     "PT021",  # ISO 8601 UTC dates, generated_by with generated_at
     "PT023",  # python_version like "3.12"
     "PT026",  # code above the opening marker (the runtime parses it but never runs it)
+    "PT027",  # a lone \r in the frontmatter (the runtime loads it, dropping what follows)
     "PT030", "PT031", "PT032", "PT033", "PT036", "PT037",  # the main() contract
     "PT040", "PT041", "PT043", "PT044",  # capabilities honest about the body
     "PT050",  # hidden Unicode

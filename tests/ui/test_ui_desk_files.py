@@ -122,6 +122,11 @@ async def test_a_file_with_a_lone_carriage_return_opens_read_only_and_is_never_r
         screen = app.editor
         assert screen.read_only_reason and "lone carriage return" in screen.read_only_reason
         assert screen.source.read_only
+        # The problems panel says what the runtime makes of it (PT027), at the \r.
+        shown = [d for d in screen.lint_panel.diagnostics if d.code == "PT027"]
+        line = stray.split("\n").index(next(r for r in stray.split("\n") if "\r" in r)) + 1
+        assert [(d.severity, d.line) for d in shown] == [("error", line)]
+        assert "`# x: 1`" in shown[0].message
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert path.read_bytes() == stray.encode() and app.is_running

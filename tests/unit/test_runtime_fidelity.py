@@ -10,10 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
-from lintkit import CLEAN, edit
+from lintkit import CLEAN, edit, line_of
 
 from patch_tui.format import runtime_format, toolfile, yamlio
-from patch_tui.lint import lint_text
+from patch_tui.lint import apply_edits, lint_text
 from patch_tui.runtime.runner import run_source, runtime_source_sha256
 
 RUNTIME_WRITTEN = """\
@@ -456,3 +456,68 @@ def test_outputs_compare_as_javascript_json() -> None:
     )
     assert runtime_format.js_json({"scaled": 2.0}) == runtime_format.js_json({"scaled": 2})
     assert runtime_format.js_json({"a": 1, "b": 2}) != runtime_format.js_json({"b": 2, "a": 1})
+
+
+# -- PT027: a lone \r is reported, with what the runtime does with it ---------------------------
+
+
+def _lone_cr(text: str) -> list:
+    return [d for d in lint_text(text) if d.code == "PT027"]
+
+
+def test_a_lone_carriage_return_in_the_body_is_a_warning_with_a_safe_exact_fix() -> None:
+    # Python ends a line at a lone \r, so the body runs as shown; the runtime and lint count
+    # one line there. Turning it into the file's line end changes nothing the runtime runs.
+    stray = edit("import json\nimport sys", "import json\rimport sys")
+    (found,) = _lone_cr(stray)
+    line = line_of(CLEAN, "import json")
+    assert (found.severity, found.line, found.column) == ("warning", line, len("import json") + 1)
+    assert "Python" in found.message and "`import sys`" in found.message
+    assert found.fix is not None and found.fix.safe
+    fixed, applied = fix_text(stray)
+    assert fixed == CLEAN and applied == 1
+    before, after = runtime_format.parse(stray), runtime_format.parse(fixed)
+    assert before.manifest == after.manifest
+    assert before.body.replace("\r", "\n") == after.body
+    # A CRLF file gets CRLF.
+    crlf = CLEAN.replace("\n", "\r\n")
+    assert _lone_cr(crlf) == []
+    stray_crlf = crlf.replace("import json\r\nimport sys", "import json\rimport sys")
+    assert fix_text(stray_crlf)[0] == crlf
+
+
+def test_a_lone_carriage_return_in_the_frontmatter_is_an_error_naming_what_the_runtime_drops() -> (
+    None
+):
+    stray = edit(
+        "# description: Count the words", "# description: Count\r# version: 9.9.9\r# the words"
+    )
+    (found,) = _lone_cr(stray)
+    assert (found.severity, found.line, found.column) == (
+        "error",
+        4,
+        len("# description: Count") + 1,
+    )
+    # Concretely: the runtime reads `# version: 9.9.9` as a YAML comment, and drops it.
+    assert "`# version: 9.9.9`" in found.message and "comment" in found.message
+    assert "2 lone carriage returns" in found.message
+    # Turning them into line ends would change the manifest (a second `version`): offered in
+    # the TUI, never applied by `lint --fix`.
+    assert found.fix is not None and not found.fix.safe
+    assert fix_text(stray)[0].count("\r") == 2
+
+
+def test_a_marker_after_a_lone_carriage_return_is_not_a_marker() -> None:
+    stray = "# a comment\r" + CLEAN  # the opening `# ---` now shares line 1 with the comment
+    assert not runtime_format.accepts(stray)
+    (found,) = _lone_cr(stray)
+    assert (found.severity, found.line, found.column) == ("error", 1, len("# a comment") + 1)
+    assert "`# ---`" in found.message and "not" in found.message and "marker" in found.message
+    assert found.fix is not None and not found.fix.safe  # it changes what the runtime reads
+    # Old-Mac line endings: one line to the runtime; the fix gives every line back, exactly.
+    old_mac = CLEAN.replace("\n", "\r")
+    (found,) = _lone_cr(old_mac)
+    assert (found.severity, found.line, found.column) == ("error", 1, len("# ---") + 1)
+    assert f"{CLEAN.count(chr(10))} lone carriage returns" in found.message
+    assert found.fix is not None and not found.fix.safe
+    assert apply_edits(old_mac, found.fix.edits) == CLEAN
