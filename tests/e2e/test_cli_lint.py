@@ -208,10 +208,12 @@ def test_rules_lists_and_explains(capsys) -> None:
     assert cli(["rules", "pt022"]) == 0
     out = capsys.readouterr().out
     assert (
-        out.startswith("PT022 wrong-type (error / warning)")
+        out.startswith("PT022 wrong-type (error)\n")  # it reports errors only
         and "Why it matters" in out
         and "How to fix it" in out
     )
+    assert cli(["rules", "PT050"]) == 0
+    assert capsys.readouterr().out.startswith("PT050 hidden-unicode (error / warning)\n")
     assert cli(["rules", "PT999"]) == 2
 
 

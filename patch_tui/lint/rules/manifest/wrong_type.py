@@ -195,8 +195,9 @@ PT022 = Rule(
     ProblemCode.WRONG_TYPE,
     "wrong-type",
     family="manifest",
-    summary="a field of the wrong type, or read differently by YAML 1.1",
-    severity=("error", "warning"),
+    summary="a field of the wrong type as the runtime reads it (`no` is a string, `1.0` a number)",
+    # Errors only: since the runtime's reading decides (issue 15), a value it reads as meant is
+    # no longer warned about, however a YAML 1.1 reader would take it.
     fix="sometimes",
 )
 
