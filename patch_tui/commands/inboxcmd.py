@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +31,33 @@ from patch_tui.commands.runtime import (
 from patch_tui.untrusted.text_safety import visible
 
 
+class _StoreFailed(Exception):
+    """The store could not be opened or answered with an error; the one line saying why is
+    already on stderr. run_inbox turns it into exit 1."""
+
+
+@contextmanager
+def _cli_store(
+    args: argparse.Namespace, *, also: tuple[type[Exception], ...] = ()
+) -> Iterator[Any]:
+    """The store (as _open_store gives it) for one command, closed after it. A StoreError (or one of `also`) inside is one
+    line on stderr and exit 1, never a traceback; the store's messages can carry text another
+    process wrote (an actor, a tool name), so they are shown with `visible`."""
+    from patch_tui.approvals.store import StoreError
+
+    caught: tuple[type[Exception], ...] = (StoreError, *also)
+    store = _open_store(args, "cli")
+    if store is None:
+        raise _StoreFailed  # _open_store said why
+    try:
+        yield store
+    except caught as exc:
+        _err(visible(str(exc)))
+        raise _StoreFailed from None
+    finally:
+        store.close()
+
+
 def _tool_file(action: Any, toolbox: Any) -> Path | None:
     if action.tool_path and Path(action.tool_path).is_file():
         return Path(action.tool_path)
@@ -42,17 +71,13 @@ def _tool_file(action: Any, toolbox: Any) -> Path | None:
 
 def approve_edited(args: argparse.Namespace) -> int:
     from patch_tui.approvals import edits
-    from patch_tui.approvals.store import StoreError
     from patch_tui.format import toolfile
 
     edited = _args_object(args.args, "; nothing was approved")
     if edited is None:
         return EXIT_USAGE
-    store = _open_store(args, "cli")
-    if store is None:
-        return EXIT_FAILED
     token = visible(args.token)
-    try:
+    with _cli_store(args, also=(OSError,)) as store:
         action = store.get(args.token)
         if action is None:
             _err(f"cannot approve {token}: unknown token")
@@ -86,11 +111,6 @@ def approve_edited(args: argparse.Namespace) -> int:
             )
             return EXIT_USAGE
         decision = store.approve(args.token, note=args.note, args=edited)
-    except (StoreError, OSError) as exc:
-        _err(visible(str(exc)))
-        return EXIT_FAILED
-    finally:
-        store.close()
     if not decision.ok:
         _err(f"cannot approve {token}: {visible(decision.why)}")
         return EXIT_FAILED
@@ -110,7 +130,6 @@ def approve_edited(args: argparse.Namespace) -> int:
 def run_allow(args: argparse.Namespace) -> int:
     from patch_tui.approvals import grants
     from patch_tui.approvals.gate import GateError, find_tool
-    from patch_tui.approvals.store import StoreError
     from patch_tui.format import toolfile
 
     try:
@@ -145,16 +164,8 @@ def run_allow(args: argparse.Namespace) -> int:
             "nothing to grant"
         )
         return EXIT_USAGE
-    store = _open_store(args, "cli")
-    if store is None:
-        return EXIT_FAILED
-    try:
+    with _cli_store(args) as store:
         grant = grants.create(store, manifest.name, manifest.version, tf.sha256, patterns, seconds)
-    except StoreError as exc:
-        _err(str(exc))
-        return EXIT_FAILED
-    finally:
-        store.close()
     print(
         f"grant {grant.id}: {grant.tool} {grant.version} calls matching "
         f"{visible(grants.describe_patterns(grant))} are approved until {grant.expires_at} "
@@ -167,20 +178,12 @@ def run_allow(args: argparse.Namespace) -> int:
 
 def run_grants(args: argparse.Namespace) -> int:
     from patch_tui.approvals import grants
-    from patch_tui.approvals.store import StoreError, now_iso
+    from patch_tui.approvals.store import now_iso
 
-    store = _open_store(args, "cli")
-    if store is None:
-        return EXIT_FAILED
-    try:
+    with _cli_store(args) as store:
         # Listed against the tool files: a grant whose tool changed is shown ended, never active.
         found = grants.listing(store, _open_toolbox(args), ended=args.all)
         now = now_iso(store._now())
-    except StoreError as exc:
-        _err(str(exc))
-        return EXIT_FAILED
-    finally:
-        store.close()
     if args.json:
         _out([x.to_json(now) for x in found])
         return EXIT_OK
@@ -209,7 +212,6 @@ def run_grants(args: argparse.Namespace) -> int:
 
 def run_revoke(args: argparse.Namespace) -> int:
     from patch_tui.approvals import grants
-    from patch_tui.approvals.store import StoreError
 
     try:
         grant_id = int(args.grant_id)
@@ -218,16 +220,8 @@ def run_revoke(args: argparse.Namespace) -> int:
             f"{visible(args.grant_id)!r} is not a grant id (a number; see `patch-tui inbox grants`)"
         )
         return EXIT_USAGE
-    store = _open_store(args, "cli")
-    if store is None:
-        return EXIT_FAILED
-    try:
+    with _cli_store(args) as store:
         grant = grants.revoke(store, grant_id)
-    except StoreError as exc:
-        _err(visible(str(exc)))
-        return EXIT_FAILED
-    finally:
-        store.close()
     print(f"revoked grant {grant.id} ({grant.tool}; uses: {grant.uses})")
     return EXIT_OK
 
@@ -239,7 +233,6 @@ def run_export(args: argparse.Namespace) -> int:
     import time
 
     from patch_tui.approvals import audit
-    from patch_tui.approvals.store import StoreError
 
     since = None
     if args.since is not None:
@@ -248,17 +241,9 @@ def run_export(args: argparse.Namespace) -> int:
         except ValueError as exc:
             _err(str(exc))
             return EXIT_USAGE
-    store = _open_store(args, "cli")
-    if store is None:
-        return EXIT_FAILED
-    try:
+    with _cli_store(args) as store:
         store.settle()  # the export says what is expired or interrupted as of now
         rows = audit.records(store, since)
-    except StoreError as exc:
-        _err(str(exc))
-        return EXIT_FAILED
-    finally:
-        store.close()
     write = audit.write_csv if args.format == "csv" else audit.write_jsonl
     if args.out is None:
         if args.format == "csv" and sys.stdout.isatty():
@@ -317,12 +302,7 @@ def _format_row(action: Any) -> str:
 
 
 def _inbox_list(args: argparse.Namespace) -> int:
-    from patch_tui.approvals.store import StoreError
-
-    store = _open_store(args, "cli")
-    if store is None:
-        return EXIT_FAILED
-    try:
+    with _cli_store(args) as store:
         # Listing is a pure read: settle first, so a listed pending action is approvable now.
         store.settle()
         if args.all:
@@ -334,11 +314,6 @@ def _inbox_list(args: argparse.Namespace) -> int:
                 for a in store.list_actions(statuses=("pending", "approved"))
                 if a.status == "pending" or a.tampered
             ]
-    except StoreError as exc:
-        _err(str(exc))
-        return EXIT_FAILED
-    finally:
-        store.close()
     if args.json:
         _out([a.to_json() for a in actions])
         return EXIT_OK
@@ -350,24 +325,14 @@ def _inbox_list(args: argparse.Namespace) -> int:
 
 
 def _inbox_decide(args: argparse.Namespace, verb: str) -> int:
-    from patch_tui.approvals.store import StoreError
-
     if verb == "approve" and getattr(args, "args", None) is not None:
         return approve_edited(args)
 
-    store = _open_store(args, "cli")
-    if store is None:
-        return EXIT_FAILED
-    try:
+    with _cli_store(args) as store:
         if verb == "approve":
             decision = store.approve(args.token, note=args.note)
         else:
             decision = store.reject(args.token, reason=args.reason)
-    except StoreError as exc:
-        _err(str(exc))
-        return EXIT_FAILED
-    finally:
-        store.close()
     if not decision.ok:
         _err(f"cannot {verb} {visible(args.token)}: {visible(decision.why)}")
         return EXIT_FAILED
@@ -379,13 +344,21 @@ def _inbox_decide(args: argparse.Namespace, verb: str) -> int:
 
 def run_inbox(args: argparse.Namespace) -> int:
     action = getattr(args, "inbox_command", None)
-    if action == "list":
-        return _inbox_list(args)
-    if action in ("approve", "reject"):
-        return _inbox_decide(args, action)
-    more = {"allow": run_allow, "grants": run_grants, "revoke": run_revoke, "export": run_export}
-    if action in more:
-        return int(more[action](args))
+    try:
+        if action == "list":
+            return _inbox_list(args)
+        if action in ("approve", "reject"):
+            return _inbox_decide(args, action)
+        more = {
+            "allow": run_allow,
+            "grants": run_grants,
+            "revoke": run_revoke,
+            "export": run_export,
+        }
+        if action in more:
+            return int(more[action](args))
+    except _StoreFailed:
+        return EXIT_FAILED
     return _open_inbox_screen(args)
 
 
