@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -60,6 +60,17 @@ from patch_tui.ui.widgets.key_bar import KeyBar
 FIRST_PAGE = 200
 # The args recalled in the decide dialog (the details pane above it has them all).
 DIALOG_ARGS_CHARS = 400
+
+
+class Listing(NamedTuple):
+    """One read of the store for the list, as the reading thread hands it over."""
+
+    actions: list[Action]
+    # The store's data version before the read; None for the first page (the newest rows,
+    # shown at once while the whole list is read): no version is taken as read from it.
+    version: int | None
+    # "pending" or "history": the list it was read for (the mode may change during the read).
+    mode: str
 
 
 class InboxCommands(CommandList):
@@ -233,9 +244,10 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
                 # 10,000 actions, then the whole list right after.
                 first = store.list_actions(statuses=statuses, limit=FIRST_PAGE)
                 if len(first) == FIRST_PAGE:
-                    self.app.call_from_thread(self._loaded, (first, None, mode), False)
-            actions = store.list_actions(statuses=statuses)
-            result: Any = (actions, version, mode)
+                    self.app.call_from_thread(self._loaded, Listing(first, None, mode), False)
+            result: Listing | StoreError = Listing(
+                store.list_actions(statuses=statuses), version, mode
+            )
         except StoreError as exc:  # StoreBusy included: shown, and retried on the next tick
             result = exc
         except Exception as exc:  # a damaged row, say: said, and the next tick tries again
@@ -245,7 +257,7 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
         except RuntimeError:
             pass  # the app is closing
 
-    def _loaded(self, result: Any, final: bool = True) -> None:
+    def _loaded(self, result: Listing | StoreError | None, final: bool = True) -> None:
         if final:
             self.polling = False
             if self._again:
@@ -268,15 +280,15 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
             status.set_class(False, "-busy")
         if result is None:
             return
-        actions, version, mode = result
-        if mode != self.mode:
+        if result.mode != self.mode:
             self._tick()  # the mode changed while reading: read again
             return
-        self.actions = actions
+        self.actions = result.actions
         if not final:  # the first page: shown now, the rest follows
             self._apply_filter()
-            status.update(f"{len(actions)} newest shown, reading the rest…")
+            status.update(f"{len(result.actions)} newest shown, reading the rest…")
             return
+        version = result.version
         self.version = version
         self.loaded = True
         self.load_count += 1
