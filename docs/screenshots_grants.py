@@ -3,8 +3,9 @@
 
 The inbox on its own, over a temporary store holding one held delete_file call, at 120x36 in the
 default theme: `e` with the path edited, then `g` with the path widened to a glob; then three more
-calls (one a tainted_input hold), all selected (ctrl+a) and `a`: the batch dialog; then two
-grants (one revoked) and `G`, `a`: the grants screen with the ended ones."""
+calls (one a tainted_input hold), all selected (ctrl+a) and `a`: the batch dialog; then three
+grants (one revoked, one whose tool file was edited after) and `G`, `a`: the grants screen with
+the ended ones."""
 
 from __future__ import annotations
 
@@ -91,10 +92,22 @@ async def batch_and_grants(pilot, app, screen, tmp: Path, tools: Path) -> None:
     await pilot.press("escape")
     await wait_for(pilot, lambda: app.screen is screen, what="back")
     sha = toolfile.read(tools / "delete_file.py").sha256
+    slack = tools / "slack_send_message.py"
+    slack_tf = toolfile.read(slack)
+    assert slack_tf.manifest is not None
     with Store(store, actor="alice@tui") as s:
+        grants.create(
+            s,
+            "slack_send_message",
+            slack_tf.manifest.version,
+            slack_tf.sha256,
+            [Pattern("channel", "#ops")],
+            3600,
+        )
         grants.create(s, "delete_file", "1.0.0", sha, [Pattern("path", "/srv/app/cache/*")], 7200)
         old = grants.create(s, "delete_file", "1.0.0", sha, [Pattern("path", "/tmp/*")], 3600)
         grants.revoke(s, old.id)
+    slack.write_text(slack.read_text() + "# edited after the grant\n")  # ends that grant
     await pilot.press("escape", "G")
     await wait_for(
         pilot,
@@ -102,7 +115,7 @@ async def batch_and_grants(pilot, app, screen, tmp: Path, tools: Path) -> None:
         what="grants",
     )
     await pilot.press("a")
-    await wait_for(pilot, lambda: len(app.screen.grants) == 2, what="every grant")
+    await wait_for(pilot, lambda: len(app.screen.grants) == 3, what="every grant")
     await pilot.pause(0.2)
     app.save_screenshot(filename="screenshot-inbox-grants.svg", path=str(DOCS))
 
