@@ -8,7 +8,8 @@ start-up stays light) and, for a key, one Binding in `BINDINGS`:
 
 Each entry also becomes a palette command under its "area: verb" name. The screen class is
 built with no arguments; it finds what it needs in the app's services (ui/services.py:
-`services(app)`: settings, toolbox, the confirmation store and its watch) and on `app.editor`.
+`services(app)`: settings, toolbox, the confirmation store and its watch) and, over the desk,
+its editor screen (ui/desk/host.py: `desk_editor(app)`, None where there is no desk).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from patch_tui.runtime.toolbox import Toolbox
 from patch_tui.settings.config import ConfigError, StartSettings, load_settings, start_settings
 from patch_tui.ui.commands import Command, CommandList
 from patch_tui.ui.desk.editor import EditorCommands, EditorScreen
+from patch_tui.ui.desk.host import DeskHost
 from patch_tui.ui.dialogs.dialog import DialogKeyGuard
 from patch_tui.ui.safe_text import SafeTitles
 from patch_tui.ui.services import Services, ServicesHost
@@ -81,8 +83,10 @@ class ScreenCommands(CommandList):
 
     def _commands(self) -> list[Command]:
         app = self.app
+        if not isinstance(app, DeskHost):
+            return []
         return [
-            (cmd, help_text, partial(app.action_open_screen, name))  # type: ignore[attr-defined]
+            (cmd, help_text, partial(app.action_open_screen, name))
             for name, (_t, cmd, help_text) in SCREENS_LAZY.items()
         ]
 
@@ -95,7 +99,7 @@ def _theme_commands() -> set[Any]:
     return {ThemeCommands}
 
 
-class PatchApp(ServicesHost, SafeTitles, DialogKeyGuard, App[None]):
+class PatchApp(ServicesHost, DeskHost, SafeTitles, DialogKeyGuard, App[None]):
     """patch-tui: the authoring desk and, through SCREENS_LAZY, everything else."""
 
     CSS_PATH = "app.tcss"

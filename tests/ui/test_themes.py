@@ -196,6 +196,23 @@ async def test_switch_in_palette_is_remembered(user_dirs, tmp_path) -> None:
     assert saved == {"model": "m", "theme": "patch-light"}
 
 
+async def test_reload_in_palette_reads_a_theme_file_written_since(user_dirs) -> None:
+    """Without a watch, "theme: reload" is how a new theme file gets in (the palette finds the
+    manager install_themes left on the app)."""
+    app = ShellApp(choice="patch-dark")
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        write_theme(user_dirs, "later")
+        await pilot.pause(0.2)
+        assert "later" not in app.available_themes
+        await pilot.press("ctrl+p")
+        await pilot.press(*"theme: reload")
+        await pilot.pause(0.3)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "later" in app.available_themes
+
+
 async def test_theme_given_on_command_line_is_not_remembered(user_dirs, tmp_path) -> None:
     app = ShellApp(choice="patch-light")
     async with app.run_test() as pilot:

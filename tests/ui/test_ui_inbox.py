@@ -42,6 +42,22 @@ async def _show_all(pilot, screen: InboxScreen) -> None:
 # -- live list --------------------------------------------------------------------------------
 
 
+async def test_clicking_the_badge_on_the_desk_opens_the_inbox(env) -> None:
+    folder, store = env
+    hold(store, folder / "delete_file.py", {"path": "/tmp/a.txt"})
+    app = make_app(folder, store)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(
+            pilot,
+            lambda: any(b.display for b in app.screen.query(PendingBadge)),
+            what="the badge on the editor",
+        )
+        badge = next(b for b in app.screen.query(PendingBadge) if b.display)
+        await pilot.pause(0.2)  # placed at the right edge after its first layout
+        assert await pilot.click(badge)
+        await wait_for(pilot, lambda: isinstance(app.screen, InboxScreen), what="the inbox")
+
+
 async def test_live_arrival_badge_on_every_screen_and_leaving(env) -> None:
     folder, store = env
     app = make_app(folder, store)

@@ -36,6 +36,7 @@ from patch_tui.interop import (
     load_definitions,
 )
 from patch_tui.runtime.toolbox import ToolboxError, atomic_write
+from patch_tui.ui.desk.host import desk_editor
 from patch_tui.ui.dialogs.dialog import Dialog
 from patch_tui.ui.safe_text import SafeInput
 from patch_tui.untrusted.text_safety import visible
@@ -74,8 +75,8 @@ class InteropScreen(Dialog[None]):
     # -- layout -----------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        editor = getattr(self.app, "editor", None)
-        self.tool_path = getattr(editor, "current_path", None)
+        editor = desk_editor(self.app)
+        self.tool_path = editor.current_path if editor is not None else None
         if editor is not None and self.tool_path is not None:
             self.manifest = toolfile.parse(editor.source_text, path=str(self.tool_path)).manifest
         with Vertical():
@@ -145,7 +146,7 @@ class InteropScreen(Dialog[None]):
         definition, report = export_manifest(self.manifest, fmt, toolkit=toolkit)
         self.definition_text = definition_json(definition)
         self.report = report
-        dark = getattr(getattr(self.app, "current_theme", None), "dark", True)
+        dark = self.app.current_theme.dark
         json_view.update(
             Syntax(
                 self.definition_text,
@@ -289,7 +290,7 @@ class InteropScreen(Dialog[None]):
             timeout=20,
             markup=False,
         )
-        editor = getattr(self.app, "editor", None)
+        editor = desk_editor(self.app)
         self.dismiss(None)
         if editor is not None and written:
             editor.browser.refresh_tools()

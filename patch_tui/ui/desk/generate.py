@@ -29,6 +29,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Button, Input, Label, RichLog, Static
 
+from patch_tui.ui.desk.host import desk_editor
 from patch_tui.ui.dialogs.dialog import Dialog
 from patch_tui.ui.safe_text import SafeInput, safe
 from patch_tui.ui.services import maybe_services
@@ -471,7 +472,7 @@ class GenerateScreen(Dialog["Accepted | None"]):
         self.dismiss(Accepted(result.text, path, False))
 
     def _open_in_editor(self, path: Path) -> None:
-        editor: Any = getattr(self.app, "editor", None)
+        editor = desk_editor(self.app)
         if editor is None:
             return
         editor.on_tools_changed()  # the browser lists the new file
@@ -488,7 +489,7 @@ class GenerateScreen(Dialog["Accepted | None"]):
 
     def _apply_to_editor(self, text: str) -> bool:
         """Put a refinement in the editor as one undoable edit; saving stays the editor's job."""
-        editor: Any = getattr(self.app, "editor", None)
+        editor = desk_editor(self.app)
         if editor is None or self.refine_path is None:
             return True
         if editor.current_path != self.refine_path:
@@ -524,7 +525,7 @@ class RefineScreen(GenerateScreen):
 
     def _adopt_app(self) -> None:
         super()._adopt_app()
-        editor: Any = getattr(self.app, "editor", None)
+        editor = desk_editor(self.app)
         if editor is None or editor.current_path is None:
             self._no_tool = True
             return

@@ -33,6 +33,7 @@ from patch_tui.desk.try_state import MAX_CASES, STATE_FILE, TryState, state_path
 from patch_tui.format import toolfile
 from patch_tui.format.manifest import Manifest
 from patch_tui.runtime.runner import CANCELLED, DEFAULT_TIMEOUT
+from patch_tui.ui.desk.host import desk_editor
 from patch_tui.ui.desk.try_fields import InputField
 from patch_tui.ui.inbox.inbox_badge import app_store
 from patch_tui.ui.safe_text import SafeReport, json_view, safe, safe_line
@@ -121,8 +122,8 @@ class TryItScreen(Screen[None]):
         self.query_one("#try-cancel", Button).display = False
         if self.state is None:
             self.state = TryState()
-        editor = getattr(self.app, "editor", None)
-        path = getattr(editor, "current_path", None)
+        editor = desk_editor(self.app)
+        path = editor.current_path if editor is not None else None
         note = self.query_one("#try-note", Static)
         if editor is None or path is None:
             note.update("No tool is open in the editor: open one, then ctrl+j.")

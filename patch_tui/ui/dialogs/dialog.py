@@ -126,9 +126,8 @@ class Dialog(ModalScreen[ResultType]):
     def dismiss(self, result: Any = None) -> Any:
         # If letters were being pressed as it closed (it closed on a letter, or a worker closed
         # it while they were typed), the rest of that burst is dropped by the app.
-        guard = getattr(self.app, "dialog_key_guard", None)
-        if isinstance(guard, DialogKeyGuardState):
-            guard.arm(self._last_letter)
+        if isinstance(self.app, DialogKeyGuard):
+            self.app.dialog_key_guard.arm(self._last_letter)
         return super().dismiss(result)
 
 

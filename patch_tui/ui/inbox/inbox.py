@@ -33,6 +33,7 @@ from textual.widgets import Header, Static
 from patch_tui.approvals.store import Action, ActionStatus, Decision, Event, StoreBusy, StoreError
 from patch_tui.approvals.watcher import StoreChanged
 from patch_tui.ui.commands import CommandList
+from patch_tui.ui.desk.host import desk_editor
 from patch_tui.ui.inbox.batch import BatchPart
 from patch_tui.ui.inbox.detail import (
     DETAIL_DELAY,
@@ -526,7 +527,7 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
                 info.problem or "The tool file is not known", severity="warning", markup=False
             )
             return
-        editor = getattr(self.app, "editor", None)
+        editor = desk_editor(self.app)
         if editor is None:  # `patch-tui inbox` alone: show it read-only
             from patch_tui.ui.inbox.inbox_dialogs import SourceModal
 
@@ -556,7 +557,7 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
         if self.mode == "history":
             self.mode = "pending"  # as the footer says: back, to the pending list
             return
-        if len(self.app.screen_stack) > 2 or getattr(self.app, "editor", None) is not None:
+        if len(self.app.screen_stack) > 2 or desk_editor(self.app) is not None:
             self.dismiss()
         else:
             self.app.exit()

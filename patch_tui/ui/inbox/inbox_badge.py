@@ -29,6 +29,7 @@ from textual.widgets import Static
 
 from patch_tui.approvals.store import Store, StoreError
 from patch_tui.approvals.watcher import StoreChanged, StoreWatcher
+from patch_tui.ui.desk.host import DeskHost
 from patch_tui.ui.services import services
 
 POLL_INTERVAL = 0.3
@@ -79,9 +80,8 @@ class PendingBadge(Static):
             self.styles.offset = (max(0, width - self.outer_size.width - 1), 0)
 
     def on_click(self) -> None:
-        opener = getattr(self.app, "action_open_screen", None)
-        if opener is not None:
-            opener("inbox")
+        if isinstance(self.app, DeskHost):  # the standalone inbox has no screens to open
+            self.app.action_open_screen("inbox")
 
 
 class PendingWatch:

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from textual.color import ColorParseError
 from textual.theme import Theme
@@ -287,6 +287,14 @@ class ThemeManager:
                 self.reload()
 
 
+@runtime_checkable
+class ThemedApp(Protocol):
+    """An App that install_themes ran on (any App: the desk, the standalone inbox, test hosts):
+    it keeps the manager, which the palette's "theme: reload" calls."""
+
+    theme_manager: ThemeManager
+
+
 def install_themes(
     app: App[Any], choice: str | None = None, *, watch: bool | None = None
 ) -> ThemeManager:
@@ -319,9 +327,8 @@ class ThemeCommands(CommandList):
                 app.search_themes,
             ),
         ]
-        manager: ThemeManager | None = getattr(app, "theme_manager", None)
-        if manager is not None:
-            commands.append(("theme: reload", "Re-read the theme files", manager.reload))
+        if isinstance(app, ThemedApp):
+            commands.append(("theme: reload", "Re-read the theme files", app.theme_manager.reload))
         for name in sorted(app.available_themes):
             commands.append((f"theme: use {name}", "", partial(setattr, app, "theme", name)))
         return commands
