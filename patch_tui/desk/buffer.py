@@ -113,6 +113,7 @@ class ToolBuffer:
     disk_sha: str | None = None  # sha256 of the bytes on disk when loaded or saved
     bom: bool = False
     read_only_reason: str | None = None
+    lone_cr_line: int | None = None  # read-only for lone \r's only: the first one's line
     tf: toolfile.ToolFile | None = None  # the last parse (for the text `linted_text`, or older)
     last_good: dict[str, Any] | None = None  # the last manifest whose structure parsed
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -133,6 +134,7 @@ class ToolBuffer:
     def load_bytes(self, raw: bytes) -> None:
         tf = toolfile.parse_bytes(raw, path=str(self.path) if self.path else None)
         self.read_only_reason = None
+        self.lone_cr_line = None
         if not tf.text and raw:
             # Invalid UTF-8 or binary: show what we can, but never save it back mangled. Bytes
             # that are not UTF-8 show as \xNN: a replacement character can be drawn two cells
@@ -151,9 +153,10 @@ class ToolBuffer:
             elif (cr := toolfile.lone_carriage_return(text)) is not None:
                 # The editor would end a line at a lone \r (and save it as a line break); the
                 # runtime and lint do not: editing here would change what the runtime reads.
+                self.lone_cr_line = cr
                 self.read_only_reason = (
                     f"line {cr} holds a lone carriage return (\\r): the Patch runtime does not end "
-                    "a line there, this editor would; convert the file's line endings to \\n first"
+                    "a line there, this editor would; its lint problem's quick fix ends them"
                 )
         self.bom = tf.bom
         self.text = self.saved_text = text
@@ -176,6 +179,19 @@ class ToolBuffer:
         self.lint_generation += 1
         self.accept_parse(tf)
         return True
+
+    def end_lone_carriage_returns(self) -> int:
+        """For a buffer read-only only for its lone \\r's: turn each into the file's line ending
+        (PT027's fix, for the whole file), after which it is an ordinary unsaved buffer. Returns
+        how many there were; 0, and nothing changes, for any other buffer."""
+        if self.lone_cr_line is None:
+            return 0
+        newline = self.tf.newline if self.tf is not None else "\n"
+        text, count = toolfile.end_lone_carriage_returns(self.text, newline)
+        self.text = text
+        self.lone_cr_line = None
+        self.read_only_reason = None
+        return count
 
     def close(self) -> None:
         self.path = None

@@ -251,6 +251,11 @@ def lone_carriage_return(text: str) -> int | None:
 _LONE_CR = re.compile(r"\r(?!\n)")
 
 
+def end_lone_carriage_returns(text: str, newline: str) -> tuple[str, int]:
+    """`text` with each lone \r turned into `newline`, and how many there were."""
+    return _LONE_CR.subn(newline, text) if "\r" in text else (text, 0)
+
+
 def decode(raw: bytes) -> tuple[str, bool]:
     """UTF-8 text and whether it had a BOM. Raises UnicodeDecodeError for invalid UTF-8."""
     text = raw.decode("utf-8")

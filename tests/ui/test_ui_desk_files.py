@@ -130,3 +130,29 @@ async def test_a_file_with_a_lone_carriage_return_opens_read_only_and_is_never_r
         await pilot.press("ctrl+s")
         await pilot.pause()
         assert path.read_bytes() == stray.encode() and app.is_running
+
+
+async def test_f8_on_the_lone_carriage_return_problem_ends_them_and_the_file_is_editable(folder):
+    """PT027's fix is the way out of read-only: F8 on it turns every lone \\r into the file's
+    line ending; the buffer is then unsaved and editable, and ctrl+s writes it."""
+    path = folder / "echo_text.py"
+    text = path.read_text()
+    stray = text.replace("# description: ", "# description: A\r# x: 1\r# ", 1)
+    path.write_bytes(stray.encode())
+    app = make_app(folder, path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause(0.5)
+        screen = app.editor
+        panel = screen.lint_panel
+        codes = [d.code for d in panel.diagnostics]
+        panel.focus()
+        panel.move_cursor(row=codes.index("PT027"))
+        count = screen.lint_count
+        await pilot.press("f8")
+        await wait_lint(pilot, screen, count)
+        assert screen.read_only_reason is None and not screen.source.read_only
+        assert screen.dirty and "\r" not in screen.source.text
+        assert "PT027" not in [d.code for d in screen.diagnostics]
+        await pilot.press("ctrl+s")
+        await pilot.pause(0.3)
+        assert path.read_bytes() == stray.replace("\r", "\n").encode()

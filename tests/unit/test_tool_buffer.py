@@ -204,3 +204,21 @@ def test_fix_locations_are_the_text_areas() -> None:
     assert buf.text_edits([Edit(7, 1, 7, 1, "!")]) == [TextEdit((1, 2), (1, 2), "!")]
     buf.apply_text_edits(buf.text_edits([Edit(2, 1, 2, 2, "X"), Edit(1, 1, 1, 1, ">")]))
     assert buf.text == ">ab\nXd"
+
+
+def test_lone_carriage_returns_end_on_request_and_the_buffer_becomes_editable() -> None:
+    """A file read-only for its lone \\r's: ending them (in the file's line ending) is the one
+    change it takes; then it is an ordinary, unsaved buffer. Any other read-only file refuses."""
+    text = SAMPLE.read_text(encoding="utf-8")
+    crlf = text.replace("\n", "\r\n")
+    stray = crlf.replace("\r\n", "\r", 3)  # three lone \r's in a CRLF file
+    buf = _buffer(raw=stray.encode())
+    assert buf.read_only_reason is not None and buf.lone_cr_line == 1
+    assert buf.end_lone_carriage_returns() == 3
+    assert buf.text == crlf and buf.saved_text == stray and buf.dirty
+    assert buf.read_only_reason is None and buf.lone_cr_line is None
+    assert buf.end_lone_carriage_returns() == 0  # nothing left to end
+
+    binary = _buffer(raw=b"\x00\x01\r binary")
+    assert binary.read_only_reason and binary.end_lone_carriage_returns() == 0
+    assert binary.read_only_reason == "not a UTF-8 text file"

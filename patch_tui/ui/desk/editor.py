@@ -358,6 +358,17 @@ class EditorScreen(
             buffer.invalidate_lint()
             self.call_after_refresh(self.set_timer, POST_PAINT_DELAY, self._start_lint)
 
+    def _show_buffer_text(self) -> None:
+        """The buffer's text changed under a read-only source (its lone \\r's ended): show it,
+        editable now, and lint it."""
+        source = self.source
+        source.read_only = self.read_only_reason is not None
+        with source.prevent(TextArea.Changed):
+            source.load_text(self.buffer.text)
+        self.dirty = self.buffer.dirty
+        self._update_title()
+        self._start_lint()
+
     def _clear_problems(self) -> None:
         """Another file: none of the last one's problems stay on screen (the list, the detail
         line under it, the form's marks) until its own lint is in."""

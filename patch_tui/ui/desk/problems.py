@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from patch_tui.lint.engine import Diagnostic, Edit
+from patch_tui.lint.rules.structure.lone_cr import PT027
 from patch_tui.ui.desk.lint_panel import LintPanel
 
 if TYPE_CHECKING:
@@ -36,12 +37,15 @@ class ProblemActions:
         @property
         def lint_panel(self) -> LintPanel: ...
         def _say(self, message: str, **kwargs: Any) -> None: ...
+        def _show_buffer_text(self) -> None: ...
         def post_message(self, message: Any) -> bool: ...
 
     def apply_fix(self, diagnostic: Diagnostic) -> bool:
         """Apply a diagnostic's quick fix through the TextArea (one undo step)."""
-        if self.read_only_reason or diagnostic.fix is None:
+        if diagnostic.fix is None:
             return False
+        if self.read_only_reason:
+            return self._fix_read_only(diagnostic)
         self.buffer.text = self.source.text
         # The text may have moved on since that lint: the same problem in the current text.
         found = self.buffer.current_fix(diagnostic)
@@ -50,6 +54,20 @@ class ProblemActions:
             return False
         self.apply_edits(found.fix.edits)
         self._say(f"Fixed: {found.fix.title}", title=found.code)
+        return True
+
+    def _fix_read_only(self, diagnostic: Diagnostic) -> bool:
+        """A read-only file takes one fix: PT027's, which ends its lone \\r's (all of them, so
+        the editor can show the text as the runtime reads it) and makes it editable."""
+        if diagnostic.code != PT027.code or not (count := self.buffer.end_lone_carriage_returns()):
+            self._say(f"Read-only: {self.read_only_reason}", severity="warning")
+            return False
+        self._show_buffer_text()
+        self._say(
+            f"Turned {count} lone carriage return{'s' if count != 1 else ''} into line ends: "
+            "the file is editable now (not saved yet)",
+            title=diagnostic.code,
+        )
         return True
 
     def apply_edits(self, edits: tuple[Edit, ...] | list[Edit]) -> None:
