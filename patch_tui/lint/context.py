@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -63,9 +64,13 @@ class LintContext:
         # Pad with newlines so AST line numbers are file line numbers.
         offset = self.tf.body_start_line - 1
         try:
-            return ast.parse("\n" * offset + source)
+            tree = ast.parse("\n" * offset + source)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
+        table = python_lines("\n" * offset + source)
+        if table is not None:
+            _to_file_positions(tree, table)
+        return tree
 
     @cached_property
     def body(self) -> BodyFacts | None:
@@ -151,6 +156,49 @@ class LintContext:
         text = "".join(f"# {indent}{row}{nl}" for row in rendered.splitlines())
         file_line = tf.open_index + 2 + yaml_line
         return Edit(file_line, 1, file_line, 1, text)
+
+
+_PY_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def python_lines(source: str) -> list[tuple[int, int, int]] | None:
+    """Where each of Python's lines starts in the file's lines, or None when they are the same.
+
+    Python ends a line at a lone \\r too; the runtime (and so the file's line numbers, as lint
+    reports them) does not. Entry i (1-based, entry 0 unused) is (file line, UTF-8 bytes and
+    characters of that file line before Python's line i starts)."""
+    if tfmod.lone_carriage_return(source) is None:
+        return None
+    table = [(0, 0, 0)]
+    line, prefix_bytes, prefix_chars, start = 1, 0, 0, 0
+    for end in _PY_LINE_END.finditer(source):
+        table.append((line, prefix_bytes, prefix_chars))
+        if end.group() == "\r":  # the same line to the file: Python's next line is further on it
+            piece = source[start : end.end()]
+            prefix_bytes += len(piece.encode("utf-8"))
+            prefix_chars += len(piece)
+        else:
+            line, prefix_bytes, prefix_chars = line + 1, 0, 0
+        start = end.end()
+    table.append((line, prefix_bytes, prefix_chars))
+    return table
+
+
+def _to_file_positions(tree: ast.AST, table: list[tuple[int, int, int]]) -> None:
+    """Give the tree's positions in the file's lines (see python_lines)."""
+    last = len(table) - 1
+    for node in ast.walk(tree):
+        lineno = getattr(node, "lineno", None)
+        if lineno is not None:
+            file_line, prefix, _ = table[min(lineno, last)]
+            node.lineno = file_line  # type: ignore[attr-defined]
+            node.col_offset += prefix  # type: ignore[attr-defined]
+        end_lineno = getattr(node, "end_lineno", None)
+        if end_lineno is not None:
+            file_line, prefix, _ = table[min(end_lineno, last)]
+            node.end_lineno = file_line  # type: ignore[attr-defined]
+            if getattr(node, "end_col_offset", None) is not None:
+                node.end_col_offset += prefix  # type: ignore[attr-defined]
 
 
 def scalar_text(value: Any) -> str:

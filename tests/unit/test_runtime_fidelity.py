@@ -521,3 +521,26 @@ def test_a_marker_after_a_lone_carriage_return_is_not_a_marker() -> None:
     assert f"{CLEAN.count(chr(10))} lone carriage returns" in found.message
     assert found.fix is not None and not found.fix.safe
     assert apply_edits(old_mac, found.fix.edits) == CLEAN
+
+
+def test_body_checks_name_the_runtimes_lines_after_a_lone_carriage_return() -> None:
+    # Python ends a line at the lone \r, so its line numbers run one ahead of the file's after
+    # it: body diagnostics are given back in the file's lines (the runtime's) and columns.
+    text = edit("import json\nimport sys", "import json\rimport sys")
+    text = text.replace(
+        'if __name__ == "__main__":', 'CLIENT = open("x")\n\n\nif __name__ == "__main__":'
+    )
+    line = text.split("\n").index('CLIENT = open("x")') + 1
+    (work,) = [d for d in lint_text(text) if d.code == "PT037"]
+    assert (work.line, work.column) == (line, 1)
+    assert '`CLIENT = open("x")`' in work.message
+    # A statement that starts after the \r, on the \r's own line: its column in that line.
+    sys_line = text.split("\n").index("import json\rimport sys") + 1
+    imports = text.replace("import json\rimport sys", "import json\rimport requests")
+    (undeclared,) = [d for d in lint_text(imports) if d.code == "PT043"]
+    assert (undeclared.line, undeclared.column) == (sys_line, len("import json\r") + 1)
+    assert undeclared.span.end_column == len("import json\rimport requests") + 1
+    # A syntax error after it, too.
+    broken = text.replace('CLIENT = open("x")', "CLIENT = (")
+    (error,) = [d for d in lint_text(broken) if d.code == "PT030"]
+    assert error.line == line

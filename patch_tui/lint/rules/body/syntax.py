@@ -6,7 +6,7 @@ import ast
 from collections.abc import Iterator
 
 from patch_tui.format.toolfile import Span
-from patch_tui.lint.context import LintContext
+from patch_tui.lint.context import LintContext, python_lines
 from patch_tui.lint.diagnostic import Diagnostic
 from patch_tui.lint.rule import Rule
 from patch_tui.lint.rules.body.helpers import body_start_span
@@ -34,14 +34,19 @@ def body_syntax_error(ctx: LintContext) -> Iterator[Diagnostic]:
         return
     # The engine keeps only the tree; the error is recomputed here, for broken files only.
     offset = tf.body_start_line - 1
+    source = "\n" * offset + tf.body
     try:
-        ast.parse("\n" * offset + tf.body)
+        ast.parse(source)
     except SyntaxError as exc:
         last = max(len(tf.lines), 1)
         line = min(exc.lineno or tf.body_start_line, last)  # "unexpected EOF" is past the end
         col = max(exc.offset or 1, 1)
         end_line = min(exc.end_lineno or line, last)
         end_col = exc.end_offset if exc.end_offset and exc.end_offset > 0 else col + 1
+        table = python_lines(source)  # Python's lines are not the file's after a lone \r
+        if table is not None:
+            start, end = table[min(line, len(table) - 1)], table[min(end_line, len(table) - 1)]
+            line, col, end_line, end_col = start[0], col + start[2], end[0], end_col + end[2]
         if (end_line, end_col) <= (line, col):
             end_line, end_col = line, col + 1
         yield PT030.at(
