@@ -43,9 +43,10 @@ def lone_carriage_return(ctx: LintContext) -> Iterator[Diagnostic]:
     `# ---` after it is not a marker; in the frontmatter, the runtime takes `# ` off the start of
     the whole line only, and its YAML reader then ends a line at the `\\r`, so `# version: 2.0.0`
     after it is a YAML comment: dropped from the manifest. In the body Python ends a line at a
-    lone `\\r` and runs the code as shown, but the runtime, lint and Python count the lines
-    differently. The desk opens such a file read-only, since its editor would save a line break
-    there and change what the runtime reads.
+    lone `\\r` and runs the code as shown, but counts more lines than the runtime and lint do,
+    so its tracebacks name other line numbers. The desk opens such a file read-only, since its
+    editor would save a line break there and change what the runtime reads; this rule's quick
+    fix there (`F8`) ends every lone `\\r` and makes the file editable.
 
     Fix: turn each lone `\\r` into the file's line ending (`\\n` or `\\r\\n`). `patch-tui lint
     --fix` does it where that leaves what the runtime reads unchanged (in the body). Elsewhere it
