@@ -3,9 +3,10 @@ watchers off, and a wait for the debounced lint."""
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from pathlib import Path
+
+from pilotkit import until
 
 FIXTURES = Path(__file__).parent / "fixtures" / "desk"
 
@@ -29,12 +30,7 @@ def make_app(folder: Path, path: Path | None = None, theme: str = "patch-dark"):
 
 async def wait_lint(pilot, screen, since: int, timeout: float = 15.0) -> None:
     """Wait until the editor linted after `since` lints (debounce + worker), then settle."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while screen.lint_count <= since:
-        if loop.time() > end:
-            raise AssertionError("the editor never re-linted")
-        await pilot.pause(0.02)
+    await until(pilot, lambda: screen.lint_count > since, timeout, "the editor to lint again")
     await pilot.pause()
 
 

@@ -3,10 +3,11 @@ sample tools, the app with watchers off, and waits on the screens' counters."""
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 from pathlib import Path
 from typing import Any
+
+from pilotkit import until
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample_tools"
@@ -97,13 +98,7 @@ def hold(
 
 async def wait_for(pilot: Any, cond: Any, timeout: float = 15.0, what: str = "condition") -> float:
     """Wait until cond() is true; returns the seconds it took."""
-    loop = asyncio.get_running_loop()
-    start = loop.time()
-    while not cond():
-        if loop.time() - start > timeout:
-            raise AssertionError(f"timed out waiting for {what}")
-        await pilot.pause(0.02)
-    return loop.time() - start
+    return await until(pilot, cond, timeout, what)
 
 
 async def open_inbox(pilot: Any, app: Any) -> Any:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from fake_anthropic import DEFAULT_MODEL_ID, Fail, FakeAnthropic, Reply
+from pilotkit import until as pilot_until
 from textual.app import App
 from textual.widgets import RichLog, Static
 
@@ -56,18 +57,14 @@ def rounds_text(screen: GenerateScreen) -> str:
 
 
 async def until(pilot, predicate, timeout: float = 15.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        if loop.time() > deadline:
-            screen = pilot.app.screen
-            status = (
-                screen.query_one("#gen-status").content
-                if isinstance(screen, GenerateScreen)
-                else ""
-            )
-            raise AssertionError(f"timed out waiting for {screen!r} ({status})")
-        await pilot.pause(0.02)
+    def what() -> str:
+        screen = pilot.app.screen
+        status = (
+            screen.query_one("#gen-status").content if isinstance(screen, GenerateScreen) else ""
+        )
+        return f"{screen!r} ({status})"
+
+    await pilot_until(pilot, predicate, timeout, what)
 
 
 async def start(pilot, screen: GenerateScreen, prompt: str) -> None:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
 from desk_helpers import make_app, ready, tool_folder
+from pilotkit import until
 from textual.widgets import Input, Select, TabbedContent
 
 from patch_tui.format import toolfile
@@ -15,12 +15,7 @@ from patch_tui.ui.desk.export import InteropScreen
 
 
 async def _until(pilot, check, timeout: float = 15.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not check():
-        if loop.time() > end:
-            raise AssertionError("condition never became true")
-        await pilot.pause(0.02)
+    await until(pilot, check, timeout)
 
 
 async def test_export_shows_copies_and_saves(tmp_path: Path) -> None:

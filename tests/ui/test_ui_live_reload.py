@@ -4,12 +4,12 @@ deleted tools show in the browser; our own save is not an outside change."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 from pathlib import Path
 
 import pytest
 from desk_helpers import ready, tool_folder
+from pilotkit import until as pilot_until
 
 from patch_tui.runtime.toolbox import Toolbox
 from patch_tui.settings.config import Settings
@@ -34,12 +34,10 @@ def outside_save(path: Path, text: str) -> None:
 
 
 async def until(pilot, check, timeout: float = 15.0) -> bool:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not check():
-        if loop.time() > end:
-            return False
-        await pilot.pause(0.02)
+    try:
+        await pilot_until(pilot, check, timeout)
+    except AssertionError:
+        return False
     return True
 
 
