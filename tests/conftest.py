@@ -12,6 +12,20 @@ import pytest
 
 
 @pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The garbage collector, tuned for a test worker. Each Pilot test builds and drops an app of
+    some hundred thousand short-lived objects; with Python's default thresholds (700, 10, 10) a
+    worker spent about a fifth of its CPU time collecting, mostly walking the modules, classes
+    and functions every test imports and never frees. Those are frozen once collected (moved
+    out of the collector's reach), and the youngest generation is collected every 10,000
+    allocations instead of 700. Measured on the desk's test files: 57 s of CPU without, 46 s
+    with; each worker holds about 50 MB more."""
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(10_000, 10, 10)
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """End a worker quietly. pytest-xdist stops a worker that is still busy 5 s after the run
     ended by sending it SIGINT (execnet); under load its teardown (collecting the garbage of
