@@ -101,6 +101,17 @@ async def wait_for(pilot: Any, cond: Any, timeout: float = 15.0, what: str = "co
     return await until(pilot, cond, timeout, what)
 
 
+async def read_to_end(pilot: Any, screen: Any, what: str = "everything shown") -> None:
+    """Scroll the detail to its end until Approve is enabled, as a person does who reads on: the
+    detail may still grow (the call's source arriving) after the first scroll."""
+
+    def shown() -> bool:
+        screen.detail.scroll_end(animate=False, immediate=True)
+        return bool(screen.can_approve)
+
+    await until(pilot, shown, what=what)
+
+
 async def open_inbox(pilot: Any, app: Any) -> Any:
     from patch_tui.ui.inbox.inbox import InboxScreen
 

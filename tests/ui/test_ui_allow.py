@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from inboxkit import hold, inbox_app, isolate, open_inbox, tools, wait_for
+from inboxkit import hold, inbox_app, isolate, open_inbox, read_to_end, tools, wait_for
 from textual.widgets import Checkbox, Input
 
 from patch_tui.approvals import grants
@@ -22,8 +22,7 @@ def env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[Path, Path]:
 
 
 async def _open(pilot, app, screen) -> AllowDialog:
-    screen.detail.scroll_end(animate=False, immediate=True)
-    await wait_for(pilot, lambda: screen.can_approve, what="everything shown")
+    await read_to_end(pilot, screen)
     await pilot.press("g")
     await wait_for(pilot, lambda: isinstance(app.screen, AllowDialog), what="the allow dialog")
     await pilot.pause()
@@ -78,8 +77,7 @@ async def test_a_tainted_hold_cannot_be_allowed(env) -> None:
     app = inbox_app(store)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_inbox(pilot, app)
-        screen.detail.scroll_end(animate=False, immediate=True)
-        await wait_for(pilot, lambda: screen.can_approve, what="everything shown")
+        await read_to_end(pilot, screen)
         await pilot.press("g")
         await pilot.pause(0.2)
         assert not isinstance(app.screen, AllowDialog)

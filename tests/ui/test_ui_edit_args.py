@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from inboxkit import hold, inbox_app, isolate, open_inbox, tools, wait_for
+from inboxkit import hold, inbox_app, isolate, open_inbox, read_to_end, tools, wait_for
 from runtimekit import write_tool
 from textual.widgets import Button, Input, Select, TextArea
 
@@ -28,8 +28,7 @@ def _get(store: Path, token: str):
 
 
 async def _open_editor(pilot, app, screen) -> EditArgsDialog:
-    screen.detail.scroll_end(animate=False, immediate=True)
-    await wait_for(pilot, lambda: screen.can_approve, what="everything shown")
+    await read_to_end(pilot, screen)
     await pilot.press("e")
     await wait_for(pilot, lambda: isinstance(app.screen, EditArgsDialog), what="the edit dialog")
     dialog = app.screen

@@ -9,7 +9,17 @@ import time
 from pathlib import Path
 
 import pytest
-from inboxkit import HOSTILE, hold, inbox_app, isolate, make_app, open_inbox, tools, wait_for
+from inboxkit import (
+    HOSTILE,
+    hold,
+    inbox_app,
+    isolate,
+    make_app,
+    open_inbox,
+    read_to_end,
+    tools,
+    wait_for,
+)
 
 from patch_tui.approvals.store import Store
 from patch_tui.ui.inbox.inbox import InboxScreen
@@ -35,8 +45,7 @@ async def _show_all(pilot, screen: InboxScreen) -> None:
     if screen.view is not None and screen.view.collapsed:
         await pilot.press("E")
         await pilot.pause()
-    screen.detail.scroll_end(animate=False, immediate=True)
-    await wait_for(pilot, lambda: screen.can_approve, what="approve to be enabled")
+    await read_to_end(pilot, screen, what="approve to be enabled")
 
 
 # -- live list --------------------------------------------------------------------------------
@@ -650,8 +659,7 @@ async def test_a_short_action_never_unlocks_a_long_one(env) -> None:
         for _ in range(10):
             await pilot.pause(0.05)
             assert not screen.can_approve
-        screen.detail.scroll_end(animate=False, immediate=True)
-        await wait_for(pilot, lambda: screen.can_approve, what="approve after scrolling")
+        await read_to_end(pilot, screen, what="approve after scrolling")
 
 
 async def test_try_it_long_output_collapses_behind_expand(env) -> None:

@@ -12,7 +12,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from inboxkit import HOSTILE, hold, inbox_app, isolate, tools, wait_for
+from inboxkit import HOSTILE, hold, inbox_app, isolate, read_to_end, tools, wait_for
 
 from patch_tui.approvals.store import Store, parse_iso
 from patch_tui.ui.inbox import inbox_list
@@ -121,8 +121,7 @@ def test_inbox_hostile_args(store: Path, snap_compare) -> None:
         screen = pilot.app.screen
         detail = screen.query_one("#detail")
         await wait_for(pilot, lambda: detail.max_scroll_y > 0, what="the laid-out details")
-        detail.scroll_end(animate=False, immediate=True)
-        await wait_for(pilot, lambda: screen.can_approve, what="approve enabled after scrolling")
+        await read_to_end(pilot, screen, what="approve enabled after scrolling")
         await pilot.pause(0.3)
 
     assert snap_compare(inbox_app(store), terminal_size=SIZE, run_before=run_before)
