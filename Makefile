@@ -15,15 +15,16 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/patch-tui $(ARGS)
 
-# Four workers on two cores on purpose: many tests wait on a tool process, a server on stdio or a
-# Textual frame, and that wait is another worker's CPU time. `worksteal` hands a finished worker
-# the tests still queued on a busy one (the default, `load`, left one worker running the last
-# minute alone). Python may write its bytecode (an environment with PYTHONDONTWRITEBYTECODE makes
-# every worker and every tool, server and CLI process compile patch_tui and the tests again), into
-# one cache inside .venv so the source tree stays clean.
+# Five workers on two cores on purpose: many tests wait on a tool process, a server on stdio or a
+# Textual frame, and that wait is another worker's CPU time (on 2 cores: 4 workers 154-159 s,
+# 5 workers 141-146 s, 6 workers 155 s). `worksteal` hands a finished worker the tests still
+# queued on a busy one (the default, `load`, left one worker running the last minute alone).
+# Python may write its bytecode (an environment with PYTHONDONTWRITEBYTECODE makes every worker
+# and every tool, server and CLI process compile patch_tui and the tests again), into one cache
+# inside .venv so the source tree stays clean.
 PYTEST_ENV := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(abspath $(VENV))/pycache
 test: $(STAMP)
-	$(PYTEST_ENV) $(BIN)/python -m pytest -q -n 4 --dist worksteal $(PYTEST_ARGS)
+	$(PYTEST_ENV) $(BIN)/python -m pytest -q -n 5 --dist worksteal $(PYTEST_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
