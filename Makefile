@@ -1,18 +1,45 @@
 # Two commands do all set-up on a fresh machine: `make run` and `make test`.
+# Both install exactly the versions in uv.lock (with their hashes), through uv: pinned here and
+# bootstrapped with the machine's own pip into .uv/, so nothing but Python 3.11+ and make is needed.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+UV_VERSION := 0.13.9
+UV_HOME := .uv
+UV := $(UV_HOME)/bin/uv
+# uv uses the Python that runs `make` (never downloads one), and the venv is the project's .venv.
+UV_ENV := UV_PYTHON=$(PY) UV_PYTHON_DOWNLOADS=never UV_PROJECT_ENVIRONMENT=$(VENV)
+RUN_STAMP := $(VENV)/.synced-run
+TEST_STAMP := $(VENV)/.synced-test
 
-.PHONY: run test lint bench fmt-check clean
+.PHONY: run test lint bench fmt-check clean lock lock-check
 
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PY) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+$(UV):
+	@echo "make: fetching uv $(UV_VERSION) into $(UV_HOME)/ (once)"
+	$(PY) -m pip install --quiet --disable-pip-version-check --target $(UV_HOME) uv==$(UV_VERSION)
 
-run: $(STAMP)
+# `make run`: the runtime packages and every extra, no dev tools. `--inexact` keeps dev tools a
+# `make test` installed earlier (they are harmless to the app; `make test` removes what the lock
+# no longer names).
+$(RUN_STAMP): pyproject.toml uv.lock | $(UV)
+	@echo "make: installing the locked runtime packages into $(VENV)"
+	$(UV_ENV) $(UV) sync --locked --all-extras --no-dev --inexact
+	touch $@
+
+$(TEST_STAMP): pyproject.toml uv.lock | $(UV)
+	@echo "make: installing the locked runtime and dev packages into $(VENV)"
+	$(UV_ENV) $(UV) sync --locked --all-extras
+	touch $@
+
+# Refresh the lock after changing pyproject.toml (or to take new releases: `make lock ARGS=--upgrade`).
+lock: | $(UV)
+	$(UV_ENV) $(UV) lock $(ARGS)
+
+# CI: fails when pyproject.toml and uv.lock disagree.
+lock-check: | $(UV)
+	$(UV_ENV) $(UV) lock --check
+
+run: $(RUN_STAMP)
 	$(BIN)/patch-tui $(ARGS)
 
 # Five workers on two cores on purpose: many tests wait on a tool process, a server on stdio or a
@@ -23,16 +50,16 @@ run: $(STAMP)
 # and every tool, server and CLI process compile patch_tui and the tests again), into one cache
 # inside .venv so the source tree stays clean.
 PYTEST_ENV := env -u PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX=$(abspath $(VENV))/pycache
-test: $(STAMP)
+test: $(TEST_STAMP)
 	$(PYTEST_ENV) $(BIN)/python -m pytest -q -n 5 --dist worksteal $(PYTEST_ARGS)
 
-lint: $(STAMP)
+lint: $(TEST_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports --no-cache
 
-bench: $(STAMP)
+bench: $(TEST_STAMP)
 	$(BIN)/python bench/lint_bench.py
 	$(BIN)/python bench/tui_bench.py
 	$(BIN)/python bench/store_bench.py
@@ -40,16 +67,16 @@ bench: $(STAMP)
 	$(BIN)/python bench/run_bench.py
 
 # The code's layout is ruff format's (pinned in pyproject.toml); CI checks it before the tests.
-fmt-check: $(STAMP)
+fmt-check: $(TEST_STAMP)
 	$(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) $(UV_HOME) build dist *.egg-info
 
 # The real Patch runtime (node 20+): build it (cached after the first time) and check patch-tui
 # against it (tests/interop_runtime). PATCH_RUNTIME_SRC: the folder holding build.sh.
 PATCH_RUNTIME_SRC ?= ../shared/patch-runtime
 .PHONY: interop
-interop: $(STAMP)
+interop: $(TEST_STAMP)
 	@out=$$(bash $(PATCH_RUNTIME_SRC)/build.sh) || { echo "make interop: building the Patch runtime failed" >&2; exit 2; }; \
 	PATCH_RUNTIME_HARNESS=$$out/packages/mcp/harness-dist $(BIN)/python -m pytest -q -n 2 tests/interop_runtime $(PYTEST_ARGS)

@@ -182,8 +182,9 @@ def test_hostile_files_through_the_cli(tmp_path) -> None:
     "name", ["clean", "deep_flow", "alias_bomb", "python_tag", "control_chars"]
 )
 def test_pure_python_yaml_reads_like_libyaml(monkeypatch, name: str) -> None:
-    """Without libyaml the parser falls back to PyYAML's pure-Python one: same data, same spans,
-    same problems."""
+    """Without libyaml the parser falls back to PyYAML's pure-Python one: the same data and the
+    same problems on the same lines. Where in a line each parser gives up (a 5,000-deep flow is
+    too deep for both, at different columns) is theirs to choose, not ours to promise."""
     import yaml
 
     from patch_tui.format import yamlio
@@ -194,4 +195,10 @@ def test_pure_python_yaml_reads_like_libyaml(monkeypatch, name: str) -> None:
     pure = toolfile.parse_bytes(raw)
     assert pure.data == with_c.data
     assert pure.nodes == with_c.nodes
-    assert [(p.code, p.span) for p in pure.problems] == [(p.code, p.span) for p in with_c.problems]
+
+    def problems(tf: toolfile.ToolFile) -> list[tuple[str, int]]:
+        return [(p.code, p.span.line) for p in tf.problems]
+
+    assert problems(pure) == problems(with_c)
+    if name == "deep_flow":  # the flow is on the manifest's first line, the file's second
+        assert ("PT002", 2) in problems(pure)
