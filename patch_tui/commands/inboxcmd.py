@@ -288,6 +288,11 @@ def _format_row(action: Any) -> str:
         f"    reason:  {visible(action.reason)}",
         f"    created: {action.created_at}   expires: {action.expires_at}",
     ]
+    from patch_tui.approvals import workspace
+
+    warning = workspace.warning(action) if action.status in ("pending", "approved") else None
+    if warning is not None:
+        lines.append(f"    WARNING: {visible(warning)}")
     if action.decided_at:
         decided = f"    decided: {action.decided_at} by {visible(action.decided_by or '?')}"
         if action.note:
@@ -339,6 +344,11 @@ def _inbox_decide(args: argparse.Namespace, verb: str) -> int:
     action = decision.action
     done = "approved" if verb == "approve" else "rejected"
     print(f"{done} {action.token} ({action.tool} {action.version})")
+    from patch_tui.approvals import workspace
+
+    warning = workspace.warning(action) if verb == "approve" else None
+    if warning is not None:
+        _err(f"warning: {visible(warning)}")
     return EXIT_OK
 
 
