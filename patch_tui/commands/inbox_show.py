@@ -130,7 +130,7 @@ def args_block(action: Any, width: int) -> list[str]:
             lines.extend("      " + piece for piece in fold(visible_line(summary), width - 6))
         return lines
     return [
-        f"    args sha256: {action.args_sha256}",
+        f"    args sha256:   {action.args_sha256}",
         "    args (keys sorted, every value in full):",
         *arg_lines(action.args, width),
     ]
