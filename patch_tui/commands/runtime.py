@@ -29,7 +29,8 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HELD = 0, 1, 2, 3
 
 
 def _err(message: str) -> None:
-    print(f"patch-tui: {message}", file=sys.stderr)
+    # Messages quote tool names, tokens and store rows: no control character reaches the terminal.
+    print(f"patch-tui: {visible(message)}", file=sys.stderr)
 
 
 def _args_object(text: str, consequence: str = "") -> dict[str, Any] | None:

@@ -1,7 +1,7 @@
-"""A newcomer's walkthrough (issue 25): the commands and keys of docs/guide/authoring.md's
-"Quick start" and "A first run", read from that file and typed as written into real shells in
-tmux, with the app running in a real terminal. The guide and the app cannot drift apart: change
-one without the other and this fails.
+"""A newcomer's walkthrough (issue 25): the README's quick start ("Two commands", then the
+tour's first command) and docs/guide/inbox.md's "A first run", read from those files and typed
+as written into real shells in tmux, with the app running in a real terminal. The docs and the
+app cannot drift apart: change one without the other and this fails.
 
 Runs in a scratch copy of the clone's sample tools (the walkthrough makes a `demo/` folder in the
 folder it runs from), with HOME and every user folder in tmp_path."""
@@ -23,19 +23,24 @@ from tests.runtimekit import REPO
 
 pytestmark = pytest.mark.slow
 
-GUIDE = REPO / "docs" / "guide" / "authoring.md"
+README = REPO / "README.md"
+FIRST_RUN = REPO / "docs" / "guide" / "inbox.md"
 TMUX = shutil.which("tmux")
 
 
-def section_block(heading: str) -> list[str]:
-    """The lines of the first ```sh block under the `## heading` of the guide."""
-    text = GUIDE.read_text(encoding="utf-8")
+def section(page: Path, heading: str) -> str:
+    """The text under the `## heading` of a page, up to the next heading of that level."""
+    text = page.read_text(encoding="utf-8")
     start = text.index(f"\n## {heading}\n")
     body = text[start + 1 :]
     nxt = body.find("\n## ", 1)
-    body = body if nxt < 0 else body[:nxt]
-    match = re.search(r"```sh\n(.*?)```", body, re.S)
-    assert match, f"no sh block under {heading!r} in {GUIDE}"
+    return body if nxt < 0 else body[:nxt]
+
+
+def section_block(page: Path, heading: str) -> list[str]:
+    """The lines of the first ```sh block under the `## heading` of a page."""
+    match = re.search(r"```sh\n(.*?)```", section(page, heading), re.S)
+    assert match, f"no sh block under {heading!r} in {page}"
     return [line for line in match.group(1).splitlines() if line.strip()]
 
 
@@ -132,7 +137,7 @@ def test_a_first_run_as_the_guide_writes_it(tmux) -> None:
     session, clone, _home = tmux
     term = 0
     token: str | None = None
-    for line in section_block("A first run"):
+    for line in section_block(FIRST_RUN, "A first run"):
         if line.startswith("#"):
             said = re.match(r"# terminal (\d+)", line)
             if said:
@@ -177,19 +182,24 @@ def test_a_first_run_as_the_guide_writes_it(tmux) -> None:
 
 
 def test_the_quick_start_opens_the_desk_and_its_keys_work(tmux) -> None:
-    session, clone, _home = tmux
-    lines = [line for line in section_block("Quick start") if not line.startswith("#")]
-    assert lines == ["make run"], lines
+    session, _clone, _home = tmux
+    commands = [line.split("#")[0].strip() for line in section_block(README, "Two commands")]
+    assert commands[0] == "make run", commands
     # `make run` sets up .venv, then runs .venv/bin/patch-tui. The set-up is not repeated here
-    # (it would install into the checkout under test); what it then runs is.
-    session.type(1, "patch-tui")
+    # (it would install into the checkout under test); what it then runs is: the tour's first
+    # command, as the README writes it.
+    tour = re.search(r"`(patch-tui sample_tools/)`", section(README, "A 60-second tour"))
+    assert tour, "the tour no longer starts with `patch-tui sample_tools/`"
+    session.type(1, tour.group(1))
     session.wait(1, r"Tools")
-    session.wait(1, r"copied the sample tools|csv_to_json", timeout=30)
-    session.keys(1, "F1")
+    session.wait(1, r"csv_to_json", timeout=30)
+    session.keys(1, "Tab")  # the footer names it: the form's first field
+    session.wait(1, r"name: the tool's name|name\b.*snake", timeout=10)
+    session.keys(1, "F1")  # the tour: "F1 lists every key"
     help_text = session.wait(1, r"Keys").string
-    assert re.search(r"tab\b.*Next pane", help_text, re.I), help_text
+    assert re.search(r"tab\s+Next pane", help_text), help_text
     session.keys(1, "Escape")
     session.keys(1, "C-q")
-    session.wait(1, r"\$ patch-tui\n\$", timeout=15)  # the app gave the terminal back
+    session.wait(1, r"\$ patch-tui sample_tools/\n\$", timeout=15)  # the terminal is back
     session.type(1, "echo __quit_$?")
     session.wait(1, r"__quit_0\n", timeout=15)  # quit cleanly, nothing unsaved to ask about

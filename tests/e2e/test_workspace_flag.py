@@ -16,7 +16,7 @@ import pytest
 
 from patch_tui.approvals import workspace
 from patch_tui.format import toolfile
-from tests.runtimekit import REPO, cli, cli_env
+from tests.runtimekit import REPO, approve_argv, cli, cli_env
 
 pytestmark = pytest.mark.slow
 
@@ -53,7 +53,7 @@ def test_a_path_outside_the_workspace_is_flagged_everywhere_and_the_flag_is_true
     token = payload["confirmation_token"]
     listed = cli(box["env"], "inbox", "list")
     assert "WARNING: path=" in listed.stdout and "outside the workspace" in listed.stdout
-    approved = cli(box["env"], "inbox", "approve", token)
+    approved = cli(box["env"], *approve_argv(box["env"], token))
     assert approved.returncode == 0 and "warning: path=" in approved.stderr
     # True: the sandbox lets the tool read the file but not delete it.
     ran = cli(box["env"], "confirm", token)
@@ -69,7 +69,7 @@ def test_a_path_inside_the_workspace_is_not_flagged_and_runs(box: dict[str, Any]
     assert "workspace_warning" not in payload and "warning" not in stderr
     token = payload["confirmation_token"]
     assert "WARNING" not in cli(box["env"], "inbox", "list").stdout
-    assert cli(box["env"], "inbox", "approve", token).returncode == 0
+    assert cli(box["env"], *approve_argv(box["env"], token)).returncode == 0
     ran = cli(box["env"], "confirm", token)
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout)["deleted"] is True and not target.exists()
