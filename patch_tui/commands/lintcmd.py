@@ -483,6 +483,12 @@ def run_new(args: argparse.Namespace) -> int:
         for d in errors:
             _err(f"{d.code} {d.message}")
         return EXIT_USAGE
+    if not getattr(args, "description", None):
+        # The file holds a template sentence until someone writes one (PT052 says so too).
+        _err(
+            f"{name}: its description is a template sentence to replace; "
+            '`--description "..."` gives one'
+        )
     toolbox_dir = getattr(args, "toolbox", None)
     if toolbox_dir and not getattr(args, "dir", None):
         return _new_in_toolbox(Path(toolbox_dir), name, text)

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from patch_tui.format.templates import INPUT_DESCRIPTION_HINT, TOOL_DESCRIPTION_HINT
+
 INPUT_TYPES: tuple[str, ...] = ("string", "number", "integer", "boolean", "array", "object")
 OUTPUT_TYPES: tuple[str, ...] = (*INPUT_TYPES, "null")
 FILESYSTEM_MODES: tuple[str, ...] = ("none", "read-only", "read-write")
@@ -126,7 +128,7 @@ FIELDS: tuple[FieldSpec, ...] = (
         required=True,
         default=NO_DEFAULT,
         widget="text",
-        placeholder="One sentence.",
+        placeholder=TOOL_DESCRIPTION_HINT,
         doc="One sentence. Sanitized and quarantine-LLM-checked at registry contribute time.",
     ),
     _F(
@@ -233,6 +235,7 @@ FIELDS: tuple[FieldSpec, ...] = (
         required=True,
         default="",
         widget="text",
+        placeholder=INPUT_DESCRIPTION_HINT,
         doc="One sentence.",
     ),
     _F(

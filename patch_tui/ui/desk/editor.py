@@ -42,7 +42,9 @@ from textual.widgets import Header, Label, Static, TextArea
 
 from patch_tui.desk.buffer import STRUCTURE_CODES, ToolBuffer, structure_broken
 from patch_tui.format import toolfile
+from patch_tui.format.templates import template_text
 from patch_tui.lint.engine import Diagnostic, lint_toolfile
+from patch_tui.lint.rules.text.template_text import PT052
 from patch_tui.runtime.toolbox import Toolbox, ToolboxError
 from patch_tui.ui.commands import CommandList
 from patch_tui.ui.desk.conflicts import ChangeBanner, ConflictHandling
@@ -56,6 +58,7 @@ from patch_tui.ui.desk.source_pane import POST_PAINT_DELAY, SourceArea
 from patch_tui.ui.desk.tool_actions import ToolActions
 from patch_tui.ui.desk.tool_browser import ToolBrowser, ToolEntry
 from patch_tui.ui.desk.view_actions import ViewActions
+from patch_tui.ui.widgets.field_input import FieldInput
 from patch_tui.ui.widgets.key_bar import KeyBar
 from patch_tui.untrusted.text_safety import visible
 
@@ -133,6 +136,7 @@ class EditorScreen(
         # Form edits that came while the text was ahead of the last parse: applied on the next.
         self._pending_form_edits: list[tuple[tuple[str | int, ...], Any]] = []
         self.lint_count = 0
+        self._select_template_of: Path | None = None
 
     # -- what the buffer knows, under the names the rest of the app reads ------------------------
 
@@ -477,6 +481,11 @@ class EditorScreen(
             )
         self.lint_count += 1
         self.post_message(self.Linted(diagnostics, text))
+        if self._select_template_of == self.current_path:
+            # A tool just made with ctrl+n: its description is the template sentence, selected
+            # in the form so that what the person types replaces it.
+            self._select_template_of = None
+            self.select_template_text(("description",))
         pending, self._pending_form_edits = self._pending_form_edits, []
         for path, value in pending:
             self._form_edit(path, value)
@@ -514,6 +523,8 @@ class EditorScreen(
     def _jump(self, event: LintPanel.Jump) -> None:
         event.stop()
         d = event.diagnostic
+        if d.code == PT052.code and d.field and self.select_template_text(d.field):
+            return
         if not event.to_source and d.field and not self.form.stale:
             if self.form.widget_for(d.field) is not None:
                 self._set_layout(view="form")
@@ -524,6 +535,18 @@ class EditorScreen(
         span = d.span
         self.source.select_span(span.line, span.column, span.end_line, span.end_column)
         self.source.focus()
+
+    def select_template_text(self, field: tuple[str | int, ...]) -> bool:
+        """Focus a description field of the form with its template text selected (PT052), so
+        typing replaces it. False when the form cannot show it."""
+        if self.form.stale or self.form.widget_for(field) is None:
+            return False
+        self._set_layout(view="form")
+        widget = self.form.widget_for(field)
+        found = template_text(widget.value) if isinstance(widget, FieldInput) else None
+        if isinstance(widget, FieldInput) and found is not None:
+            widget.select_span(found[0], found[1])
+        return self.form.focus_field(field)
 
     @on(LintPanel.RowHighlighted, "#lint")
     def _lint_row(self, event: LintPanel.RowHighlighted) -> None:
@@ -538,6 +561,8 @@ class EditorScreen(
         text.append(visible(d.message))
         if d.fix is not None:
             text.append(f"  · f: {visible(d.fix.title)}", style="italic")
+        elif d.code == PT052.code and d.field:
+            text.append("  · Enter or f: select it in the form, then type", style="italic")
         detail.update(text)
 
     @on(LintPanel.ApplyFix)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from patch_tui.lint.engine import Diagnostic, Edit
 from patch_tui.lint.rules.structure.lone_cr import PT027
+from patch_tui.lint.rules.text.template_text import PT052
 from patch_tui.ui.desk.lint_panel import LintPanel
 
 if TYPE_CHECKING:
@@ -39,10 +40,15 @@ class ProblemActions:
         def _say(self, message: str, **kwargs: Any) -> None: ...
         def _show_buffer_text(self) -> None: ...
         def post_message(self, message: Any) -> bool: ...
+        def select_template_text(self, field: tuple[str | int, ...]) -> bool: ...
 
     def apply_fix(self, diagnostic: Diagnostic) -> bool:
-        """Apply a diagnostic's quick fix through the TextArea (one undo step)."""
+        """Apply a diagnostic's quick fix through the TextArea (one undo step). Template text
+        (PT052) has no text edit for a fix: what replaces it is the person's to write, so its
+        "fix" selects it in the form's field."""
         if diagnostic.fix is None:
+            if diagnostic.code == PT052.code and diagnostic.field:
+                return self.select_template_text(diagnostic.field)
             return False
         if self.read_only_reason:
             return self._fix_read_only(diagnostic)
@@ -79,6 +85,9 @@ class ProblemActions:
         """Fix the selected problem in the lint panel, or the first fixable one at the cursor."""
         panel = self.lint_panel
         target = panel.current if panel.has_focus else None
+        if target is not None and target.code == PT052.code:
+            self.apply_fix(target)
+            return
         if target is None or target.fix is None:
             row = self.source.cursor_location[0] + 1
             fixable = [d for d in self.diagnostics if d.fix is not None]

@@ -29,6 +29,7 @@ class ToolActions:
         app: App[Any]
         toolbox: Toolbox
         dirty: bool
+        _select_template_of: Path | None
 
         @property
         def current_path(self) -> Path | None: ...
@@ -101,6 +102,7 @@ class ToolActions:
                 return
             self.browser.clear_filter()  # an active filter would hide the new tool
             self.browser.refresh_tools()
+            self._select_template_of = path  # its description: selected, to be typed over
             self.confirm_discard(lambda: self.open_tool(path))
 
         self.app.push_screen(
