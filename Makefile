@@ -39,14 +39,14 @@ lock: | $(UV)
 lock-check: | $(UV)
 	$(UV_ENV) $(UV) lock --check
 
-# The documentation site: the locked `docs` group in a venv of its own (mkdocs never imports
-# patch_tui: docs/rules.md is generated and checked by the tests), built strictly into site/.
+# The documentation site: the locked runtime packages and `docs` group in a venv of its own (the
+# build imports patch_tui for the command line reference, docs/hooks.py), built strictly into site/.
 DOCS_VENV := .venv-docs
 DOCS_STAMP := $(DOCS_VENV)/.synced-docs
 $(DOCS_STAMP): pyproject.toml uv.lock | $(UV)
 	@echo "make: installing the locked docs packages into $(DOCS_VENV)"
 	UV_PYTHON=$(PY) UV_PYTHON_DOWNLOADS=never UV_PROJECT_ENVIRONMENT=$(DOCS_VENV) \
-		$(UV) sync --locked --only-group docs --no-install-project
+		$(UV) sync --locked --no-dev --group docs
 	touch $@
 
 # Not --quiet: mkdocs then stops counting the warnings --strict fails on.

@@ -42,6 +42,27 @@ def test_every_page_is_in_the_nav_and_every_nav_entry_is_a_page() -> None:
     assert in_nav - pages == set(), "nav entries with no page"
 
 
+def test_the_cli_reference_shows_every_command_as_its_help_prints_it(monkeypatch) -> None:
+    """docs/hooks.py writes the options into docs/reference/cli.md at build time."""
+    import importlib.util
+
+    from patch_tui.cli import build_parser
+
+    spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
+    assert spec is not None and spec.loader is not None
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    page = (DOCS / "reference" / "cli.md").read_text(encoding="utf-8")
+    assert hooks.MARK in page
+    built = hooks.on_page_markdown(page, None, None, None)
+    assert hooks.MARK not in built
+    monkeypatch.setenv("COLUMNS", hooks.WIDTH)  # the width the page is written at
+    for words, parser in hooks._commands(build_parser(), ()):
+        assert f"# patch-tui {' '.join(words)}\n" in built
+        assert parser.format_help().rstrip() in built
+    assert "patch-tui inbox approve" in built and "--theme" in built
+
+
 def test_each_screenshot_is_on_a_page() -> None:
     shown = "\n".join(p.read_text(encoding="utf-8") for p in DOCS.rglob("*.md"))
     for svg in DOCS.glob("screenshot-*.svg"):
