@@ -3,7 +3,9 @@ patch-tui's own argument parser, so docs/reference/cli.md can never list an opti
 does not have, or miss one it has.
 
 A page holding the line `<!-- patch-tui help -->` gets, in its place, the `--help` of the TUI,
-of `patch-tui` and of every command and sub-command, each under its own heading.
+of `patch-tui` and of every command and sub-command, each under its own heading; one holding
+`<!-- patch-tui settings -->` gets the table of every setting, from settings/schema.py (the one
+home of their names, defaults, ranges and docs).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 MARK = "<!-- patch-tui help -->"
+SETTINGS_MARK = "<!-- patch-tui settings -->"
 WIDTH = "100"  # argparse wraps to $COLUMNS
 
 
@@ -66,7 +69,32 @@ def render() -> str:
             os.environ["COLUMNS"] = old
 
 
+def _toml(value: Any) -> str:
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return "`true`" if value else "`false`"
+    if isinstance(value, str):
+        return f'`"{value}"`'
+    if isinstance(value, dict):
+        return "`{}`" if not value else f"`{value}`"
+    return f"`{value}`"
+
+
+def render_settings() -> str:
+    from patch_tui.settings.schema import SETTINGS
+
+    rows = ["| key | default | allowed | what it does |", "|---|---|---|---|"]
+    for s in SETTINGS:
+        allowed = f"{s.bounds[0]} to {s.bounds[1]}" if s.bounds else ""
+        doc = s.doc.replace("|", "\\|")
+        rows.append(f"| `{s.name}` | {_toml(s.fresh_default())} | {allowed} | {doc} |")
+    return "\n".join(rows) + "\n"
+
+
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
-    if MARK not in markdown:
-        return markdown
-    return markdown.replace(MARK, render())
+    if MARK in markdown:
+        markdown = markdown.replace(MARK, render())
+    if SETTINGS_MARK in markdown:
+        markdown = markdown.replace(SETTINGS_MARK, render_settings())
+    return markdown

@@ -4,8 +4,10 @@ mkdocs and run with the suite)."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -42,16 +44,19 @@ def test_every_page_is_in_the_nav_and_every_nav_entry_is_a_page() -> None:
     assert in_nav - pages == set(), "nav entries with no page"
 
 
-def test_the_cli_reference_shows_every_command_as_its_help_prints_it(monkeypatch) -> None:
-    """docs/hooks.py writes the options into docs/reference/cli.md at build time."""
-    import importlib.util
-
-    from patch_tui.cli import build_parser
-
+def load_hooks() -> Any:
     spec = importlib.util.spec_from_file_location("docs_hooks", DOCS / "hooks.py")
     assert spec is not None and spec.loader is not None
     hooks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hooks)
+    return hooks
+
+
+def test_the_cli_reference_shows_every_command_as_its_help_prints_it(monkeypatch) -> None:
+    """docs/hooks.py writes the options into docs/reference/cli.md at build time."""
+    from patch_tui.cli import build_parser
+
+    hooks = load_hooks()
     page = (DOCS / "reference" / "cli.md").read_text(encoding="utf-8")
     assert hooks.MARK in page
     built = hooks.on_page_markdown(page, None, None, None)
@@ -61,6 +66,20 @@ def test_the_cli_reference_shows_every_command_as_its_help_prints_it(monkeypatch
         assert f"# patch-tui {' '.join(words)}\n" in built
         assert parser.format_help().rstrip() in built
     assert "patch-tui inbox approve" in built and "--theme" in built
+
+
+def test_the_config_page_lists_every_setting_with_its_default() -> None:
+    from patch_tui.settings.schema import SETTINGS
+
+    hooks = load_hooks()
+    page = (DOCS / "guide" / "config.md").read_text(encoding="utf-8")
+    assert hooks.SETTINGS_MARK in page
+    built = hooks.on_page_markdown(page, None, None, None)
+    for s in SETTINGS:
+        [row] = [line for line in built.splitlines() if line.startswith(f"| `{s.name}` |")]
+        assert s.doc.replace("|", "\\|") in row
+        if s.bounds:
+            assert f"{s.bounds[0]} to {s.bounds[1]}" in row
 
 
 def test_each_screenshot_is_on_a_page() -> None:
