@@ -66,8 +66,8 @@ KIND_WORDS: dict[str, str] = {
     "private_use": "private-use character",
     "unassigned": "unassigned code point",
     "surrogate": "lone surrogate",
-    "blank": "blank that is not a space",
-    "lone_mark": "combining mark with no letter",
+    "blank": "Braille blank",
+    "lone_mark": "lone combining mark",
 }
 
 _BIDI = frozenset(

@@ -25,6 +25,7 @@ from textual.strip import Strip
 from textual.visual import Visual
 from textual.widgets import Static
 
+from patch_tui.approvals import approvable
 from patch_tui.approvals.store import Action, parse_iso
 from patch_tui.ui.safe_text import safe_line
 
@@ -51,6 +52,15 @@ def human_duration(seconds: float) -> str:
 def args_summary(args: Any) -> str:
     text = json.dumps(args, ensure_ascii=False, sort_keys=True)
     return text if len(text) <= ARGS_SUMMARY_CHARS else text[: ARGS_SUMMARY_CHARS - 1] + "…"
+
+
+def _args_cell(action: Action) -> str:
+    """The list's args column: a summary (the detail shows them in full), or why there are none."""
+    if action.damaged:
+        return f"DAMAGED: {action.damaged}"
+    if approvable.args_unknown_why(action) is not None:
+        return "NOT KNOWN: cannot be approved"
+    return args_summary(action.args)
 
 
 def result_summary(action: Action) -> str:
@@ -90,7 +100,7 @@ PENDING_COLUMNS: list[Column] = [
     ("kind", 13, lambda a, now: a.kind),
     ("age", 7, lambda a, now: human_duration(now - _ts(a.created_at))),
     ("expires", 8, lambda a, now: human_duration(_ts(a.expires_at) - now)),
-    ("args", 0, lambda a, now: f"DAMAGED: {a.damaged}" if a.damaged else args_summary(a.args)),
+    ("args", 0, lambda a, now: _args_cell(a)),
 ]
 HISTORY_COLUMNS: list[Column] = [
     ("status", 11, lambda a, now: _status(a)),
