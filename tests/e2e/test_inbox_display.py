@@ -280,3 +280,24 @@ def test_a_damaged_or_too_long_action_says_it_cannot_be_approved(inbox: dict[str
     )
     assert approve.returncode == 1 and "more than the" in approve.stderr
     assert cli(inbox["env"], "inbox", "reject", action.token).returncode == 0
+
+
+def test_the_jsonl_export_escapes_invisibles_and_says_each_look_alike(
+    inbox: dict[str, Any],
+) -> None:
+    args = {f"to{i}": value for i, value in enumerate(LOOK_ALIKES)}
+    args["body"] = "pay" + "".join(INVISIBLES) + "now"
+    action = hold(inbox, args)
+    out = cli(inbox["env"], "inbox", "export", "--format", "jsonl")
+    assert out.returncode == 0, out.stderr
+    raw = out.stdout.encode("utf-8")
+    assert raw.isascii()  # every invisible (and every look-alike letter) is a \\uXXXX escape
+    (row,) = [json.loads(line) for line in out.stdout.splitlines()]
+    assert row["token"] == action.token and row["args"] == args  # the exact record
+    said = {(f["where"], f["flag"]) for f in row["flags"]}
+    assert ("args.to0", f"{LOOK_ALIKES['payments@асе.com']}") in said
+    assert any(w == "args.to1" and f.startswith(LOOK_ALIKES["billing@pаypal.com"]) for w, f in said)
+    (hidden,) = [f for w, f in said if w == "args.body"]
+    assert hidden.startswith("5 hidden characters shown as ⟦U+…⟧")
+    for ch in INVISIBLES:
+        assert f"U+{ord(ch):04X}" in hidden
