@@ -166,6 +166,9 @@ def list_lines(action: Any, width: int) -> list[str]:
         if action.note:
             decided += f" ({visible_line(action.note)})"
         lines.append(decided)
+    warning = _workspace_warning(action)
+    if warning is not None:
+        lines.append(f"    WARNING: {warning}")
     if action.tampered:
         lines.append(
             f"    TAMPERED: {visible_line(action.tampered)}; never run (status in the store: "
@@ -175,6 +178,17 @@ def list_lines(action: Any, width: int) -> list[str]:
     if cannot is not None:
         lines.append(cannot)
     return lines
+
+
+def _workspace_warning(action: Any) -> str | None:
+    """What will happen to a read-write call whose paths lie outside the workspace (shown while
+    it can still run)."""
+    from patch_tui.approvals import workspace
+
+    if action.status not in ("pending", "approved"):
+        return None
+    warning = workspace.warning(action)
+    return None if warning is None else visible_line(warning)
 
 
 def _tool_file(action: Any, toolbox: Any) -> Path | None:
@@ -240,6 +254,9 @@ def show_lines(action: Any, toolbox: Any, width: int) -> list[str]:
     lines.extend(_flag_lines([action.reason], "               ", width))
     lines.extend(line[4:] for line in args_block(action, width))  # list indents them by 4
     lines.extend(_flags_summary(action))
+    warning = _workspace_warning(action)
+    if warning is not None:
+        lines.append(f"WARNING:       {warning}")
     if action.tampered:
         lines.append(f"TAMPERED: {visible_line(action.tampered)}; never run")
     problem = approvable.check(action, tool_sha) if action.status == "pending" else None

@@ -347,6 +347,11 @@ def _approve_seen(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     done = decision.action
     print(f"approved {done.token} ({visible(done.tool)} {visible(done.version)})")
+    from patch_tui.approvals import workspace
+
+    warning = workspace.warning(done)
+    if warning is not None:
+        _err(f"warning: {visible(warning)}")
     return EXIT_OK
 
 

@@ -120,6 +120,9 @@ def _report_outcome(outcome: Any, *, confirming: bool) -> int:
             f"({outcome.payload['kind']}). Approve it in `patch-tui inbox` (or "
             f"`patch-tui inbox approve {token}`), then run it with `patch-tui confirm {token}`."
         )
+        warning = outcome.payload.get("workspace_warning")
+        if isinstance(warning, str):
+            _err(f"warning: {visible(warning)}")
         return EXIT_HELD
     if status == "invalid":
         _err(visible(str(outcome.payload.get("error"))))

@@ -25,7 +25,7 @@ from textual.strip import Strip
 from textual.visual import Visual
 from textual.widgets import Static
 
-from patch_tui.approvals import approvable
+from patch_tui.approvals import approvable, workspace
 from patch_tui.approvals.store import Action, parse_iso
 from patch_tui.ui.safe_text import safe_line
 
@@ -93,6 +93,14 @@ def _when(iso: str | None) -> str:
 def _status(action: Action) -> str:
     # An approval without its genuine decision (store.Action.tampered) is never run: say so.
     return "tampered" if action.tampered else action.status
+
+
+def _args_cell(action: Action) -> str:
+    if action.damaged:
+        return f"DAMAGED: {action.damaged}"
+    # A call that cannot run where it will run says so in its row, before it is opened.
+    flag = workspace.short(action)
+    return args_summary(action.args) if flag is None else f"{flag}  {args_summary(action.args)}"
 
 
 PENDING_COLUMNS: list[Column] = [
