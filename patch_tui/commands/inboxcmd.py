@@ -283,7 +283,7 @@ def _inbox_list(args: argparse.Namespace) -> int:
                 if a.status == "pending" or a.tampered
             ]
     if args.json:
-        _out([a.to_json() for a in actions])
+        _out([_listed_json(a) for a in actions])
         return EXIT_OK
     if not actions:
         print("No pending actions." if not args.all else "No actions.")
@@ -293,6 +293,19 @@ def _inbox_list(args: argparse.Namespace) -> int:
     width = terminal_width()
     print("\n\n".join("\n".join(list_lines(a, width)) for a in actions))
     return EXIT_OK
+
+
+def _listed_json(action: Any) -> dict[str, Any]:
+    """`inbox list --json`'s row: the action, the args sha256 `approve --yes --args-sha256`
+    repeats, and why it may not be approved (approvals.approvable), or null."""
+    from patch_tui.approvals import approvable
+
+    problem = approvable.check(action) if action.status == "pending" else None
+    return {
+        **action.to_json(),
+        "args_sha256": action.args_sha256,
+        "not_approvable": None if problem is None else {"code": problem.code, "why": problem.why},
+    }
 
 
 def _inbox_show(args: argparse.Namespace) -> int:

@@ -69,6 +69,8 @@ async def test_a_compose_nested_hold_records_the_exact_args_the_agent_sent(
         assert f'to: "{EXFIL}"' in shown.stdout
         assert f"args sha256:   {args_sha256(held[0].args)}" in shown.stdout
         assert "approvable:    yes" in shown.stdout
+        (row,) = json.loads(cli(box["env"], "inbox", "list", "--json").stdout)
+        assert row["args_sha256"] == args_sha256(held[0].args) and row["not_approvable"] is None
 
         approve = cli(
             box["env"],
@@ -101,6 +103,8 @@ async def test_args_guard_cannot_know_are_never_approvable_and_can_be_rejected(
 
         listed = cli(box["env"], "inbox", "list")
         assert "NOT KNOWN" in listed.stdout and "CANNOT BE APPROVED" in listed.stdout
+        (row,) = json.loads(cli(box["env"], "inbox", "list", "--json").stdout)
+        assert row["not_approvable"]["code"] == "args_unknown"
         approve = cli(
             box["env"],
             "inbox",

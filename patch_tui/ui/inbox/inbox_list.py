@@ -54,15 +54,6 @@ def args_summary(args: Any) -> str:
     return text if len(text) <= ARGS_SUMMARY_CHARS else text[: ARGS_SUMMARY_CHARS - 1] + "…"
 
 
-def _args_cell(action: Action) -> str:
-    """The list's args column: a summary (the detail shows them in full), or why there are none."""
-    if action.damaged:
-        return f"DAMAGED: {action.damaged}"
-    if approvable.args_unknown_why(action) is not None:
-        return "NOT KNOWN: cannot be approved"
-    return args_summary(action.args)
-
-
 def result_summary(action: Action) -> str:
     if action.note:
         return action.note
@@ -96,8 +87,11 @@ def _status(action: Action) -> str:
 
 
 def _args_cell(action: Action) -> str:
+    """The list's args column: a summary (the detail shows them in full), or why there are none."""
     if action.damaged:
         return f"DAMAGED: {action.damaged}"
+    if approvable.args_unknown_why(action) is not None:
+        return "NOT KNOWN: cannot be approved"
     # A call that cannot run where it will run says so in its row, before it is opened.
     flag = workspace.short(action)
     return args_summary(action.args) if flag is None else f"{flag}  {args_summary(action.args)}"
