@@ -323,7 +323,7 @@ def _inbox_show(args: argparse.Namespace) -> int:
 
 def _approve_seen(args: argparse.Namespace) -> int:
     """`inbox approve TOKEN`: approve exactly what a person saw. Without --yes, the whole action
-    is printed and a `y` asked for; with --yes, --args-sha256 must be the args hash `inbox list`
+    is printed and a `y` asked for on the terminal (never read from a pipe); with --yes, --args-sha256 must be the args hash `inbox list`
     or `inbox show` printed (the store checks it inside the approval's transaction)."""
     from patch_tui.approvals import approvable
     from patch_tui.commands.inbox_show import show_lines, terminal_width
@@ -347,6 +347,14 @@ def _approve_seen(args: argparse.Namespace) -> int:
             _err(f"cannot approve {token}: {visible(problem.why)}")
             return EXIT_FAILED
         shown = args.args_sha256
+        if not args.yes and action.status == "pending" and not sys.stdin.isatty():
+            # A pipe is not a person: `yes | inbox approve` must not approve what no one read.
+            _err(
+                f"cannot approve {token}: no terminal to ask on; read it with "
+                f"`patch-tui inbox show {token}`, then approve with --yes --args-sha256 HASH "
+                "(the args sha256 it printed); nothing was approved"
+            )
+            return EXIT_USAGE
         if not args.yes and action.status == "pending":
             print("\n".join(show_lines(action, _open_toolbox(args), terminal_width())))
             print()
