@@ -182,15 +182,17 @@ def hidden_kind(ch: str) -> HiddenKind | None:
     return _kind_of_code_point(cp)
 
 
+@lru_cache(maxsize=8192)
 def _is_mark(ch: str) -> bool:
     return not ch.isascii() and unicodedata.category(ch)[0] == "M"
 
 
+@lru_cache(maxsize=8192)
 def _carries_marks(ch: str) -> bool:
     """Whether a combining mark after `ch` sits on something a person sees (a letter, a digit,
     a symbol, another mark on one): not after a space, a control or nothing."""
     if ch.isascii():
-        return ch.isalnum() or (0x21 <= ord(ch) < 0x7F)
+        return 0x21 <= ord(ch) < 0x7F
     return unicodedata.category(ch)[0] in ("L", "N", "M", "S", "P")
 
 
@@ -211,8 +213,11 @@ def find_hidden(text: str) -> list[Hidden]:
     out: list[Hidden] = []
     carries = False  # whether the previous character shown as itself can carry a mark
     for index, ch in enumerate(text):
+        if " " <= ch <= "~":  # printable ASCII, the bulk of most text
+            carries = ch != " "
+            continue
         kind = hidden_kind(ch)
-        if kind is None and _is_mark(ch) and not carries:
+        if kind is None and not carries and _is_mark(ch):
             kind = "lone_mark"
         if kind is not None:
             out.append(Hidden(index, ch, ord(ch), kind))
@@ -346,6 +351,7 @@ def _mixed(scripts: list[str]) -> bool:
     return not any(wanted <= together for together in _TOGETHER)
 
 
+@lru_cache(maxsize=8192)
 def _is_word_char(ch: str) -> bool:
     # Hidden joiners inside a word must not split it: "p\u200bаypal" is still one word.
     if ch.isascii():
