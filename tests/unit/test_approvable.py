@@ -107,6 +107,28 @@ def test_guard_says_why_when_it_cannot_know_the_args(steps, held, said) -> None:
     assert exact is None and said in why, why
 
 
+def test_the_step_the_upstream_paused_at_picks_between_steps_of_one_tool() -> None:
+    from patch_tui.mcp_server.guard_protocol import compose_step_ids
+
+    first = {"body": BODY, "to": "boss@corp"}
+    second = {"body": BODY, "to": EXFIL}
+    steps = [
+        {"id": "a", "tool": "send_mail", "args": first},
+        {"id": "b", "tool": "send_mail", "args": second},
+    ]
+    held = {**_held(second), "confirmation_token": "T" * 32, "tool": "send_mail"}
+    answer = {"status": "paused", "steps": [{"id": "b", "result": held}], "paused": held}
+    assert compose_step_ids(answer) == {"T" * 32: "b"}
+    call = {"steps": steps}
+    assert held_args(held, "send_mail", "patch_compose", call, step_id="b") == (second, "")
+    # Named the wrong step, the summary must still fit it: here it does (the cut hides the `to`),
+    # so the step's own args are taken, the ones that step sent.
+    assert held_args(held, "send_mail", "patch_compose", call, step_id="a") == (first, "")
+    # Without the step, both fit the cut summary: not known.
+    unknown, why = held_args(held, "send_mail", "patch_compose", call)
+    assert unknown is None and "two send_mail steps" in why
+
+
 def test_a_direct_call_and_patch_run_tool_are_what_was_sent() -> None:
     args = {"to": EXFIL}
     assert held_args(_held(args), "send_mail", "send_mail", args) == (args, "")
