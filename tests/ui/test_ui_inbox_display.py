@@ -96,3 +96,37 @@ def _status(store: Path, token: str) -> str:
     with Store(store, actor="check") as s:
         found = s.get(token)
         return found.status if found is not None else "gone"
+
+
+async def test_a_batch_never_approves_args_guard_could_not_recover(env) -> None:
+    from patch_tui.ui.inbox.batch import BatchDialog
+
+    folder, store = env
+    good = hold(store, folder / "delete_file.py", {"path": "/tmp/ok.txt"})
+    unknown = hold(
+        store,
+        folder / "delete_file.py",
+        {},
+        details={"held_by": "guard", "args_known": False, "args_unknown": "no step matches"},
+    )
+    app = inbox_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_inbox(pilot, app)
+        await wait_for(pilot, lambda: len(screen.list.actions) == 2, what="two pending")
+        await pilot.press("ctrl+a")
+        await pilot.press("a")
+        await wait_for(
+            pilot,
+            lambda: isinstance(app.screen, BatchDialog) and app.screen.is_active,
+            what="the batch dialog",
+        )
+        dialog = app.screen
+        text = " ".join(str(dialog.query_one("#batch-list").render()).split())
+        assert "its exact args are not known (no step matches)" in text
+        assert str(dialog.query_one("#batch-yes").label).startswith("Approve 1")
+        await pilot.press("end")
+        await wait_for(pilot, lambda: dialog.seen_end, what="the list read")
+        await pilot.press("y")
+        await wait_for(pilot, lambda: dialog.done, what="the batch decided")
+    assert _status(store, good.token) == "approved"
+    assert _status(store, unknown.token) == "pending"
