@@ -30,6 +30,7 @@ the UI (`ui.safe_text` styles the same findings).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
@@ -270,8 +271,6 @@ _TOGETHER = (
     frozenset(["LATIN", "HAN", "BOPOMOFO"]),
     frozenset(["LATIN", "HAN", "HANGUL"]),
 )
-# Characters that separate the components of an address (domain, e-mail, URL, path).
-_ADDRESS_SEPARATORS = frozenset("./\\@:")
 
 
 @dataclass(frozen=True)
@@ -359,17 +358,30 @@ def _is_word_char(ch: str) -> bool:
     return ch.isalnum() or _is_mark(ch) or hidden_kind(ch) is not None
 
 
+# Runs with no whitespace and no ASCII punctuation (but `_`): the candidate words, found by `re`
+# so that ASCII text costs no per-character Python loop.
+_RUNS = re.compile(r"[^\s!-/:-@\[-^`{-~]+")
+_NON_SPACE = re.compile(r"\S+")
+_SEPARATOR = re.compile(r"[./\\@:]")
+
+
 def _words(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
-    i, n = start, len(text) if end is None else end
-    while i < n:
-        if not _is_word_char(text[i]):
-            i += 1
+    stop = len(text) if end is None else end
+    for run in _RUNS.finditer(text, start, stop):
+        a, b = run.span()
+        if text.isascii() or text[a:b].isascii():
+            out.append((a, b))  # letters, digits and `_` only
             continue
-        first = i
-        while i < n and _is_word_char(text[i]):
-            i += 1
-        out.append((first, i))
+        i = a
+        while i < b:  # non-ASCII punctuation and symbols split words too
+            if not _is_word_char(text[i]):
+                i += 1
+                continue
+            first = i
+            while i < b and _is_word_char(text[i]):
+                i += 1
+            out.append((first, i))
     return out
 
 
@@ -420,18 +432,11 @@ def _mixed_word(text: str, start: int, end: int) -> LookAlike | None:
 
 def _addresses(text: str) -> list[tuple[int, int]]:
     """Runs of non-space characters holding an address separator (`a@b.com`, `/etc/x`)."""
-    out: list[tuple[int, int]] = []
-    i, n = 0, len(text)
-    while i < n:
-        if text[i].isspace():
-            i += 1
-            continue
-        first = i
-        while i < n and not text[i].isspace():
-            i += 1
-        if any(ch in _ADDRESS_SEPARATORS for ch in text[first:i]):
-            out.append((first, i))
-    return out
+    return [
+        run.span()
+        for run in _NON_SPACE.finditer(text)
+        if not run.group().isascii() and _SEPARATOR.search(run.group())
+    ]
 
 
 def _other_script_components(text: str, start: int, end: int) -> list[LookAlike]:
