@@ -159,7 +159,10 @@ def list_lines(action: Any, width: int) -> list[str]:
     lines = [header_line(action)]
     lines.extend(_flag_lines([action.tool], "    ", width))
     lines.extend(args_block(action, width))
-    lines.append(f"    reason:  {visible_line(action.reason)}")
+    reason = fold(visible_line(action.reason), width - 13)
+    lines.append(f"    reason:  {reason[0]}")
+    lines.extend("             " + more for more in reason[1:])
+    lines.extend(_flag_lines([action.reason], "      ", width))
     lines.append(f"    created: {action.created_at}   expires: {action.expires_at}")
     if action.decided_at:
         decided = f"    decided: {action.decided_at} by {visible_line(action.decided_by or '?')}"
