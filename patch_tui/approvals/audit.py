@@ -32,7 +32,7 @@ from enum import StrEnum
 from typing import IO, Any
 
 from patch_tui.approvals.store import Action, ActionStatus, Event, Store, now_iso
-from patch_tui.untrusted.text_safety import flags
+from patch_tui.untrusted.text_safety import value_flags
 
 CSV_FIELDS: tuple[str, ...] = (
     "token",
@@ -155,26 +155,15 @@ def record(action: Action, events: list[Event]) -> dict[str, Any]:
 def display_flags(action: Action) -> list[dict[str, str]]:
     """What the one display rule (untrusted.text_safety) says about the action's text, as the
     inbox says it: hidden characters and look-alikes in the tool name, the reason and the args
-    (keys and values), each with where it is (`args.to`, `args key`)."""
-    out: list[dict[str, str]] = []
-
-    def walk(value: Any, where: str) -> None:
-        if isinstance(value, str):
-            out.extend({"where": where, "flag": sentence} for sentence in flags(value))
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                walk(str(key), f"{where} key")
-                walk(item, f"{where}.{key}")
-        elif isinstance(value, list):
-            for index, item in enumerate(value):
-                walk(item, f"{where}[{index}]")
-
-    walk(action.tool, "tool")
-    walk(action.reason, "reason")
-    walk(action.args, "args")
+    (keys and values), each with where it is (`args.to`, `args.to key`)."""
+    found = [
+        *value_flags(action.tool, "tool"),
+        *value_flags(action.reason, "reason"),
+        *value_flags(action.args, "args"),
+    ]
     if action.edited:
-        walk(action.proposed_args, "proposed_args")
-    return out
+        found += value_flags(action.proposed_args, "proposed_args")
+    return [{"where": where, "flag": sentence} for where, sentence in found]
 
 
 def records(

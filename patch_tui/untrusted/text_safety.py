@@ -526,3 +526,20 @@ def flags(text: str) -> list[str]:
         out.append(hidden_sentence(hidden))
     out.extend(x.sentence() for x in look_alikes(text))
     return out
+
+
+def value_flags(value: object, where: str = "") -> list[tuple[str, str]]:
+    """`flags` of every string inside a JSON value (keys too), each with where it is:
+    `("to", sentence)`, `("to key", ...)`, `("items[2]", ...)` under `where`."""
+    out: list[tuple[str, str]] = []
+    if isinstance(value, str):
+        out.extend((where, sentence) for sentence in flags(value))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            name = f"{where}.{key}" if where else str(key)
+            out.extend((f"{name} key", sentence) for sentence in flags(str(key)))
+            out.extend(value_flags(item, name))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            out.extend(value_flags(item, f"{where}[{index}]"))
+    return out

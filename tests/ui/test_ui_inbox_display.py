@@ -55,6 +55,18 @@ async def test_look_alikes_get_a_plain_words_banner_and_invisibles_are_escaped(e
         assert '"pаypal" mixes Latin and Cyrillic letters in one word' in banner
         assert "check it letter by letter" in banner
         assert "5 hidden or control characters" in banner
+        # Where the decision is made, the look-alikes are said again.
+        from inboxkit import read_to_end
+
+        from patch_tui.ui.inbox.inbox_dialogs import DecideModal
+
+        await read_to_end(pilot, screen)
+        await pilot.press("a")
+        await wait_for(pilot, lambda: isinstance(app.screen, DecideModal), what="approve dialog")
+        question = " ".join(str(app.screen.query_one("#decide-question").render()).split())
+        assert '⚠ "асе" is written in Cyrillic letters inside a Latin address' in question
+        assert '⚠ "pаypal" mixes Latin and Cyrillic letters' in question
+        await pilot.press("n")
 
 
 async def test_args_guard_could_not_recover_are_said_and_approve_stays_disabled(env) -> None:
