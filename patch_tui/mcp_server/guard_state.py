@@ -24,6 +24,7 @@ from patch_tui.mcp_server.guard_protocol import (
     _listing_sha,
     _result,
     answer_payload,
+    compose_step_ids,
     confirm_tool,
     held_args,
     is_confirmation,
@@ -56,6 +57,7 @@ class Guard:
         self.gone: str | None = None  # why the upstream is not there, once it is not
         self.listed: dict[str, Any] = {}
         self.sessions: list[Any] = []
+        self._answer: Any = None  # the upstream answer being taken over, while it is
 
     # -- upstream plumbing ----------------------------------------------------------------------
 
@@ -201,7 +203,8 @@ class Guard:
             if upstream_token in seen:
                 return seen[upstream_token], 0
             tool = value.get("tool") if isinstance(value.get("tool"), str) else called
-            exact, unknown = held_args(value, tool, called, args)
+            step = compose_step_ids(self._answer).get(upstream_token) if self._answer else None
+            exact, unknown = held_args(value, tool, called, args, step_id=step)
             details: dict[str, Any] = {"upstream_tool": tool}
             if exact is None:
                 details["args_known"] = False
@@ -268,7 +271,11 @@ class Guard:
         payload = answer_payload(result)
         if payload is None:
             return result
-        replaced, count = await self._take_over(payload, name, args)
+        self._answer = payload  # which compose step holds which token (held_args)
+        try:
+            replaced, count = await self._take_over(payload, name, args)
+        finally:
+            self._answer = None
         if count == 0:
             return result  # nothing gated: exactly what the upstream said
         if is_confirmation(replaced):

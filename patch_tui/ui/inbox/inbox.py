@@ -57,6 +57,7 @@ from patch_tui.ui.inbox.palette import inbox_commands
 from patch_tui.ui.inbox.parts import DetailPane
 from patch_tui.ui.safe_text import JsonView, json_view, safe_line
 from patch_tui.ui.widgets.key_bar import KeyBar
+from patch_tui.untrusted.text_safety import value_flags
 
 # Rows read first on opening (the newest), before the whole list.
 FIRST_PAGE = 200
@@ -482,6 +483,13 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
                 "$text-warning",
             ),
         )
+        if verb == "approve":
+            # The look-alikes again where the decision is made (the summary above is cut).
+            said = [sentence for _, sentence in value_flags({"tool": action.tool, **action.args})]
+            for sentence in dict.fromkeys(said):
+                question = Content.assemble(
+                    question, "\n", safe_line("⚠ " + sentence, "bold $text-warning")
+                )
         warning = workspace.warning(action) if verb == "approve" else None
         if warning is not None:
             question = Content.assemble(
