@@ -19,7 +19,7 @@ import pytest
 from fake_anthropic import FakeAnthropic, Reply
 
 from patch_tui.runtime.runner import run_source
-from tests.mcpkit import serve_box, serve_session
+from tests.mcpkit import guard_box, guard_session, serve_box, serve_session
 from tests.pkgindex import PackageIndex
 from tests.runtimekit import cli, tool_text, write_tool
 
@@ -78,6 +78,22 @@ async def test_serve_leaves_a_tool_with_a_pip_option_out(tmp_path: Path) -> None
         assert index.requests == []
     log = (tmp_path / "serve.log").read_text()
     assert "inject.py: not a valid tool" in log and "--index-url=" in log
+
+
+async def test_guard_refuses_a_tool_with_a_pip_option(tmp_path: Path) -> None:
+    box = guard_box(tmp_path)
+    with PackageIndex(tmp_path / "index") as index:
+        packages = _injecting(index)
+        write_tool(box["tools"], "inject", OK_BODY, packages=packages)
+        async with guard_session(box) as client:
+            called = await client.call_tool("inject", {})
+            assert called.is_error
+            answer = json.loads(called.content[0].text)
+            assert packages[0] in answer["message"] and "\n" not in answer["message"]
+        assert index.requests == []
+    log = tmp_path / "upstream.jsonl"
+    forwarded = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    assert all(call.get("name") != "inject" for call in forwarded)  # never reached the runtime
 
 
 PTH_TOOL_BODY = """
