@@ -55,6 +55,7 @@ def enforcement(
         "processes": mechanisms.get("processes", "not started"),
         "pid_namespace": pid_ns,
         "environment": "scrubbed",
+        "python_start": "-I -S: no site, .pth or customize hook before the sandbox",
         "timeout_s": base.timeout_s,
         "rlimits": {
             "cpu_s": int(math.ceil(base.timeout_s)) + 1,
@@ -83,6 +84,9 @@ def enforcement(
         f"rlimits: address space {ADDRESS_SPACE >> 30} GiB, file size {FILE_SIZE >> 20} MiB, "
         "no core dumps, CPU time capped near the timeout."
     )
+    if base.install:
+        enforced["install"] = dict(base.install)
+        lines += list(base.install_lines)
     if caps.human_confirm:
         lines.append("human_confirm: true; execution gated by an approval in the inbox.")
     requested = manifest.runtime.python_version
@@ -148,6 +152,8 @@ def write_audit(
                 "envs_keys": envs_keys,
                 "enforced": base.enforced["claims"],
             },
+            # How the packages were installed (issue 22): the install's own sandbox claims.
+            "install": base.enforced.get("install"),
             "trigger": {"host_app": None, "mcp_client_name": None, "user_prompt_hash": None},
             "inputs": args,
             "output": base.result,
