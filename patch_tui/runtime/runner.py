@@ -373,6 +373,13 @@ def _run(
         base.packages_installed = packages
         base.install = install_summary(venv.install)
         base.install_lines = list(venv.install.get("lines", []))
+    warm = _run_warm(manifest, stdin, source, timeout, venv, iso, guard, env_extra)
+    if warm is not None:  # serve's warm sandbox (runtime/warm.py): the same isolation, forked
+        base.duration_ms = warm.duration_ms
+        _interpret(base, manifest, warm.out, warm.err, warm.returncode, warm.timed_out,
+                   warm.overflow, timeout)  # fmt: skip
+        write_audit(base, manifest, args, runs_dir, warm.envs_keys, warm.plan)
+        return base
     out, err, proc, timed_out, overflow, plan, notes, envs_keys = _start_and_watch(
         manifest, stdin, source, timeout, venv, iso, guard, env_extra, base, args, runs_dir
     )
@@ -383,6 +390,46 @@ def _run(
         base.error += " (" + "; ".join(notes) + ")"
     write_audit(base, manifest, args, runs_dir, envs_keys, plan, notes)
     return base
+
+
+def _run_warm(
+    manifest: Manifest,
+    stdin: bytes,
+    source: bytes,
+    timeout: float,
+    venv: Venv | None,
+    iso: Isolation,
+    guard: Protected,
+    env_extra: dict[str, str] | None,
+) -> Any:
+    """The call run in a fork of its warm sandboxed process, when this process keeps them
+    (serve); None: run it cold."""
+    from patch_tui.runtime import warm
+
+    pool = warm.active_pool()
+    refused = iso.workspace is not None and workspace_refusal(iso.workspace)
+    if pool is None or (manifest.capabilities.filesystem == "read-write" and refused):
+        return None
+    return pool.run(
+        warm.WarmCall(
+            source=source,
+            stdin=stdin,
+            timeout=timeout,
+            python=str(venv.python) if venv is not None else sys.executable,
+            site=venv.site if venv is not None else [],
+            read_extra=[venv.python.parent.parent] if venv is not None else [],
+            filesystem=manifest.capabilities.filesystem,
+            network=manifest.capabilities.network,
+            workspace=_workspace(manifest, iso),
+            hidden=guard.hidden,
+            frozen=guard.frozen,
+            sealed=guard.sealed,
+            memory_bytes=iso.memory_bytes,
+            max_processes=iso.max_processes,
+            engine=iso.engine,
+            env_for=lambda home, tmp, work: _tool_env(home, tmp, work, manifest, env_extra),
+        )
+    )
 
 
 def _refusal(packages: list[str], iso: Isolation) -> str | None:
