@@ -47,6 +47,7 @@ content-addressed in `<runs_dir>/blobs/<sha256>.txt`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -240,12 +241,18 @@ def runtime_body(tf: toolfile.ToolFile) -> bytes:
     """What the Patch runtime runs: only the body after the closing marker (its sandbox writes
     nothing else), so code above the opening marker never runs here either. Blank lines stand
     in for the lines before the body, so tracebacks point at the file's own line numbers."""
+    return _runtime_body(tf.text, tf.bom)
+
+
+@functools.lru_cache(maxsize=64)
+def _runtime_body(text: str, bom: bool) -> bytes:
+    # (Cached by the text: serve calls the same tool again and again.)
     from patch_tui.format import runtime_format
 
-    lines = runtime_format.split_lines(tf.text)
+    lines = runtime_format.split_lines(text)
     start, end = runtime_format.find_markers(lines)
     if start is None or end is None:
-        return tf.to_bytes()
+        return ((toolfile.BOM if bom else "") + text).encode("utf-8")
     return ("\n" * (end + 1) + "\n".join(lines[end + 1 :])).encode("utf-8")
 
 
@@ -253,12 +260,18 @@ def runtime_source_sha256(tf: toolfile.ToolFile) -> str:
     """The source hash the runtime's audit records and its patch_replay compares: sha256 of its
     writer's output for the file (defaults filled in), so either side can replay the other's
     runs. The file's own bytes' hash when the runtime cannot parse it."""
+    return _runtime_source_sha256(tf.text) or tf.sha256
+
+
+@functools.lru_cache(maxsize=64)
+def _runtime_source_sha256(text: str) -> str | None:
+    # (Cached by the text: the runtime's parse and writer cost a few ms a call.)
     from patch_tui.format import runtime_format
 
     try:
-        parsed = runtime_format.parse(tf.text)
+        parsed = runtime_format.parse(text)
     except runtime_format.RuntimeRejects:
-        return tf.sha256
+        return None
     return runtime_format.source_sha256(parsed.manifest, parsed.body)
 
 

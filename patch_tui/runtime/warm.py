@@ -152,6 +152,9 @@ class WarmProcess:
     busy: bool = False
     last_used: float = field(default_factory=time.monotonic)
     alive: bool = True
+    # bwrap's own tmpfs mounts (its /dev, the masks over hidden folders): a call's files there
+    # are removed after it. Sent with each call, never in argv (calls can read PID 1's cmdline).
+    wipe: list[str] = field(default_factory=list)
 
     def end(self) -> None:
         """Kill the whole sandbox and remove what it held (cgroup, run folder)."""
@@ -183,6 +186,22 @@ class WarmProcess:
         for name in ("work", "home", "tmp"):
             (self.folder / name).mkdir(mode=0o700, exist_ok=True)
         (self.folder / "work" / "tool.py").write_bytes(source)
+
+
+def _private_tmpfs(plan: sandbox.Plan) -> list[str]:
+    """The folders bwrap mounts a fresh tmpfs on (`--tmpfs`, `--dev`), read back from the
+    words it gets by memfd (`--args FD`): only those are the sandbox's own to clear. A bind of
+    the host's tmpfs (a workspace in /tmp) is not among them."""
+    words = plan.prefix
+    if "--args" not in words:
+        return []
+    fd = int(words[words.index("--args") + 1])
+    data = b""
+    with contextlib.suppress(OSError):
+        size = os.fstat(fd).st_size
+        data = os.pread(fd, size, 0)
+    parts = [os.fsdecode(w) for w in data.split(b"\0")]
+    return [parts[i + 1] for i, w in enumerate(parts[:-1]) if w in ("--tmpfs", "--dev")]
 
 
 def _remove(path: Path) -> None:
@@ -337,10 +356,15 @@ class WarmPool:
                 site=call.site,
             )
         )
+        wipe: list[str] = []
         if plan.engine == "bwrap":
             # The warm process is PID 1 of the sandbox: its kill(-1) reaches every other one.
             plan.prefix[1:1] = ["--as-pid-1"]
-        return self._spawn(call, prefix, plan, folder, stack)
+            wipe = _private_tmpfs(plan)
+        wp = self._spawn(call, prefix, plan, folder, stack)
+        if wp is not None:
+            wp.wipe = wipe
+        return wp
 
     def _spawn(
         self,
@@ -390,9 +414,6 @@ class WarmPool:
         except (OSError, ValueError):
             ready = False
         if not ready:
-            if os.environ.get("PATCH_TUI_WARM_DEBUG") and proc.stderr is not None:
-                proc.kill()
-                print(proc.stderr.read().decode(errors="replace"), file=__import__("sys").stderr)
             wp.end()  # the cold run that follows says what went wrong, as it always has
             return None
         ours.settimeout(None)
@@ -408,7 +429,8 @@ class WarmPool:
         err_r, err_w = os.pipe()
         started = time.monotonic()
         try:
-            socket.send_fds(wp.control, [json.dumps({"env": env}).encode()], [in_r, out_w, err_w])
+            message = json.dumps({"env": env, "wipe": wp.wipe}).encode()
+            socket.send_fds(wp.control, [message], [in_r, out_w, err_w])
         except OSError:
             for fd in (in_r, in_w, out_r, out_w, err_r, err_w):
                 os.close(fd)
@@ -417,11 +439,11 @@ class WarmPool:
             for fd in (in_r, out_w, err_w):
                 with contextlib.suppress(OSError):
                     os.close(fd)
-        feeder = threading.Thread(target=_feed, args=(in_w, call.stdin), daemon=True)
-        feeder.start()
+        feeder = _feed_stdin(in_w, call.stdin)
         watched = _watch(wp, out_r, err_r, call.timeout, started)
         out, err, status, timed_out, overflow = watched
-        feeder.join(timeout=1)
+        if feeder is not None:
+            feeder.join(timeout=1)
         duration = int((time.monotonic() - started) * 1000)
         healthy = status is not None and not timed_out and overflow is None
         if status is None:
@@ -441,6 +463,23 @@ class WarmPool:
             pass_fds=[],
         )
         return WarmResult(out, err, status, timed_out, overflow, plan, envs_keys, duration), healthy
+
+
+PIPE_ROOM = 65536  # what an empty pipe takes without blocking (Linux)
+
+
+def _feed_stdin(fd: int, data: bytes) -> threading.Thread | None:
+    """The call's stdin: written here when it fits in the empty pipe, else by a thread."""
+    if len(data) < PIPE_ROOM:
+        with contextlib.suppress(OSError):
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        os.close(fd)
+        return None
+    feeder = threading.Thread(target=_feed, args=(fd, data), daemon=True)
+    feeder.start()
+    return feeder
 
 
 def _feed(fd: int, data: bytes) -> None:

@@ -53,22 +53,6 @@ def drop_capabilities(libc: ctypes.CDLL) -> None:
         raise OSError(ctypes.get_errno(), "capset")
 
 
-def _tmpfs_mounts() -> list[str]:
-    """The private tmpfs mounts of this sandbox a call could write (bwrap's /dev and masks)."""
-    found = []
-    try:
-        with open("/proc/self/mountinfo", encoding="utf-8") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
-        return []
-    for line in lines:
-        left, _, right = line.partition(" - ")
-        fields, kind = left.split(), right.split()
-        if kind and kind[0] == "tmpfs" and fields[3] == "/" and fields[4] != "/":
-            found.append(fields[4].replace("\\040", " "))
-    return found
-
-
 def _entries(roots: list[str]) -> set[str]:
     seen: set[str] = set()
     for root in roots:
@@ -236,14 +220,16 @@ def warm_main() -> None:
     tool_path = os.path.join(os.getcwd(), "tool.py")
     code = compile(source, tool_path, "exec", dont_inherit=True)
     _preload(source)
-    tmpfs = _tmpfs_mounts()
-    before = _entries(tmpfs)
+    before: set[str] | None = None  # the private tmpfs mounts' entries before any call
     control.send(b'{"ready": true}')
     while True:
         message, fds, _flags, _addr = socket.recv_fds(control, 65536, 3)
         if not message:
             os._exit(0)  # the server is gone
         call = json.loads(message)
+        wipe = list(call.get("wipe", []))
+        if before is None:
+            before = _entries(wipe)
         pid = os.fork()
         if pid == 0:
             control.close()
@@ -257,6 +243,6 @@ def warm_main() -> None:
         _kill_the_rest()
         if not own_ipc:
             _remove_ipc(libc)
-        _remove_new(tmpfs, before)
+        _remove_new(wipe, before)
         code_out = os.waitstatus_to_exitcode(status)
         control.send(json.dumps({"exit": code_out}).encode())

@@ -25,8 +25,32 @@ import tempfile
 LEFT = []  # a module global: call 1 appends to it
 
 
+IPC_KEY = 0x5A7C4  # a System V shared memory segment, by a fixed key
+
+
 def _processes() -> list[int]:
     return sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+
+
+def _shm(create: bool) -> bool:
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.shmget(IPC_KEY, 4096, (0o1600 if create else 0)) >= 0
+
+
+def _in_dev() -> list[str]:
+    names = ("/dev/shm/left-by-call-one", "/dev/left-by-call-one")
+    return [name for name in names if os.path.exists(name)]
+
+
+def _leave_in_dev() -> None:
+    for folder in ("/dev/shm", "/dev"):
+        try:
+            with open(os.path.join(folder, "left-by-call-one"), "w") as fh:
+                fh.write("call one")
+        except OSError:
+            pass
 
 
 def main(leave: str) -> dict:
@@ -39,6 +63,8 @@ def main(leave: str) -> dict:
         "work": sorted(os.listdir(".")),
         "pid": os.getpid(),
         "processes": _processes(),
+        "dev": _in_dev(),
+        "shm": _shm(create=False),
     }
     if leave == "yes":
         LEFT.append("call one")
@@ -47,6 +73,8 @@ def main(leave: str) -> dict:
         for folder in (tempfile.gettempdir(), os.path.expanduser("~"), "."):
             with open(os.path.join(folder, "left-by-call-one"), "w") as fh:
                 fh.write("call one")
+        _leave_in_dev()
+        _shm(create=True)
         # A process that would outlive the call (its own session, stdio let go).
         subprocess.Popen(
             [sys.executable, "-c", "import time; time.sleep(60)"],
@@ -55,6 +83,7 @@ def main(leave: str) -> dict:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
+        found["left"] = {"dev": _in_dev(), "shm": _shm(create=False)}
     return found
 """
 
@@ -87,6 +116,10 @@ async def test_a_call_finds_nothing_of_the_call_before(tmp_path: Path, engine: s
         first = (await client.call_tool("remember", {"leave": "yes"})).structured_content
         second = (await client.call_tool("remember", {"leave": "no"})).structured_content
     assert first is not None and second is not None, "the calls failed"
+    # Call one did leave them (so finding none is the sandbox's doing, not a failed write).
+    assert first["left"]["shm"] is True
+    if engine == "bwrap":
+        assert first["left"]["dev"] != []
     # The same warm process served both (one PID namespace: PIDs go on counting), so what
     # follows is about forks of one interpreter, not two separate sandboxes.
     assert second["pid"] > first["pid"]
@@ -96,6 +129,8 @@ async def test_a_call_finds_nothing_of_the_call_before(tmp_path: Path, engine: s
     assert second["tmp"] == []
     assert second["home"] == []
     assert second["work"] == ["tool.py"]
+    assert second["dev"] == []  # bwrap's own /dev is a tmpfs the calls share: cleared
+    assert second["shm"] is False  # System V IPC: the call's own namespace, or cleared
     # Only the warm process (PID 1) and the call itself: call one's sleeper is gone.
     assert second["processes"] == [1, second["pid"]]
 
