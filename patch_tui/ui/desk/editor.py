@@ -40,9 +40,9 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Header, Label, Static, TextArea
 
-from patch_tui.desk.buffer import STRUCTURE_CODES, ToolBuffer, structure_broken
+from patch_tui.desk.buffer import STRUCTURE_CODES, ToolBuffer, lint_toolfile, structure_broken
 from patch_tui.format import toolfile
-from patch_tui.lint.engine import Diagnostic, lint_toolfile
+from patch_tui.lint.diagnostic import Diagnostic
 from patch_tui.runtime.toolbox import Toolbox, ToolboxError
 from patch_tui.ui.commands import CommandList
 from patch_tui.ui.desk.conflicts import ChangeBanner, ConflictHandling
@@ -56,6 +56,7 @@ from patch_tui.ui.desk.source_pane import POST_PAINT_DELAY, SourceArea
 from patch_tui.ui.desk.tool_actions import ToolActions
 from patch_tui.ui.desk.tool_browser import ToolBrowser, ToolEntry
 from patch_tui.ui.desk.view_actions import ViewActions
+from patch_tui.ui.first_frame import StyledOnMount
 from patch_tui.ui.widgets.key_bar import KeyBar
 from patch_tui.untrusted.text_safety import visible
 
@@ -70,12 +71,19 @@ __all__ = [
     "EditorScreen",
 ]
 
+
 # Quiet time after a keystroke before the file is re-parsed and linted (issue: <= 150 ms).
 LINT_DEBOUNCE = 0.12
 
 
 class EditorScreen(
-    ConflictHandling, ToolActions, FileActions, ProblemActions, ViewActions, Screen[None]
+    ConflictHandling,
+    ToolActions,
+    FileActions,
+    ProblemActions,
+    ViewActions,
+    StyledOnMount,
+    Screen[None],
 ):
     """The main screen."""
 
