@@ -252,6 +252,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", metavar="S", type=float, default=60.0, help="per tool call (default 60)"
     )
     p.add_argument("--no-install", action="store_true", help="refuse to install runtime.packages")
+    p.add_argument(
+        "--no-warm",
+        action="store_true",
+        help="start every call's sandbox from scratch (default: a fork of a warm sandboxed "
+        "process per tool)",
+    )
 
     p = add(
         "guard",

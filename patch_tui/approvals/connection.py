@@ -38,6 +38,7 @@ from patch_tui.approvals.values import (
     canonical_json,
     default_actor,
 )
+from patch_tui.runtime.protected import remember_store
 
 
 def _pid_start(pid: int) -> str | None:
@@ -102,6 +103,8 @@ class StoreConnection:
             ) from None
         # Before anything is read or created: a store others can write holds no real decision.
         _check_permissions(path)
+        # Every tool run on this machine hides this store from now on, whichever project it is.
+        remember_store(path)
         if not path.exists():
             # Created 0600 before SQLite touches it: args may hold private data. O_EXCL and no
             # symlink following: a name planted meanwhile fails instead of being written through.

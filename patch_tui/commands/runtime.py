@@ -224,6 +224,10 @@ def run_serve(args: argparse.Namespace) -> int:
     from patch_tui.settings.config import ConfigError, load_settings
 
     ttl = _settings_ttl()
+    if not getattr(args, "no_warm", False):
+        from patch_tui.runtime.warm import enable_pool
+
+        enable_pool()  # a sandboxed call as a fork of a warm, already sandboxed process
     try:
         max_args = load_settings().serve_max_args_bytes
     except ConfigError:

@@ -40,11 +40,11 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Header, Label, Static, TextArea
 
-from patch_tui.desk.buffer import STRUCTURE_CODES, ToolBuffer, structure_broken
+from patch_tui.desk.buffer import STRUCTURE_CODES, ToolBuffer, lint_toolfile, structure_broken
 from patch_tui.format import toolfile
+from patch_tui.format.templates import LINT_CODE as TEMPLATE_TEXT_CODE
 from patch_tui.format.templates import template_text
-from patch_tui.lint.engine import Diagnostic, lint_toolfile
-from patch_tui.lint.rules.text.template_text import PT052
+from patch_tui.lint.diagnostic import Diagnostic
 from patch_tui.runtime.toolbox import Toolbox, ToolboxError
 from patch_tui.ui.commands import CommandList
 from patch_tui.ui.desk.conflicts import ChangeBanner, ConflictHandling
@@ -58,6 +58,7 @@ from patch_tui.ui.desk.source_pane import POST_PAINT_DELAY, SourceArea
 from patch_tui.ui.desk.tool_actions import ToolActions
 from patch_tui.ui.desk.tool_browser import ToolBrowser, ToolEntry
 from patch_tui.ui.desk.view_actions import ViewActions
+from patch_tui.ui.first_frame import StyledOnMount
 from patch_tui.ui.widgets.field_input import FieldInput
 from patch_tui.ui.widgets.key_bar import KeyBar
 from patch_tui.untrusted.text_safety import visible
@@ -73,12 +74,19 @@ __all__ = [
     "EditorScreen",
 ]
 
+
 # Quiet time after a keystroke before the file is re-parsed and linted (issue: <= 150 ms).
 LINT_DEBOUNCE = 0.12
 
 
 class EditorScreen(
-    ConflictHandling, ToolActions, FileActions, ProblemActions, ViewActions, Screen[None]
+    ConflictHandling,
+    ToolActions,
+    FileActions,
+    ProblemActions,
+    ViewActions,
+    StyledOnMount,
+    Screen[None],
 ):
     """The main screen."""
 
@@ -523,7 +531,7 @@ class EditorScreen(
     def _jump(self, event: LintPanel.Jump) -> None:
         event.stop()
         d = event.diagnostic
-        if d.code == PT052.code and d.field and self.select_template_text(d.field):
+        if d.code == TEMPLATE_TEXT_CODE and d.field and self.select_template_text(d.field):
             return
         if not event.to_source and d.field and not self.form.stale:
             if self.form.widget_for(d.field) is not None:
@@ -561,7 +569,7 @@ class EditorScreen(
         text.append(visible(d.message))
         if d.fix is not None:
             text.append(f"  · f: {visible(d.fix.title)}", style="italic")
-        elif d.code == PT052.code and d.field:
+        elif d.code == TEMPLATE_TEXT_CODE and d.field:
             text.append("  · Enter or f: select it in the form, then type", style="italic")
         detail.update(text)
 

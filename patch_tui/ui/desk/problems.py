@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from patch_tui.lint.engine import Diagnostic, Edit
-from patch_tui.lint.rules.structure.lone_cr import PT027
-from patch_tui.lint.rules.text.template_text import PT052
+from patch_tui.format.templates import LINT_CODE as TEMPLATE_TEXT_CODE
+from patch_tui.lint.diagnostic import Diagnostic, Edit
 from patch_tui.ui.desk.lint_panel import LintPanel
 
 if TYPE_CHECKING:
@@ -47,7 +46,7 @@ class ProblemActions:
         (PT052) has no text edit for a fix: what replaces it is the person's to write, so its
         "fix" selects it in the form's field."""
         if diagnostic.fix is None:
-            if diagnostic.code == PT052.code and diagnostic.field:
+            if diagnostic.code == TEMPLATE_TEXT_CODE and diagnostic.field:
                 return self.select_template_text(diagnostic.field)
             return False
         if self.read_only_reason:
@@ -65,6 +64,8 @@ class ProblemActions:
     def _fix_read_only(self, diagnostic: Diagnostic) -> bool:
         """A read-only file takes one fix: PT027's, which ends its lone \\r's (all of them, so
         the editor can show the text as the runtime reads it) and makes it editable."""
+        from patch_tui.lint.rules.structure.lone_cr import PT027  # the rules load with the lint
+
         if diagnostic.code != PT027.code or not (count := self.buffer.end_lone_carriage_returns()):
             self._say(f"Read-only: {self.read_only_reason}", severity="warning")
             return False
@@ -85,7 +86,7 @@ class ProblemActions:
         """Fix the selected problem in the lint panel, or the first fixable one at the cursor."""
         panel = self.lint_panel
         target = panel.current if panel.has_focus else None
-        if target is not None and target.code == PT052.code:
+        if target is not None and target.code == TEMPLATE_TEXT_CODE:
             self.apply_fix(target)
             return
         if target is None or target.fix is None:
