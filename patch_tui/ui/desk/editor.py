@@ -43,7 +43,6 @@ from textual.widgets import Header, Label, Static, TextArea
 from patch_tui.desk.buffer import STRUCTURE_CODES, ToolBuffer, lint_toolfile, structure_broken
 from patch_tui.format import toolfile
 from patch_tui.format.templates import LINT_CODE as TEMPLATE_TEXT_CODE
-from patch_tui.format.templates import template_text
 from patch_tui.lint.diagnostic import Diagnostic
 from patch_tui.runtime.toolbox import Toolbox, ToolboxError
 from patch_tui.ui.commands import CommandList
@@ -53,13 +52,12 @@ from patch_tui.ui.desk.layout import BROWSER_MIN_WIDTH, SPLIT_MIN_WIDTH, WIDE_WI
 from patch_tui.ui.desk.lint_panel import LintPanel
 from patch_tui.ui.desk.manifest_form import ManifestForm
 from patch_tui.ui.desk.palette import desk_commands
-from patch_tui.ui.desk.problems import ProblemActions
+from patch_tui.ui.desk.problems import ProblemActions, problem_detail
 from patch_tui.ui.desk.source_pane import POST_PAINT_DELAY, SourceArea
 from patch_tui.ui.desk.tool_actions import ToolActions
 from patch_tui.ui.desk.tool_browser import ToolBrowser, ToolEntry
 from patch_tui.ui.desk.view_actions import ViewActions
 from patch_tui.ui.first_frame import StyledOnMount
-from patch_tui.ui.widgets.field_input import FieldInput
 from patch_tui.ui.widgets.key_bar import KeyBar
 from patch_tui.untrusted.text_safety import visible
 
@@ -94,8 +92,8 @@ class EditorScreen(
     # (TextArea takes F6 and F7 for "select line" and "select all", which left New version
     # and $EDITOR dead in the source pane while F1 listed them as working everywhere).
     BINDINGS = [
-        # Tab and shift+Tab: field to field in the form, pane to pane elsewhere; the focus moves
-        # before the next key is read (see ViewActions.action_cycle_focus).
+        # Tab: field to field in the form, pane to pane elsewhere, before the next key is read;
+        # Esc leaves a pane at once, not a priority so a dialog's own Esc comes first.
         Binding("tab", "cycle_focus(1)", "Next pane", id="desk.next_pane", priority=True),
         Binding(
             "shift+tab",
@@ -104,9 +102,7 @@ class EditorScreen(
             id="desk.previous_pane",
             show=False,
             priority=True,
-        ),
-        # Esc leaves a pane at once (the form without tabbing through all its fields); not a
-        # priority key, so a dialog's or a picker's own Esc comes first.
+        ),  # fmt: skip
         Binding("escape", "leave_pane", "Leave pane", id="desk.leave_pane", show=False),
         Binding("ctrl+s,f2", "save", "Save", id="desk.save", priority=True),
         Binding("f6", "save_version", "New version", id="desk.new_version", priority=True),
@@ -192,9 +188,7 @@ class EditorScreen(
                         "",
                         id="source",
                         show_line_numbers=True,
-                        # Tab is the desk's (ViewActions.action_cycle_focus): it indents only where
-                        # indenting is meant, and otherwise leaves the pane.
-                        tab_behavior="focus",
+                        tab_behavior="focus",  # Tab is the desk's: ViewActions.action_cycle_focus
                         soft_wrap=True,
                     )
                 yield Label("No tool open: press ctrl+n to create one.", id="empty")
@@ -489,9 +483,7 @@ class EditorScreen(
             )
         self.lint_count += 1
         self.post_message(self.Linted(diagnostics, text))
-        if self._select_template_of == self.current_path:
-            # A tool just made with ctrl+n: its description is the template sentence, selected
-            # in the form so that what the person types replaces it.
+        if self._select_template_of == self.current_path:  # ctrl+n: type over the template
             self._select_template_of = None
             self.select_template_text(("description",))
         pending, self._pending_form_edits = self._pending_form_edits, []
@@ -544,34 +536,11 @@ class EditorScreen(
         self.source.select_span(span.line, span.column, span.end_line, span.end_column)
         self.source.focus()
 
-    def select_template_text(self, field: tuple[str | int, ...]) -> bool:
-        """Focus a description field of the form with its template text selected (PT052), so
-        typing replaces it. False when the form cannot show it."""
-        if self.form.stale or self.form.widget_for(field) is None:
-            return False
-        self._set_layout(view="form")
-        widget = self.form.widget_for(field)
-        found = template_text(widget.value) if isinstance(widget, FieldInput) else None
-        if isinstance(widget, FieldInput) and found is not None:
-            widget.select_span(found[0], found[1])
-        return self.form.focus_field(field)
-
     @on(LintPanel.RowHighlighted, "#lint")
     def _lint_row(self, event: LintPanel.RowHighlighted) -> None:
         """The whole message of the highlighted problem (the table cuts long ones)."""
         d = self.lint_panel.current
-        detail = self.query_one("#lint-detail", Static)
-        if d is None:
-            detail.update("")
-            return
-        text = Text()
-        text.append(f"{d.code} {d.line}:{d.column}  ", style="bold")
-        text.append(visible(d.message))
-        if d.fix is not None:
-            text.append(f"  · f: {visible(d.fix.title)}", style="italic")
-        elif d.code == TEMPLATE_TEXT_CODE and d.field:
-            text.append("  · Enter or f: select it in the form, then type", style="italic")
-        detail.update(text)
+        self.query_one("#lint-detail", Static).update("" if d is None else problem_detail(d))
 
     @on(LintPanel.ApplyFix)
     def _apply_fix_message(self, event: LintPanel.ApplyFix) -> None:

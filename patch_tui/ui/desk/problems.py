@@ -12,13 +12,32 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
+
 from patch_tui.format.templates import LINT_CODE as TEMPLATE_TEXT_CODE
+from patch_tui.format.templates import template_text
 from patch_tui.lint.diagnostic import Diagnostic, Edit
 from patch_tui.ui.desk.lint_panel import LintPanel
+from patch_tui.ui.widgets.field_input import FieldInput
+from patch_tui.untrusted.text_safety import visible
 
 if TYPE_CHECKING:
     from patch_tui.desk.buffer import ToolBuffer
+    from patch_tui.ui.desk.manifest_form import ManifestForm
     from patch_tui.ui.desk.source_pane import SourceArea
+
+
+def problem_detail(d: Diagnostic) -> Text:
+    """The line under the problems table: the whole message (the table cuts long ones) and what
+    `f` does with it."""
+    text = Text()
+    text.append(f"{d.code} {d.line}:{d.column}  ", style="bold")
+    text.append(visible(d.message))
+    if d.fix is not None:
+        text.append(f"  · f: {visible(d.fix.title)}", style="italic")
+    elif d.code == TEMPLATE_TEXT_CODE and d.field:
+        text.append("  · Enter or f: select it in the form, then type", style="italic")
+    return text
 
 
 class ProblemActions:
@@ -39,7 +58,9 @@ class ProblemActions:
         def _say(self, message: str, **kwargs: Any) -> None: ...
         def _show_buffer_text(self) -> None: ...
         def post_message(self, message: Any) -> bool: ...
-        def select_template_text(self, field: tuple[str | int, ...]) -> bool: ...
+        @property
+        def form(self) -> ManifestForm: ...
+        def _set_layout(self, **changes: Any) -> None: ...
 
     def apply_fix(self, diagnostic: Diagnostic) -> bool:
         """Apply a diagnostic's quick fix through the TextArea (one undo step). Template text
@@ -81,6 +102,18 @@ class ProblemActions:
         group = object()  # every edit of one fix undoes as one step
         for e in self.buffer.text_edits(edits):
             self.source.replace_as(group, e.text, e.start, e.end)
+
+    def select_template_text(self, field: tuple[str | int, ...]) -> bool:
+        """Focus a description field of the form with its template text selected (PT052), so
+        typing replaces it. False when the form cannot show it."""
+        if self.form.stale or self.form.widget_for(field) is None:
+            return False
+        self._set_layout(view="form")
+        widget = self.form.widget_for(field)
+        found = template_text(widget.value) if isinstance(widget, FieldInput) else None
+        if isinstance(widget, FieldInput) and found is not None:
+            widget.select_span(found[0], found[1])
+        return self.form.focus_field(field)
 
     def action_apply_fix(self) -> None:
         """Fix the selected problem in the lint panel, or the first fixable one at the cursor."""
