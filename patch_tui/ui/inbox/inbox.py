@@ -364,7 +364,9 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
             if self.has_selection() or action in ("select_all", "invert_selection"):
                 return True  # the batch dialog lists every selected action before deciding
             if action == "approve":
-                return True if self.can_approve else None  # None: shown, but disabled
+                # Never a silent key: before everything was shown, `a` says what is left to read
+                # (a disabled binding would do nothing at all).
+                return True if self.can_approve or self.current is not None else None
             return True if self.current is not None else None
         if action == "export":
             return self.mode == "history"
@@ -465,7 +467,8 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
             self.notify(
                 f"Approve is disabled: {why}"
                 if why
-                else "Approve is disabled until everything was shown (see the details)",
+                else "Not yet: read the details to the end first (d reads on; E expands what "
+                "is collapsed), then a approves",
                 markup=False,
             )
             return
