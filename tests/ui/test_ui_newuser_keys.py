@@ -53,3 +53,127 @@ async def test_a_before_everything_was_read_says_what_is_left(
         assert not isinstance(app.screen, DecideModal)  # nothing is decided
         said = " ".join(n.message for n in app._notifications)
         assert "read the details to the end" in said and "E expands" in said
+
+
+def _copy_tool(folder: Path, name: str) -> None:
+    text = (folder / "echo_text.py").read_text()
+    (folder / f"{name}.py").write_text(text.replace("name: echo_text", f"name: {name}"))
+
+
+async def _listed(pilot, screen, count: int) -> None:
+    from textual.widgets import OptionList
+
+    await until(
+        pilot,
+        lambda: (
+            len(screen.browser.entries) >= count
+            and screen.browser.query_one(OptionList).option_count >= count
+        ),
+        what="the tool list",
+    )
+
+
+@pytest.mark.usefixtures("desk_env")
+async def test_the_filter_steps_aside_once_a_tool_opens(folder):
+    app = make_app(folder)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await ready(pilot, app)
+        await _listed(pilot, screen, 2)
+        await pilot.press("/", *"word", "enter")
+        await until(pilot, lambda: screen.current_path.name == "word_total.py", what="open")
+        box = screen.browser.query_one("#browser-filter")
+        assert box.value == ""
+        assert screen.browser.query_one("#browser-list").option_count == 2
+
+
+@pytest.mark.usefixtures("desk_env")
+async def test_a_new_tool_name_in_words_is_offered_in_snake_case(folder):
+    app = make_app(folder)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        await pilot.press(*"Reverse Text", "enter")
+        await pilot.pause()
+        error = str(app.screen.query_one("#prompt-error").render())
+        assert "`reverse_text`?" in error
+
+
+@pytest.mark.usefixtures("desk_env")
+async def test_after_a_delete_the_neighbour_opens(folder):
+    for name in ("alpha_tool", "beta_tool", "gamma_tool"):
+        _copy_tool(folder, name)
+    app = make_app(folder, folder / "beta_tool.py")
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await ready(pilot, app)
+        await _listed(pilot, screen, 5)
+        shown = [e.path.name for e in screen.browser.entries]
+        after = shown[shown.index("beta_tool.py") + 1]
+        screen.browser.query_one("#browser-list").focus()
+        await pilot.press("delete")
+        await pilot.pause()
+        await pilot.press("tab", "enter")  # from Cancel to Delete, as a person does
+        await until(pilot, lambda: screen.current_path.name != "beta_tool.py", what="a tool")
+        assert screen.current_path.name == after != shown[0]
+
+
+@pytest.mark.usefixtures("desk_env")
+async def test_new_version_can_be_cancelled_and_history_has_its_own_footer(folder):
+    from patch_tui.ui.desk.history import HistoryScreen
+    from patch_tui.ui.dialogs.confirm import ChoiceModal
+    from patch_tui.ui.widgets.key_bar import KeyBar
+
+    app = make_app(folder)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await ready(pilot, app)
+        before = (folder / "echo_text.py").read_text()
+        await pilot.press("f6")
+        await until(pilot, lambda: isinstance(app.screen, ChoiceModal), what="the dialog")
+        assert app.screen.query_one("#choice-cancel")
+        await pilot.press("c")
+        await until(pilot, lambda: app.screen is screen, what="the dialog to close")
+        assert (folder / "echo_text.py").read_text() == before
+        await pilot.press("f10")
+        await until(pilot, lambda: isinstance(app.screen, HistoryScreen), what="history")
+        await pilot.pause()
+        items = [i.description for i in app.screen.query_one(KeyBar)._items]
+        assert "Close" in items and "Save" not in items and "Next pane" not in items
+
+
+@pytest.mark.usefixtures("desk_env")
+async def test_enter_on_a_missing_input_description_goes_to_its_empty_field(folder):
+    path = folder / "echo_text.py"
+    path.write_text(path.read_text().replace("#     description: The text to return.\n", "", 1))
+    app = make_app(folder)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await ready(pilot, app)
+        [missing] = [d for d in screen.diagnostics if "no `description`" in d.message]
+        await pilot.press("ctrl+l")
+        screen.lint_panel.move_cursor(row=screen.lint_panel.diagnostics.index(missing))
+        await pilot.pause()
+        await pilot.press("enter")
+        field = screen.form.query_one("#f-inputs-0-description")
+        await until(pilot, lambda: app.focused is field, what="the empty description field")
+
+
+@pytest.mark.usefixtures("desk_env")
+async def test_enter_in_the_frontmatter_keeps_the_line_a_comment(folder):
+    app = make_app(folder)
+    async with app.run_test(size=(120, 36)) as pilot:
+        screen = await ready(pilot, app)
+        source = screen.source
+        lines = source.text.splitlines()
+        row = next(i for i, line in enumerate(lines) if line.startswith("#     type: string"))
+        source.focus()
+        source.move_cursor((row, len(lines[row])))
+        await pilot.pause()
+        count = screen.lint_count
+        await pilot.press("enter", *"required: true")
+        await wait_lint(pilot, screen, count, timeout=20)
+        assert source.text.splitlines()[row + 1] == "#     required: true"
+        assert not [d for d in screen.diagnostics if d.code in ("PT002", "PT003")]
+        # In the body, Enter is a plain Enter.
+        body = next(i for i, line in enumerate(source.text.splitlines()) if line == "import json")
+        source.move_cursor((body, len("import json")))
+        await pilot.press("enter")
+        assert source.text.splitlines()[body + 1] == ""

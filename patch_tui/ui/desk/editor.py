@@ -560,7 +560,12 @@ class EditorScreen(
         if self.current_path is not None and event.path == self.current_path:
             self.source.focus() if self.desk_layout.view == "source" else self.form.focus()
             return
-        self.confirm_discard(lambda: self.open_tool(event.path))
+        self.confirm_discard(lambda: self._open_chosen(event.path))
+
+    def _open_chosen(self, path: Path) -> None:
+        # Found and opened: the filter has done its work (left, it hid the other tools).
+        self.browser.clear_filter()
+        self.open_tool(path)
 
     @on(ToolBrowser.Action)
     def _tool_action_message(self, event: ToolBrowser.Action) -> None:
