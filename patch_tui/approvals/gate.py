@@ -441,9 +441,15 @@ class Gate:
         sealed: list[Path] = []
         if engine == "landlock" and iso.workspace is not None:
             try:
-                hidden, frozen, sealed = protected_paths(
-                    iso, str(path), self._runs_dir(path), sandbox.runs_root()
+                guard = protected_paths(
+                    store=iso.store,
+                    toolbox=iso.toolbox,
+                    tool_path=str(path),
+                    runs_dir=self._runs_dir(path),
+                    run_root=sandbox.runs_root(),
+                    workspace=iso.workspace,
                 )
+                hidden, frozen, sealed = guard.hidden, guard.frozen, guard.sealed
             except OSError:
                 pass
         return workspace.check(
