@@ -10,10 +10,6 @@ from __future__ import annotations
 
 import re
 
-# The lint rule that reports template text left in a description (its Rule object is built with
-# this code; the desk compares diagnostics with it without loading the rules).
-LINT_CODE = "PT052"
-
 # What `patch-tui new NAME` (without --description) and PT001's starter manifest write: a
 # sentence to replace, flagged by PT052 until it is.
 TOOL_DESCRIPTION = "Describe what {name} does in one sentence."

@@ -42,7 +42,6 @@ from textual.widgets import Header, Label, Static, TextArea
 
 from patch_tui.desk.buffer import STRUCTURE_CODES, ToolBuffer, lint_toolfile, structure_broken
 from patch_tui.format import toolfile
-from patch_tui.format.templates import LINT_CODE as TEMPLATE_TEXT_CODE
 from patch_tui.lint.diagnostic import Diagnostic
 from patch_tui.runtime.toolbox import Toolbox, ToolboxError
 from patch_tui.ui.commands import CommandList
@@ -52,7 +51,7 @@ from patch_tui.ui.desk.layout import BROWSER_MIN_WIDTH, SPLIT_MIN_WIDTH, WIDE_WI
 from patch_tui.ui.desk.lint_panel import LintPanel
 from patch_tui.ui.desk.manifest_form import ManifestForm
 from patch_tui.ui.desk.palette import desk_commands
-from patch_tui.ui.desk.problems import ProblemActions, problem_detail
+from patch_tui.ui.desk.problems import ProblemActions, is_template_text, problem_detail
 from patch_tui.ui.desk.source_pane import POST_PAINT_DELAY, SourceArea
 from patch_tui.ui.desk.tool_actions import ToolActions
 from patch_tui.ui.desk.tool_browser import ToolBrowser, ToolEntry
@@ -523,7 +522,7 @@ class EditorScreen(
     def _jump(self, event: LintPanel.Jump) -> None:
         event.stop()
         d = event.diagnostic
-        if d.code == TEMPLATE_TEXT_CODE and d.field and self.select_template_text(d.field):
+        if is_template_text(d) and d.field and self.select_template_text(d.field):
             return
         if not event.to_source and d.field and not self.form.stale:
             if self.form.widget_for(d.field) is not None:

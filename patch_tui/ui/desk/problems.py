@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 
-from patch_tui.format.templates import LINT_CODE as TEMPLATE_TEXT_CODE
 from patch_tui.format.templates import template_text
 from patch_tui.lint.diagnostic import Diagnostic, Edit
 from patch_tui.ui.desk.lint_panel import LintPanel
@@ -27,6 +26,14 @@ if TYPE_CHECKING:
     from patch_tui.ui.desk.source_pane import SourceArea
 
 
+def is_template_text(d: Diagnostic) -> bool:
+    """A PT052 problem: template text in a description, which `f` selects in the form. (The rule
+    is imported when a problem is looked at, not with the desk: the rules load with the lint.)"""
+    from patch_tui.lint.rules.text.template_text import PT052
+
+    return d.code == PT052.code
+
+
 def problem_detail(d: Diagnostic) -> Text:
     """The line under the problems table: the whole message (the table cuts long ones) and what
     `f` does with it."""
@@ -35,7 +42,7 @@ def problem_detail(d: Diagnostic) -> Text:
     text.append(visible(d.message))
     if d.fix is not None:
         text.append(f"  · f: {visible(d.fix.title)}", style="italic")
-    elif d.code == TEMPLATE_TEXT_CODE and d.field:
+    elif is_template_text(d) and d.field:
         text.append("  · Enter or f: select it in the form, then type", style="italic")
     return text
 
@@ -67,7 +74,7 @@ class ProblemActions:
         (PT052) has no text edit for a fix: what replaces it is the person's to write, so its
         "fix" selects it in the form's field."""
         if diagnostic.fix is None:
-            if diagnostic.code == TEMPLATE_TEXT_CODE and diagnostic.field:
+            if is_template_text(diagnostic) and diagnostic.field:
                 return self.select_template_text(diagnostic.field)
             return False
         if self.read_only_reason:
@@ -119,7 +126,7 @@ class ProblemActions:
         """Fix the selected problem in the lint panel, or the first fixable one at the cursor."""
         panel = self.lint_panel
         target = panel.current if panel.has_focus else None
-        if target is not None and target.code == TEMPLATE_TEXT_CODE:
+        if target is not None and is_template_text(target):
             self.apply_fix(target)
             return
         if target is None or target.fix is None:

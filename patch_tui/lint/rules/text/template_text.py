@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from patch_tui.format.templates import LINT_CODE, template_text
+from patch_tui.format.templates import template_text
 from patch_tui.lint.context import LintContext
 from patch_tui.lint.diagnostic import Diagnostic
 from patch_tui.lint.rule import Rule
 from patch_tui.lint.rules.text.texts import texts_of
 
 PT052 = Rule(
-    LINT_CODE,
+    "PT052",
     "template-text",
     family="text",
     summary="template text left in a description",
