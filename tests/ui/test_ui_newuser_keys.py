@@ -177,3 +177,35 @@ async def test_enter_in_the_frontmatter_keeps_the_line_a_comment(folder):
         source.move_cursor((body, len("import json")))
         await pilot.press("enter")
         assert source.text.splitlines()[body + 1] == ""
+
+
+async def test_try_it_says_which_exception_the_tool_raised(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from inboxkit import make_app as inbox_desk
+
+    from patch_tui.ui.desk.try_it import TryItScreen
+
+    store = isolate(monkeypatch, tmp_path)
+    folder = tools(tmp_path, "word_count")
+    path = folder / "word_count.py"
+    path.write_text(
+        path.read_text().replace(
+            "    words = WORD_RE.findall(text)",
+            '    raise LookupError(f"no dictionary for {text!r}")',
+        )
+    )
+    app = inbox_desk(folder, store, path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause(0.3)
+        await pilot.press("ctrl+j")
+        await until(pilot, lambda: isinstance(app.screen, TryItScreen), what="try it")
+        screen = app.screen
+        screen.query_one("#in-text").focus()
+        await pilot.press(*"klingon")
+        before = screen.run_count
+        await pilot.press("f5")
+        await until(pilot, lambda: screen.run_count > before, timeout=30, what="the run")
+        output = str(screen.query_one("#try-output").render())
+        assert "LookupError: no dictionary for 'klingon'" in output
+        assert "the whole traceback is under stderr" in output
