@@ -209,3 +209,26 @@ async def test_try_it_says_which_exception_the_tool_raised(
         output = str(screen.query_one("#try-output").render())
         assert "LookupError: no dictionary for 'klingon'" in output
         assert "the whole traceback is under stderr" in output
+
+
+async def test_the_history_is_in_the_order_of_its_when_column(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import time
+
+    from patch_tui.approvals.store import Store
+
+    store = isolate(monkeypatch, tmp_path)
+    folder = tools(tmp_path, "delete_file")
+    first = hold(store, folder / "delete_file.py", {"path": "/tmp/held-first"})
+    second = hold(store, folder / "delete_file.py", {"path": "/tmp/held-second"})
+    with Store(store, actor="alice@cli") as s:
+        s.reject(second.token, reason="no")
+        time.sleep(0.01)
+        s.reject(first.token, reason="no")  # held first, decided last: newest in the history
+    app = inbox_app(store)
+    async with app.run_test(size=(100, 32)) as pilot:
+        screen = await open_inbox(pilot, app)
+        await pilot.press("h")
+        await until(pilot, lambda: len(screen.list.actions) == 2, what="history rows")
+        assert [a.token for a in screen.list.actions] == [first.token, second.token]

@@ -53,6 +53,7 @@ from patch_tui.ui.inbox.inbox_list import (
     PENDING_COLUMNS,
     ActionHeader,
     ActionList,
+    last_change,
 )
 from patch_tui.ui.inbox.palette import inbox_commands
 from patch_tui.ui.inbox.parts import DetailPane
@@ -288,6 +289,9 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
             self._tick()  # the mode changed while reading: read again
             return
         self.actions = result.actions
+        if result.mode == "history":
+            # By the "when" column (the store lists by when each was held).
+            self.actions = sorted(result.actions, key=last_change, reverse=True)
         if not final:  # the first page: shown now, the rest follows
             self._apply_filter()
             status.update(f"{len(result.actions)} newest shown, reading the rest…")
