@@ -50,18 +50,30 @@ def test_a_required_input_is_added_to_a_main_without_parameters() -> None:
 
 
 def test_no_fix_where_it_would_not_be_python() -> None:
-    # A required input after a parameter with a default: adding it would be a syntax error.
-    text = CLEAN.replace(
-        "#   - name: text\n#     type: string\n#     description: The text to count.\n#     tainted_ok: true\n",
-        "",
-        1,
-    ).replace(
-        "#     default: []\n#     items:\n#       type: string\n",
-        "#     default: []\n#     items:\n#       type: string\n#   - name: text\n#     type: string\n#     description: The text to count.\n#     tainted_ok: true\n",
-        1,
-    )
-    text = text.replace(
+    # The required input `text` after a parameter with a default: not valid Python.
+    text = edit(
         "def main(text: str, separators: list | None = None) -> dict:",
         "def main(separators: list | None = None) -> dict:\n    text = ''",
     )
     assert _pt032(text).fix is None
+
+
+def test_pt035s_fix_to_a_non_array_type_drops_items() -> None:
+    text = edit(
+        "def main(text: str, separators: list | None = None) -> dict:",
+        "def main(text: str, separators: str | None = None) -> dict:",
+    )
+    [d] = [d for d in lint_text(text, rules=selected_rules(("PT035",))) if d.code == "PT035"]
+    assert d.fix is not None
+    out = _apply_block(text, d.fix)
+    block = out[out.index("- name: separators") : out.index("# outputs:")]
+    assert "type: string" in block and "items" not in block
+
+
+def _apply_block(text: str, fix) -> str:
+    lines = text.split("\n")
+    for e in sorted(fix.edits, key=lambda e: (e.line, e.column), reverse=True):
+        head = "\n".join(lines[: e.line - 1] + [lines[e.line - 1][: e.column - 1]])
+        tail = "\n".join([lines[e.end_line - 1][e.end_column - 1 :]] + lines[e.end_line :])
+        lines = (head + e.new_text + tail).split("\n")
+    return "\n".join(lines)

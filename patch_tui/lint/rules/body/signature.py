@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
+from patch_tui.format import toolfile as tfmod
 from patch_tui.format.fields import INPUT_TYPES
 from patch_tui.lint.analysis import (
     TYPE_TO_ANNOTATION,
@@ -308,6 +309,10 @@ def annotation_mismatch(ctx: LintContext) -> Iterator[Diagnostic]:
                     {"type": annotation_items(param.annotation) or "string"},
                 )
             )
+        elif better != "array" and "items" in raw:
+            # `items` describes an array's elements: left under a string it is a problem of
+            # its own (issue 25: the fix left it behind).
+            changes.append((("inputs", index, "items"), tfmod.DELETE))
         try:
             segment = ast.unparse(param.annotation)
         except RecursionError:
