@@ -174,6 +174,24 @@ def list_lines(action: Action, width: int) -> list[str]:
     return lines
 
 
+def _taint_origin_lines(action: Action) -> list[str]:
+    """For a tainted_input hold: which tool output each input matched, and when (gate.py
+    `taint_origins`), so a person can tell a value they typed from one an agent passed on."""
+    lines: list[str] = []
+    for item in (action.details or {}).get("tainted_inputs") or []:
+        if not isinstance(item, dict):
+            continue
+        for hit in item.get("matchedOutputs") or []:
+            if not isinstance(hit, dict):
+                continue
+            lines.append(
+                f"matched:       {visible_line(str(item.get('inputName')))} <- output of "
+                f"{visible_line(str(hit.get('tool')))} at {visible_line(str(hit.get('at')))}: "
+                f"{visible_line(str(hit.get('excerpt')))}"
+            )
+    return lines
+
+
 def _workspace_warning(action: Action) -> str | None:
     """What will happen to a read-write call whose paths lie outside the workspace (shown while
     it can still run)."""
@@ -246,6 +264,7 @@ def show_lines(action: Action, toolbox: Toolbox | None, width: int) -> list[str]
     lines.append(f"reason:        {reason[0]}")
     lines.extend("               " + more for more in reason[1:])
     lines.extend(_flag_lines(flags(action.reason), "               ", width))
+    lines.extend(_taint_origin_lines(action))
     lines.extend(line[4:] for line in args_block(action, width))  # list indents them by 4
     lines.extend(_flags_summary(action))
     warning = _workspace_warning(action)

@@ -145,6 +145,27 @@ class Guard:
             tf.manifest.version, tf.sha256, str(path), "file", human_confirm, runtime_sha
         )
 
+    def _pins_refused(self, name: str) -> str | None:
+        """Why a call to the toolbox's tool `name` is refused before it reaches the upstream: a
+        runtime.packages entry that is not a pin (pip would take it as an option, a URL or a
+        path). None when guard cannot read the file (the upstream decides)."""
+        from patch_tui.runtime.venvs import pin_problem
+
+        if self.toolbox is None:
+            return None
+        try:
+            path = self.toolbox.find(name)
+            tf = toolfile.parse_bytes(path.read_bytes(), path=str(path)) if path else None
+        except (OSError, ToolboxError):
+            return None
+        if tf is None or tf.manifest is None:
+            return None
+        for pin in tf.manifest.runtime.packages:
+            bad = pin_problem(pin)
+            if bad is not None:
+                return f"{name}: refused: {bad}; the call was not forwarded"
+        return None
+
     # -- holding -----------------------------------------------------------------------------
 
     def hold_reason(self, name: str) -> str | None:
@@ -257,6 +278,11 @@ class Guard:
             if not isinstance(token, str) or not token:
                 return _error("PatchError", "confirmation_token (a string) is required.")
             return await self.confirm(token, report)
+        import anyio
+
+        refused = await anyio.to_thread.run_sync(self._pins_refused, name)
+        if refused is not None:
+            return _error("PatchError", refused)
         reason = self.hold_reason(name)
         if reason is None and name not in self.listed:
             await self._listing_of(name)  # annotations of a tool called before any listing

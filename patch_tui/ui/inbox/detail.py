@@ -287,6 +287,18 @@ class DetailPart(InboxParts):
                     " ← output of ",
                     safe_line(", ".join(str(s) for s in sources), report=report),
                 ]
+                # Which output it matched and when: a value the person typed is told apart.
+                for hit in item.get("matchedOutputs") or []:
+                    if not isinstance(hit, dict):
+                        continue
+                    parts += [
+                        "\n    ",
+                        safe_line(str(hit.get("tool")), "bold"),
+                        " at ",
+                        safe_line(str(hit.get("at"))),
+                        ": ",
+                        safe_line(str(hit.get("excerpt")), report=report),
+                    ]
         warning = workspace.warning(action) if action.status in ("pending", "approved") else None
         if warning is not None:
             parts += ["\n", safe_line("⚠ " + warning, "bold $text-error")]

@@ -35,6 +35,7 @@ from patch_tui.approvals.store import Action, ActionStatus, Decision, Event, Sto
 from patch_tui.approvals.watcher import StoreChanged
 from patch_tui.ui.commands import CommandList
 from patch_tui.ui.desk.host import desk_editor
+from patch_tui.ui.first_frame import StyledOnMount
 from patch_tui.ui.inbox.batch import BatchPart
 from patch_tui.ui.inbox.detail import (
     DETAIL_DELAY,
@@ -86,7 +87,7 @@ class InboxCommands(CommandList):
         return inbox_commands(screen)
 
 
-class InboxScreen(BatchPart, HistoryPart, DetailPart):
+class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
     """Pending actions (default) or the history, with the selected action's details."""
 
     COMMANDS: ClassVar[set[Any]] = {InboxCommands}
