@@ -103,7 +103,6 @@ async def test_live_arrival_badge_on_every_screen_and_leaving(env) -> None:
         await wait_for(
             pilot,
             lambda: [a.token for a in screen.list.actions] == [first.token],
-            timeout=2,
             what="the rejected one to leave",
         )
         assert app.is_running
@@ -131,7 +130,6 @@ async def test_expired_actions_leave_and_show_in_history(env) -> None:
                 and "in 0s" in str(screen.query_one("#detail-head").render())
                 or not screen.list.actions
             ),
-            timeout=5,
             what="the countdown",
         )
         # Expiry commits nothing by itself: the inbox re-reads when the first expiry is due.
