@@ -257,11 +257,11 @@ def warning(action: Any) -> str | None:
 
 
 def short(action: Any) -> str | None:
-    """A few words for a list row ("⚠ will fail: path outside the workspace"), else None."""
+    """A few words for a list row ("⚠ will fail: outside workspace"), else None."""
     details = getattr(action, "details", None) or {}
     flag = details.get("workspace") if isinstance(details, dict) else None
     if not isinstance(flag, dict) or describe(flag) is None:
         return None
     if flag.get("outside"):
-        return "⚠ will fail: path outside the workspace"
-    return "⚠ will fail: Landlock cannot make or remove it"
+        return "⚠ will fail: outside workspace"
+    return "⚠ will fail: Landlock top level"
