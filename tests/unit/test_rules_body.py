@@ -205,7 +205,9 @@ def test_pt032_input_not_a_parameter() -> None:
     text = edit("def main(text: str, separators: list | None = None)", "def main(text: str)")
     d = one(text, "PT032")
     assert "`separators`" in d.message and "main(**args)" in d.message
-    assert d.fix is None  # the code has to change, not the manifest
+    # The code has to change, not the manifest: the fix adds the parameter to main() (issue 25),
+    # not safe (the body must then use it).
+    assert d.fix is not None and not d.fix.safe and "main()'s signature" in d.fix.title
 
 
 def test_pt032_positional_only_parameter() -> None:

@@ -19,7 +19,12 @@ PATH_TEXT = "/home/alice/projects/report-2026.txt"
 
 
 @pytest.fixture
-def box(tmp_path: Path):
+def box(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Every user folder in tmp_path: the runtime keeps a registry of stores in the state folder.
+    for var in ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"):
+        monkeypatch.setenv(var, str(tmp_path / var.lower()))
+    monkeypatch.setenv("PATCH_TUI_CONFIG", str(tmp_path / "config.toml"))
+    monkeypatch.setenv("PATCH_CAT_TOOLBOX_DIR", str(tmp_path / "patch-cat"))
     tools = tmp_path / "box" / "tools"
     # A tool whose output names a path, as file_stats does.
     stats = write_tool(
