@@ -62,7 +62,14 @@ def here(env: dict[str, Any], monkeypatch: pytest.MonkeyPatch, capsys: pytest.Ca
     messages. Races, crashes and locks use real processes (`cli`)."""
     from patch_tui.cli import main
 
-    for key in ("PATCH_TUI_CONFIG", "PATCH_TUI_STORE", "PATCH_TUI_TOOLBOX", "XDG_CACHE_HOME"):
+    # XDG_STATE_HOME too: the runtime keeps a registry of every store used in the state folder.
+    for key in (
+        "PATCH_TUI_CONFIG",
+        "PATCH_TUI_STORE",
+        "PATCH_TUI_TOOLBOX",
+        "XDG_CACHE_HOME",
+        "XDG_STATE_HOME",
+    ):
         monkeypatch.setenv(key, env["env"][key])
     monkeypatch.chdir(env["tmp"] / "ws")  # run and confirm write in the folder they start from
 
