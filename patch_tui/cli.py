@@ -29,6 +29,8 @@ HANDLERS: dict[str, tuple[str, str]] = {
     "generate": ("patch_tui.commands.generate", "run_generate"),
     "export": ("patch_tui.commands.interop", "run_export"),
     "import": ("patch_tui.commands.interop", "run_import"),
+    "web": ("patch_tui.commands.webcmd", "run_web"),
+    "keys": ("patch_tui.commands.webcmd", "run_keys"),
 }
 
 SUBCOMMANDS = [name for name in HANDLERS if name != "tui"]
@@ -248,6 +250,61 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--report-format", choices=["text", "json"], default="text", dest="report_format"
     )
+
+    # -- the web inbox (issue 29) ----------------------------------------------------------------
+    p = add(
+        "web", "The approvals web app: decide from a phone, each decision signed with a passkey."
+    )
+    p.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        default="127.0.0.1:8765",
+        help="the socket (default 127.0.0.1:8765; beyond loopback needs TLS or --behind-proxy)",
+    )
+    p.add_argument(
+        "--public-url",
+        metavar="URL",
+        default=None,
+        help="the address people open (default http://localhost:PORT): a reverse proxy's or "
+        "Tailscale Serve's https:// URL; passkeys are bound to its host name",
+    )
+    p.add_argument(
+        "--behind-proxy",
+        action="store_true",
+        help="a TLS-terminating proxy is in front (needs an https:// --public-url)",
+    )
+    p.add_argument("--tls-cert", metavar="FILE", default=None, help="serve HTTPS with this cert")
+    p.add_argument("--tls-key", metavar="FILE", default=None, help="... and this key")
+    p.add_argument(
+        "--approvers",
+        metavar="FILE",
+        default=None,
+        help="the approvers file (env PATCH_TUI_APPROVERS_FILE; default approvers.toml in the "
+        "config folder)",
+    )
+
+    p = add("keys", "Approver keys: `keys enroll-web NAME` registers a passkey in the web app.")
+    keys = p.add_subparsers(dest="keys_command", metavar="ACTION", parser_class=_Parser)
+    keys.required = True
+    q = keys.add_parser(
+        "enroll-web",
+        help="print a one-time link (signed by NAME's key) that registers a passkey",
+        description="Print a one-time link, signed by NAME's SSH key from the approvers file, "
+        "that registers a passkey for NAME in the web app.",
+    )
+    _global_options(q, sub=True)
+    q.add_argument("name", metavar="NAME", help="the approver's name in approvers.toml")
+    q.add_argument(
+        "--url", default="http://localhost:8765", help="the web app's address (its --public-url)"
+    )
+    q.add_argument(
+        "--identity",
+        metavar="FILE",
+        default=None,
+        help="NAME's private key file, or its .pub with the key in ssh-agent "
+        "(default ~/.ssh/id_ed25519)",
+    )
+    q.add_argument("--approvers", metavar="FILE", default=None, help="the approvers file")
 
     return parser
 
