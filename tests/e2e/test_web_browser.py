@@ -236,3 +236,75 @@ def test_a_call_arrives_on_an_open_list_without_reloading(box: dict[str, Any]) -
         assert "live" in page.inner_text(".action-row")
         assert "new action" in page.inner_text("#status")
         phone.screenshot("list-375x667.png")
+
+
+def test_a_stolen_session_cannot_decide_without_the_passkey(box: dict[str, Any]) -> None:
+    """The session cookie is HttpOnly and SameSite=Strict; even a copy of it (an agent that got
+    one) approves nothing: each decision needs a fresh assertion over its own statement, and a
+    replayed assertion from another decision does not verify."""
+    import httpx
+
+    first = hold_mark(box, "approved honestly")
+    second = hold_mark(box, "the agent's own")
+    with web_server(box["env"], box["approvers"], store=box["store"]) as server, browser() as b:
+        phone = Phone(b)
+        phone.enroll(enroll_link(server, "alice", box["key"]))
+        [cookie] = phone.context.cookies()
+        assert cookie["httpOnly"] and cookie["secure"] and cookie["sameSite"] == "Strict"
+        assert phone.page.evaluate("document.cookie") == ""  # no script reads it
+        assert _decide(phone, server.url, first, "Approve with passkey") == "approved"
+        [envelope] = _envelopes(server.log_text())
+        replay = {
+            "id": envelope["signature"]["credential_id"],
+            "rawId": envelope["signature"]["credential_id"],
+            "type": "public-key",
+            "response": {
+                "authenticatorData": envelope["signature"]["authenticator_data"],
+                "clientDataJSON": envelope["signature"]["client_data_json"],
+                "signature": envelope["signature"]["signature"],
+            },
+        }
+        csrf = phone.page.get_attribute('meta[name="csrf-token"]', "content")
+        headers = {"Origin": server.url, "X-CSRF-Token": csrf or ""}
+        with httpx.Client(base_url=server.url, timeout=10) as agent:
+            agent.cookies.set(cookie["name"], cookie["value"])
+            with Store(box["store"]) as store:
+                action = store.get(second)
+            assert action is not None
+            start = agent.post(
+                f"/actions/{second}/prepare",
+                json={"decision": "approve", "shown_args_sha256": action.args_sha256},
+                headers=headers,
+            )
+            assert start.status_code == 200
+            answer = agent.post(
+                f"/actions/{second}/decide",
+                json={"ceremony": start.json()["ceremony"], "credential": replay},
+                headers=headers,
+            )
+            assert answer.status_code == 403
+            assert "does not hold" in answer.json()["why"]
+            # Without the CSRF token, not even a ceremony starts.
+            bare = agent.post(
+                f"/actions/{second}/prepare",
+                json={"decision": "approve", "shown_args_sha256": action.args_sha256},
+                headers={"Origin": server.url},
+            )
+            assert bare.status_code == 403
+        log = server.log_text()
+    with Store(box["store"]) as store:
+        still = store.get(second)
+    assert still is not None and still.status == "pending"
+    assert f"refused: a decision on {second[:8]}... by alice" in log
+
+
+def test_an_enrollment_link_works_once(box: dict[str, Any]) -> None:
+    with web_server(box["env"], box["approvers"], store=box["store"]) as server, browser() as b:
+        link = enroll_link(server, "alice", box["key"])
+        Phone(b).enroll(link)
+        thief = Phone(b)
+        thief.page.goto(link)
+        thief.page.get_by_role("button", name="Register a passkey").click()
+        thief.page.wait_for_selector("#status:has-text('already used')")
+        assert thief.credentials() == []
+    assert len(passkeys.load_passkeys(box["approvers"])) == 1
