@@ -7,6 +7,8 @@ its own (the web app; the TUI's detail pane reads `tool_info` and `blocked` from
                                                    as held, the diff against the last approved
                                                    version, the inputs (for edit-then-approve),
                                                    whether Approve is possible and why not
+                                                   (approvals/approvable.py's answer), the
+                                                   workspace warning
 
 The source shown is the tool file's bytes only when their sha256 is the one the call was held
 with (the bytes that would run); otherwise Approve is off and the page says the file changed.
@@ -24,7 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patch_tui.approvals.values import Action, ActionStatus
+from patch_tui.approvals import approvable, workspace
+from patch_tui.approvals.values import OPEN_STATUSES, Action, ActionStatus
 from patch_tui.runtime.catalog import ToolCatalog
 
 if TYPE_CHECKING:
@@ -122,6 +125,8 @@ class Review:
     cannot_approve: str | None = None
     # Why the args cannot be edited (guard's upstream runs the args it was given), or None.
     cannot_edit: str | None = None
+    # A path arg outside the workspace: the call would fail once approved (approvals/workspace.py).
+    workspace_warning: str | None = None
 
     @property
     def can_reject(self) -> bool:
@@ -132,19 +137,17 @@ def review(store: Store, action: Action, catalog: ToolCatalog | None = None) -> 
     info = tool_info(action, catalog)
     source = info.text if info.sha256 == action.source_sha256 else None
     diff, previous_version = _diff_against_last_approved(store, action, source)
-    cannot: str | None = None
-    if action.status != ActionStatus.PENDING:
-        cannot = f"it is {action.status}"
-    elif action.damaged:
-        cannot = f"{action.damaged}: it can only be rejected"
-    else:
-        cannot = blocked(action, catalog)
+    # The one answer every front end gives (approvals/approvable.py): unseen args, not
+    # pending, or a tool file that changed since the call was held.
+    problem = approvable.check(action, info.sha256)
+    cannot = problem.why if problem is not None else None
     cannot_edit = None
     if action.upstream_token is not None:
         cannot_edit = "the upstream server runs the args it was given: reject instead"
     elif not info.inputs:
         cannot_edit = "the tool declares no inputs to edit"
-    return Review(action, info, source, diff, previous_version, cannot, cannot_edit)
+    warning = workspace.warning(action) if action.status in OPEN_STATUSES else None
+    return Review(action, info, source, diff, previous_version, cannot, cannot_edit, warning)
 
 
 def _diff_against_last_approved(

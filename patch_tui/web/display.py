@@ -17,21 +17,11 @@ in full.
 from __future__ import annotations
 
 import json
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from patch_tui.untrusted.text_safety import find_hidden, mixed_script_words, visible
-
-_KIND_WORDS = {
-    "control": "control character",
-    "bidi": "bidi control",
-    "zero_width": "zero-width character",
-    "tag": "tag character",
-    "soft_hyphen": "soft hyphen",
-    "variation_selector": "variation selector",
-    "filler": "filler character",
-}
+from patch_tui.untrusted import text_safety
+from patch_tui.untrusted.text_safety import find_hidden
 
 
 @dataclass(frozen=True)
@@ -65,14 +55,8 @@ def shown(text: str) -> Shown:
         last = h.index + 1
     if last < len(text) or not segments:
         segments.append(Segment(text[last:], False))
-    flags: list[str] = []
-    for kind, n in Counter(h.kind for h in hidden).items():
-        word = _KIND_WORDS.get(kind, kind)
-        flags.append(f"{n} {word}{'s' if n != 1 else ''} shown as ⟦U+…⟧")
-    for mixed in mixed_script_words(text):
-        flags.append(
-            f"look-alike letters: {visible(mixed.word)!r} mixes {' and '.join(mixed.scripts)}"
-        )
+    # What a person is told, in the words every front end uses (text_safety.flags).
+    flags = text_safety.flags(text)
     return Shown(tuple(segments), tuple(flags))
 
 

@@ -151,6 +151,9 @@ def _action_context(app: WebApp, action: Action) -> dict[str, Any]:
         "diff": [display.shown(line) for line in rv.diff],
         "fields": input_fields(rv) if rv.cannot_edit is None else [],
         "decided_by": display.shown(action.decided_by) if action.decided_by else None,
+        "workspace_warning": (
+            display.shown(rv.workspace_warning) if rv.workspace_warning is not None else None
+        ),
         "flagged": any(a.name.flagged or a.value.flagged for a in display.args_view(action.args)),
     }
 

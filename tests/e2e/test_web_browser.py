@@ -202,8 +202,9 @@ def test_hostile_args_are_inert_and_flagged_at_phone_and_desk_widths(
         # (JSON writes ESC and BEL as its own escapes; bidi controls as tokens.)
         assert "\\u001b]52" in text and "\\u0007" in text and "⟦U+202E⟧" in text
         flags = page.inner_text(".arg.flagged .flags")
-        assert "bidi control" in flags and "control character" in flags
-        assert "look-alike letters" in flags and "Cyrillic" in flags
+        assert "hidden characters shown as ⟦U+…⟧" in flags and "U+202E" in flags
+        assert "U+001B" in flags and "U+0007" in flags
+        assert "mixes Latin and Cyrillic letters" in flags
         assert page.locator(".banner").is_visible()
         # 375 px wide: nothing scrolls sideways, the decision buttons are reachable.
         assert page.evaluate("document.documentElement.scrollWidth") <= 375
