@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import (
     JSONResponse,
@@ -215,7 +216,8 @@ async def decide(app: WebApp, request: Request) -> Response:
         "signature": signature,
         "signer": passkey.credential_id,
     }
-    result = _apply(app, session, ceremony, envelope)
+    # The store waits on its write lock (another decider, a busy PostgreSQL): off the loop.
+    result = await run_in_threadpool(_apply, app, session, ceremony, envelope)
     return JSONResponse(result, status_code=200 if result["ok"] else 409)
 
 

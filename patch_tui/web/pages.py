@@ -4,10 +4,12 @@ goes through web/display.py."""
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import (
     JSONResponse,
@@ -58,12 +60,12 @@ def _list_context(app: WebApp) -> dict[str, Any]:
 
 async def index(app: WebApp, request: Request) -> Response:
     require_session(app, request, "the list")
-    return app.page("list.html", request, **_list_context(app))
+    return app.page("list.html", request, **await run_in_threadpool(_list_context, app))
 
 
 async def list_fragment(app: WebApp, request: Request) -> Response:
     require_session(app, request, "the list")
-    return app.page("_list.html", request, **_list_context(app))
+    return app.page("_list.html", request, **await run_in_threadpool(_list_context, app))
 
 
 async def events(app: WebApp, request: Request) -> Response:
@@ -75,7 +77,7 @@ async def events(app: WebApp, request: Request) -> Response:
             yield f"event: hello\ndata: {app.live.version}\n\n".encode()
             while True:
                 try:
-                    version = await asyncio_wait_for(queue.get(), 15.0)
+                    version = await asyncio.wait_for(queue.get(), 15.0)
                 except TimeoutError:
                     yield b": keep-alive\n\n"  # proxies close silent connections
                     continue
@@ -88,12 +90,6 @@ async def events(app: WebApp, request: Request) -> Response:
         media_type="text/event-stream",
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )
-
-
-async def asyncio_wait_for(awaitable: Awaitable[int], timeout: float) -> int:
-    import asyncio
-
-    return await asyncio.wait_for(awaitable, timeout)
 
 
 def find_action(app: WebApp, request: Request) -> Action:
@@ -161,7 +157,8 @@ def _action_context(app: WebApp, action: Action) -> dict[str, Any]:
 async def action_page(app: WebApp, request: Request) -> Response:
     require_session(app, request, "an action")
     action = find_action(app, request)
-    return app.page("action.html", request, **_action_context(app, action))
+    context = await run_in_threadpool(_action_context, app, action)
+    return app.page("action.html", request, **context)
 
 
 async def action_json(app: WebApp, request: Request) -> Response:
