@@ -69,19 +69,21 @@ async def list_fragment(app: WebApp, request: Request) -> Response:
 
 
 async def events(app: WebApp, request: Request) -> Response:
-    require_session(app, request, "the live feed")
+    session = require_session(app, request, "the live feed")
     queue = app.live.subscribe()
 
     async def stream() -> AsyncIterator[bytes]:
         try:
             yield f"event: hello\ndata: {app.live.version}\n\n".encode()
-            while True:
+            # Listening is not using: the feed ends with the session's idle timeout.
+            while app.sessions.alive(session.sid):
                 try:
                     version = await asyncio.wait_for(queue.get(), 15.0)
                 except TimeoutError:
                     yield b": keep-alive\n\n"  # proxies close silent connections
                     continue
                 yield f"event: changed\ndata: {version}\n\n".encode()
+            yield b"event: signed-out\ndata: idle\n\n"
         finally:
             app.live.unsubscribe(queue)
 

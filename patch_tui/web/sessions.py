@@ -84,6 +84,13 @@ class Sessions:
             session.last_seen = now
             return session
 
+    def alive(self, sid: str) -> bool:
+        """Whether the session is still open, without counting this as use (a live feed that
+        only listens must not keep an idle session open)."""
+        with self._lock:
+            session = self._sessions.get(sid)
+            return session is not None and self._clock() - session.last_seen <= self.idle_timeout
+
     def close(self, sid: str) -> None:
         with self._lock:
             self._sessions.pop(sid, None)

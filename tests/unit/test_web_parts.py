@@ -206,3 +206,13 @@ def test_without_the_web_extra_one_line_names_it(
         "patch-tui: `patch-tui web` needs the web extra (uvicorn, webauthn missing): "
         "pip install 'patch-tui[web]'"
     )
+
+
+def test_listening_does_not_keep_a_session_alive() -> None:
+    now = [0.0]
+    sessions = Sessions(idle_timeout=600, clock=lambda: now[0])
+    session = sessions.open("alice", "cred")
+    now[0] = 500
+    assert sessions.alive(session.sid)
+    now[0] = 601
+    assert not sessions.alive(session.sid)  # alive() never restarted the idle clock

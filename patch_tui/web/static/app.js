@@ -129,10 +129,13 @@ function live(onChange) {
   if (!window.EventSource) return;
   const source = new EventSource("/events");
   source.addEventListener("changed", onChange);
+  // The session ended (idle): stop listening and ask for the passkey again.
+  source.addEventListener("signed-out", () => { source.close(); location.assign("/login"); });
 }
 
 async function refreshList() {
   const answer = await fetch("/fragments/list", { credentials: "same-origin" });
+  if (answer.status === 401) { location.assign("/login"); return; }
   if (!answer.ok) return;
   const holder = document.getElementById("live-list");
   const before = holder.querySelectorAll(".action-row").length;
