@@ -221,6 +221,14 @@ def test_hostile_args_are_inert_and_flagged_at_phone_and_desk_widths(
         # Keyboard: the first Tab reaches the skip link, and it leads to the content.
         desk.page.keyboard.press("Tab")
         assert desk.page.evaluate("document.activeElement.textContent") == "Skip to content"
+        desk.page.keyboard.press("Enter")
+        assert desk.page.evaluate("document.activeElement.id") == "main"
+        # Screen readers: every field of the action page has a label.
+        phone.page.goto(f"{server.url}/actions/{token}")
+        unlabelled = phone.page.locator("textarea, input").evaluate_all(
+            "els => els.filter(e => e.labels.length === 0).map(e => e.name)"
+        )
+        assert unlabelled == []
 
 
 def test_a_call_arrives_on_an_open_list_without_reloading(box: dict[str, Any]) -> None:
