@@ -101,15 +101,12 @@ def tool_info(action: Action, catalog: ToolCatalog | None = None) -> ToolInfo:
 
 
 def blocked(action: Action, catalog: ToolCatalog | None = None) -> str | None:
-    """Why approving `action` could never run it, or None. The approval binds the source the
-    call was held with; confirming runs only that (approvals/gate.py refuses a changed file)."""
-    info = tool_info(action, catalog)
-    if info.sha256 is not None and info.sha256 != action.source_sha256:
-        return (
-            "the tool file changed since this call was held, so confirming it would refuse to "
-            "run it (make the call again to approve the new source)"
-        )
-    return None
+    """Why `action` may not be approved (approvals.approvable, the one answer: args no one can
+    have seen, or a tool file that changed since the call was held), or None."""
+    problem = approvable.check(action, tool_info(action, catalog).sha256)
+    if problem is None or problem.code == "not_pending":
+        return None
+    return problem.why
 
 
 @dataclass(frozen=True)

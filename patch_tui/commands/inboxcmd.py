@@ -283,7 +283,7 @@ def _inbox_list(args: argparse.Namespace) -> int:
                 if a.status == "pending" or a.tampered
             ]
     if args.json:
-        _out([a.to_json() for a in actions])
+        _out([_listed_json(a) for a in actions])
         return EXIT_OK
     if not actions:
         print("No pending actions." if not args.all else "No actions.")
@@ -293,6 +293,19 @@ def _inbox_list(args: argparse.Namespace) -> int:
     width = terminal_width()
     print("\n\n".join("\n".join(list_lines(a, width)) for a in actions))
     return EXIT_OK
+
+
+def _listed_json(action: Any) -> dict[str, Any]:
+    """`inbox list --json`'s row: the action, the args sha256 `approve --yes --args-sha256`
+    repeats, and why it may not be approved (approvals.approvable), or null."""
+    from patch_tui.approvals import approvable
+
+    problem = approvable.check(action) if action.status == "pending" else None
+    return {
+        **action.to_json(),
+        "args_sha256": action.args_sha256,
+        "not_approvable": None if problem is None else {"code": problem.code, "why": problem.why},
+    }
 
 
 def _inbox_show(args: argparse.Namespace) -> int:
@@ -310,7 +323,7 @@ def _inbox_show(args: argparse.Namespace) -> int:
 
 def _approve_seen(args: argparse.Namespace) -> int:
     """`inbox approve TOKEN`: approve exactly what a person saw. Without --yes, the whole action
-    is printed and a `y` asked for; with --yes, --args-sha256 must be the args hash `inbox list`
+    is printed and a `y` asked for on the terminal (never read from a pipe); with --yes, --args-sha256 must be the args hash `inbox list`
     or `inbox show` printed (the store checks it inside the approval's transaction)."""
     from patch_tui.approvals import approvable
     from patch_tui.commands.inbox_show import show_lines, terminal_width
@@ -334,6 +347,14 @@ def _approve_seen(args: argparse.Namespace) -> int:
             _err(f"cannot approve {token}: {visible(problem.why)}")
             return EXIT_FAILED
         shown = args.args_sha256
+        if not args.yes and action.status == "pending" and not sys.stdin.isatty():
+            # A pipe is not a person: `yes | inbox approve` must not approve what no one read.
+            _err(
+                f"cannot approve {token}: no terminal to ask on; read it with "
+                f"`patch-tui inbox show {token}`, then approve with --yes --args-sha256 HASH "
+                "(the args sha256 it printed); nothing was approved"
+            )
+            return EXIT_USAGE
         if not args.yes and action.status == "pending":
             print("\n".join(show_lines(action, _open_toolbox(args), terminal_width())))
             print()
@@ -404,11 +425,13 @@ def run_inbox(args: argparse.Namespace) -> int:
 
 def _open_inbox_screen(args: argparse.Namespace) -> int:
     """`patch-tui inbox` with no subcommand: the TUI's inbox on its own."""
-    from patch_tui.settings.config import ConfigError, load_settings
+    from patch_tui.settings.config import ConfigError, start_settings
     from patch_tui.ui.inbox.inbox_app import InboxApp
 
     try:
-        settings = load_settings()
+        # Without pydantic (about 140 ms of CPU): the app validates the whole file after its
+        # first frame, as the desk does; a file it cannot read plainly is checked here.
+        settings = start_settings()
     except ConfigError as exc:
         _err(str(exc))
         return EXIT_USAGE
