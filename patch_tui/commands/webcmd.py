@@ -46,6 +46,8 @@ def run_web(args: argparse.Namespace) -> int:
     if problem is not None:
         _err(problem)
         return EXIT_USAGE
+    from patch_tui.approvals.values import DEFAULT_TTL
+    from patch_tui.commands.runtime import _settings_ttl
     from patch_tui.settings import paths
     from patch_tui.web.config import DEFAULT_URL, WebConfig, WebConfigError, check, parse_listen
 
@@ -63,6 +65,7 @@ def run_web(args: argparse.Namespace) -> int:
             tls_cert=Path(args.tls_cert) if args.tls_cert else None,
             tls_key=Path(args.tls_key) if args.tls_key else None,
             behind_proxy=args.behind_proxy,
+            ttl=_settings_ttl() or DEFAULT_TTL,
         )
         check(config)
     except WebConfigError as exc:

@@ -42,6 +42,8 @@ class WebConfig:
     idle_timeout: float = IDLE_TIMEOUT
     # Poll the store this often for the live list (seconds).
     poll_interval: float = 0.2
+    # How long an approval made here stays usable (the `confirm_ttl` setting, as everywhere).
+    ttl: float = 300.0
 
     @property
     def origin(self) -> str:

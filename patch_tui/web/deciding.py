@@ -227,7 +227,7 @@ def _apply(
     """Records a verified passkey decision in the store (one conditional transition: a decision
     made meanwhile at a terminal wins, and this one says so)."""
     data = ceremony.data
-    store = Store(app.config.store, actor=f"{session.approver}@web-passkey")
+    store = Store(app.config.store, actor=f"{session.approver}@web-passkey", ttl=app.config.ttl)
     try:
         if data["decision"] == "approve":
             decided = store.approve(
