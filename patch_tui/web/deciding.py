@@ -5,6 +5,7 @@ transition. Nothing is decided without a fresh assertion from the session's own 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -16,6 +17,7 @@ from starlette.responses import (
 
 from patch_tui.approvals import edits, passkeys, review
 from patch_tui.approvals.passkeys import PasskeyError
+from patch_tui.approvals.statements import DecisionStatement, DecisionVerb
 from patch_tui.approvals.store import (
     Action,
     Store,
@@ -88,33 +90,33 @@ def _edited_args(rv: review.Review, form: dict[str, Any]) -> dict[str, Any] | No
 def decision_statement(
     action: Action,
     *,
-    decision: str,
+    decision: DecisionVerb,
     note: str | None,
     approver: str,
     key: str,
     args: dict[str, Any] | None,
+    ttl: float,
 ) -> bytes:
-    """The canonical statement a passkey signs (docs/architecture.md, "The statement")."""
-    return canonical_json(
-        {
-            "v": 1,
-            "type": "patch-tui.decision",
-            "token": action.token,
-            "kind": str(action.kind),
-            "tool": action.tool,
-            "tool_path": action.tool_path,
-            "tool_version": action.version,
-            "source_sha256": action.source_sha256,
-            "args_sha256": args_sha256(args) if args is not None else action.args_sha256,
-            "expires_at": action.expires_at,
-            "upstream_token": action.upstream_token,
-            "decision": decision,
-            "note": note,
-            "approver": approver,
-            "key": key,
-            "at": now_iso(),
-        }
-    ).encode("utf-8")
+    """The canonical statement a passkey signs (approvals/statements.py; docs/architecture.md,
+    "The statement"): an approval of these args, usable until now + ttl; a rejection, now."""
+    now = time.time()
+    at = now_iso(now)
+    return DecisionStatement(
+        token=action.token,
+        kind=str(action.kind),
+        tool=action.tool,
+        tool_path=action.tool_path,
+        tool_version=action.version,
+        source_sha256=action.source_sha256,
+        args_sha256=args_sha256(args) if args is not None else action.args_sha256,
+        expires_at=now_iso(now + ttl) if decision == "approve" else at,
+        upstream_token=action.upstream_token,
+        decision=decision,
+        note=note,
+        approver=approver,
+        key=key,
+        at=at,
+    ).canonical()
 
 
 async def prepare(app: WebApp, request: Request) -> Response:
@@ -152,6 +154,7 @@ async def prepare(app: WebApp, request: Request) -> Response:
         approver=session.approver,
         key=passkey.credential_id,
         args=args,
+        ttl=app.config.ttl,
     )
     ceremony = Ceremony(
         "decide",
