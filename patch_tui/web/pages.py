@@ -149,6 +149,10 @@ def _action_context(app: WebApp, action: Action) -> dict[str, Any]:
         "diff": [display.shown(line) for line in rv.diff],
         "fields": input_fields(rv) if rv.cannot_edit is None else [],
         "decided_by": display.shown(action.decided_by) if action.decided_by else None,
+        "events": [
+            {"at": e.at, "event": display.shown(e.event), "actor": display.shown(e.actor)}
+            for e in store.events(action.token, limit=50)
+        ],
         "workspace_warning": (
             display.shown(rv.workspace_warning) if rv.workspace_warning is not None else None
         ),
