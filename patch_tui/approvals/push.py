@@ -4,7 +4,11 @@ Slack and Discord incoming webhooks, and email over SMTP.
     targets = load_targets(approvers_file)        -> list[PushTarget]   `[[approver.push]]` tables
     message = push_message(action, base_url)      -> PushMessage        what every channel says
     send(target, message, retries=3)              -> PushResult         with retries and backoff
-    PushDispatcher(targets, base_url, delay, still_pending)   sends after the presence delay
+    PushDispatcher(targets, base_url, still_pending, failures=FailureLog(...))
+                                                  sends after the presence delay
+    FailureLog(failure_log_path(store))           failed pushes, one JSON line each, beside the
+                                                  store: the web app appends, the TUI reads what
+                                                  is new and shows it (ui/inbox/inbox_badge.py)
 
 What a push says: the tool, a one-line summary of the args marked as untrusted (through the one
 display rule, untrusted/text_safety.py, so no control or hidden character reaches a lock screen),
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import smtplib
 import threading
 import time
@@ -239,6 +244,76 @@ def send(
     return PushResult(target, message.token, False, retries + 1, error)
 
 
+def failure_log_path(store: Path) -> Path:
+    """Where failed pushes are recorded for the store at `store` (beside it, like its key)."""
+    return store.with_name(store.name + ".push-failures.jsonl")
+
+
+class FailureLog:
+    """Failed pushes, appended as JSON lines by the web app and read by the TUI. A reader starts
+    at the end of what is there (old failures are not news) and takes whole lines only."""
+
+    MAX_BYTES = 1 << 20  # past this the file starts again: a record, not an archive
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        try:
+            self._offset = path.stat().st_size
+        except OSError:
+            self._offset = 0
+
+    def append(self, result: PushResult) -> None:
+        line = json.dumps(
+            {
+                "at": result.at,
+                "approver": result.target.approver,
+                "where": result.target.where,
+                "token": result.token[:8],
+                "attempts": result.attempts,
+                "error": result.error,
+            },
+            ensure_ascii=True,
+        )
+        try:
+            if self.path.exists() and self.path.stat().st_size > self.MAX_BYTES:
+                self.path.unlink()
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            with os.fdopen(fd, "a", encoding="ascii") as out:
+                out.write(line + "\n")
+        except OSError as exc:
+            log.warning("cannot record the failed push in %s: %s", self.path, exc)
+
+    def read_new(self) -> list[str]:
+        """One sentence (safe text) per failure recorded since the last read."""
+        try:
+            size = self.path.stat().st_size
+        except OSError:
+            return []
+        if size < self._offset:  # started again
+            self._offset = 0
+        if size == self._offset:
+            return []
+        with self.path.open("rb") as src:
+            src.seek(self._offset)
+            data = src.read(size - self._offset)
+        whole = data[: data.rfind(b"\n") + 1]
+        self._offset += len(whole)
+        out = []
+        for raw in whole.splitlines():
+            try:
+                entry = json.loads(raw)
+                out.append(
+                    _one_line(
+                        f"A push to {entry['where']} for {entry['approver']} failed after "
+                        f"{entry['attempts']} tries ({entry['error']}): action {entry['token']}…",
+                        300,
+                    )
+                )
+            except (ValueError, KeyError, TypeError):
+                continue
+        return out
+
+
 class PushDispatcher:
     """Sends a push per target for each arrived action, after the target's presence delay and
     only if the action is still pending then. Each send runs in its own daemon thread, so a slow
@@ -252,8 +327,10 @@ class PushDispatcher:
         *,
         retries: int = 3,
         backoff: float = BACKOFF,
+        failures: FailureLog | None = None,
     ) -> None:
         self.targets = targets
+        self.failure_log = failures
         self.base_url = base_url
         self.still_pending = still_pending
         self.retries = retries
@@ -280,6 +357,8 @@ class PushDispatcher:
         with self._lock:
             self.results.append(result)
             del self.results[:-100]
+        if not result.ok and self.failure_log is not None:
+            self.failure_log.append(result)
 
     def failures(self) -> list[PushResult]:
         with self._lock:

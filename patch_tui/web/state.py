@@ -23,7 +23,13 @@ from starlette.responses import (
 from patch_tui.approvals import passkeys
 from patch_tui.approvals.enrollment import EnrollError
 from patch_tui.approvals.passkeys import Passkey, PasskeyError
-from patch_tui.approvals.push import PushConfigError, PushDispatcher, load_targets
+from patch_tui.approvals.push import (
+    FailureLog,
+    PushConfigError,
+    PushDispatcher,
+    failure_log_path,
+    load_targets,
+)
 from patch_tui.approvals.store import (
     ActionStatus,
     Store,
@@ -75,7 +81,12 @@ class WebApp:
             targets, self.push_problem = [], str(exc)
             log.warning("push alerts off: %s", exc)
         if targets:
-            self.push = PushDispatcher(targets, config.origin, self._still_pending)
+            self.push = PushDispatcher(
+                targets,
+                config.origin,
+                self._still_pending,
+                failures=FailureLog(failure_log_path(config.store)),
+            )
         self.live = LiveFeed(self.open_store, config.poll_interval, self._arrived)
 
     # -- the store ------------------------------------------------------------------------------

@@ -17,8 +17,10 @@ import httpx
 import pytest
 
 from patch_tui.approvals.push import (
+    FailureLog,
     PushDispatcher,
     PushTarget,
+    failure_log_path,
     load_targets,
     push_message,
     send,
@@ -204,6 +206,7 @@ def test_the_web_app_pushes_an_arrival_and_the_link_alone_decides_nothing(
         f'[[approver.push]]\nkind = "webhook"\nurl = "{broken.url}/down"\n',
     )
     try:
+        reader = FailureLog(failure_log_path(box["store"]))
         with web_server(box["env"], approvers, store=box["store"]) as server:
             time.sleep(0.5)  # the first look at the store is not news
             token = hold_mark(box, "push me")
@@ -222,6 +225,14 @@ def test_the_web_app_pushes_an_arrival_and_the_link_alone_decides_nothing(
             assert f"push failed: webhook {broken.url} for {token[:8]}...: HTTP 500" in (
                 server.log_text()
             )
+            # Recorded beside the store for the TUI, with the webhook's path (its secret) left out.
+            deadline = time.monotonic() + 5
+            failures: list[str] = []
+            while not failures and time.monotonic() < deadline:
+                failures = reader.read_new()
+                time.sleep(0.05)
+            assert failures and "webhook" in failures[0] and "/down" not in failures[0]
+            assert failure_log_path(box["store"]).stat().st_mode & 0o777 == 0o600
     finally:
         broken.close()
     with Store(box["store"]) as store:
