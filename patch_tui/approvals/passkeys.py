@@ -251,6 +251,31 @@ def verify_envelope(envelope: Mapping[str, Any], passkeys: Iterable[Passkey]) ->
     raise PasskeyError(f"{approver!r} has no registered passkey {str(key)[:16]!r}")
 
 
+def verify_for_approver(envelope: Any, approver: Any, key: str) -> str | None:
+    """The decisions service's verifier for the `webauthn` scheme (approvals/signing.py's seam:
+    (envelope, approver, key) -> None when good, else why not): the statement's `key` must be
+    one of the approver's registered passkeys, and that passkey must have signed exactly the
+    statement's bytes."""
+    entry = approver.passkey(key)
+    if entry is None:
+        return f"{key[:16]}… is not one of {approver.name}'s passkeys in the trusted approvers"
+    signature = envelope.signature
+    if not isinstance(signature, Mapping):
+        return "the passkey signature is missing"
+    try:
+        passkey = Passkey(
+            approver.name,
+            entry["credential_id"],
+            entry["public_key"],
+            entry["rp_id"],
+            entry["origin"],
+        )
+        verify_assertion(envelope.statement.encode("utf-8"), signature, passkey)
+    except (PasskeyError, KeyError) as exc:
+        return str(exc)
+    return None
+
+
 # -- approvers.toml -------------------------------------------------------------------------
 
 

@@ -17,6 +17,7 @@ import anyio
 import pytest
 
 from patch_tui.approvals import passkeys
+from patch_tui.approvals.statements import Envelope
 from patch_tui.approvals.store import Store
 from tests.mcpkit import serve_box, serve_session
 from tests.runtimekit import cli, hold_mark, mark_box, runs_in
@@ -46,6 +47,22 @@ def box(tmp_path: Path) -> dict[str, Any]:
 
 def _envelopes(log: str) -> list[dict[str, Any]]:
     return [json.loads(m) for m in re.findall(r"\(envelope (\{.*\})\)$", log, re.MULTILINE)]
+
+
+def _approver(name: str, keys: list[passkeys.Passkey]) -> Any:
+    """An approver as the trusted approvers list one (name, and its passkeys by credential id)."""
+    from types import SimpleNamespace
+
+    tables = {
+        p.credential_id: {
+            "credential_id": p.credential_id,
+            "public_key": p.public_key,
+            "rp_id": p.rp_id,
+            "origin": p.origin,
+        }
+        for p in keys
+    }
+    return SimpleNamespace(name=name, passkey=tables.get)
 
 
 def _decide(phone: Phone, url: str, token: str, button: str, reason: str | None = None) -> str:
@@ -92,6 +109,13 @@ def test_enroll_then_approve_with_the_passkey_and_the_call_runs_once(
     assert statement["args_sha256"] == action.args_sha256
     assert statement["source_sha256"] == action.source_sha256
     assert passkeys.verify_envelope(envelope, [registered]) == registered
+    # The same check through the decisions service's seam: (envelope, approver, key).
+    approver = _approver("alice", [registered])
+    sealed = Envelope.from_text(json.dumps(envelope))
+    assert passkeys.verify_for_approver(sealed, approver, registered.credential_id) is None
+    assert "is not one of alice's passkeys" in str(
+        passkeys.verify_for_approver(sealed, approver, "another-credential")
+    )
     forged = {**statement, "args_sha256": "0" * 64}
     with pytest.raises(passkeys.PasskeyError):
         passkeys.verify_envelope(
