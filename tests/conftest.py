@@ -3,12 +3,35 @@ hold the helpers; pyproject's `pythonpath` makes them importable from any folder
 
 from __future__ import annotations
 
+import atexit
 import gc
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+
+def _test_approver_key() -> None:
+    """One approver key for this test process and every CLI, serve and guard it starts (they
+    inherit the environment): approvals made in-process then verify in a subprocess, as one
+    person's on one machine do. Never the developer's own key: `approver_key` points here. Tests
+    about the default key file or other approvers unset it or pass their own signer."""
+    if os.environ.get("PATCH_TUI_APPROVER_KEY"):
+        return
+    from patch_tui.approvals.keys import create_key_file
+
+    folder = tempfile.mkdtemp(prefix="patch-tui-test-key-")
+    atexit.register(shutil.rmtree, folder, True)
+    path = Path(folder) / "approver_ed25519"
+    create_key_file(path, "tester@test")
+    os.environ["PATCH_TUI_APPROVER_KEY"] = str(path)
+
+
+_test_approver_key()
 
 
 @pytest.hookimpl(trylast=True)

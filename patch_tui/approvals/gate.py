@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from patch_tui.approvals import edits, grants
+from patch_tui.approvals import decisions, edits, grants
 from patch_tui.approvals.store import Action, Store, args_sha256
 from patch_tui.format import toolfile
 from patch_tui.format.fields import JSON_PY_TYPES, fits_json_type, json_type
@@ -311,7 +311,7 @@ class Gate:
             action = self._hold("human_confirm", manifest, tf, p, args, HUMAN_CONFIRM_REASON, None)
             # A standing grant that matches approves it at once (recorded as the grant's decision),
             # and the call then goes through confirm like any approved one.
-            if grants.apply(self.store, action) is not None:
+            if grants.apply(self.store, action, self._grant_workspace()) is not None:
                 return self.confirm_action(action.token)
             return Outcome("confirmation_required", confirmation_payload(action), action=action)
         return self._execute(tf, p, args, raw)
@@ -385,8 +385,15 @@ class Gate:
             return self.toolbox.find(action.tool)
         return None
 
+    def _grant_workspace(self) -> Path | None:
+        """Where a grant's path patterns resolve a relative value: the tool's workspace, the
+        folder it writes in (the current folder when it has none)."""
+        return None if self.workspace is None else Path(self.workspace).absolute()
+
     def confirm_action(self, token: str) -> Outcome:
-        decision = self.store.claim(token)
+        # Verified here, where it runs: every signature (or the grant's) against the trusted
+        # approvers as they are now, inside the claim's transaction (approvals/decisions.py).
+        decision = decisions.claim(self.store, token, workspace=self._grant_workspace())
         if not decision.ok:
             return self._refusal(token, decision.code, decision.action, decision.why)
         action = decision.action

@@ -62,6 +62,8 @@ class Settings(BaseSettings):
     sandbox_engine: str = _setting("sandbox_engine")
     sandbox_allow_unisolated: bool = _setting("sandbox_allow_unisolated")
     serve_workspace: str | None = _setting("serve_workspace")
+    approver_key: str | None = _setting("approver_key")
+    approvers_file: str | None = _setting("approvers_file")
     alert_bell: bool = _setting("alert_bell")
     alert_osc: bool = _setting("alert_osc")
     alert_notify_send: bool = _setting("alert_notify_send")
