@@ -55,8 +55,7 @@ class DecisionRows(GrantRows):
         `shown_args_sha256`, still have the args a person saw: else `changed_since_shown`);
         `args` (a person's edit, validated by the caller against the tool's inputs,
         approvals/edits.py) replace the args, the agent's proposal moving to `proposed_args`;
-        the signature row is appended (the same approver on the same args again:
-        `already_signed`); then a reject rejects, and an approve approves when `complete`,
+        the signature row is appended; then a reject rejects, and an approve approves when `complete`,
         given the action and its signatures as they are now, returns the approval's expiry."""
         at = signature.at
         with self._write() as conn:
@@ -82,27 +81,19 @@ class DecisionRows(GrantRows):
                 )
             if args is not None and canonical_json(args) != canonical_json(action.args):
                 action = self._edit_args(conn, action_id, action, args)
-            try:
-                conn.execute(
-                    "INSERT INTO signatures (action_id, approver, decision, at, note, "
-                    "args_sha256, envelope) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        action_id,
-                        signature.approver,
-                        signature.decision,
-                        at,
-                        signature.note,
-                        action.args_sha256,
-                        signature.envelope,
-                    ),
-                )
-            except sqlite3.IntegrityError:
-                return Decision(
-                    False,
-                    action,
-                    f"{signature.approver} already signed a decision on these args",
-                    "already_signed",
-                )
+            conn.execute(
+                "INSERT INTO signatures (action_id, approver, decision, at, note, "
+                "args_sha256, envelope) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    action_id,
+                    signature.approver,
+                    signature.decision,
+                    at,
+                    signature.note,
+                    action.args_sha256,
+                    signature.envelope,
+                ),
+            )
             if signature.decision == "reject":
                 cur = conn.execute(
                     "UPDATE actions SET status = 'rejected', decided_at = ?, decided_by = ?, "

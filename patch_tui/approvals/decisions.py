@@ -332,6 +332,16 @@ def _decide(
             f"{approver.name} may not decide on {action.tool} (approvers file)",
             "not_allowed",
         )
+    if verb == "approve" and args is None:
+        # The same person twice counts once: say so rather than sign again.
+        already = standing(store, action, approvers)
+        if approver.name in already.approved_by:
+            return Decision(
+                False,
+                action,
+                f"{approver.name} already approved it ({already.line()})",
+                "already_signed",
+            )
     approved_sha = action.args_sha256
     if args is not None and canonical_json(args) != canonical_json(action.args):
         try:

@@ -120,11 +120,36 @@ def _output_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def _returned_strings(output: str) -> list[str]:
+    """The strings a tool returned, exactly as the agent got them: every string value (and key)
+    at any depth of its JSON result, newlines and quotes as they are, plus the text itself.
+    Outputs are remembered as JSON text, where a newline or a quote is escaped: comparing an
+    arg with that text alone missed the exact value whenever it held one."""
+    found = [output]
+    try:
+        value = json.loads(output)
+    except ValueError:
+        return found
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            found.extend(k for k in item if isinstance(k, str))
+            stack.extend(item.values())
+    return found
+
+
 def find_tainted_inputs(
     args: dict[str, Any], manifest: Manifest, recent: list[tuple[str, str]]
 ) -> list[dict[str, Any]]:
     """[{"inputName", "matchedTools"}] (the runtime's TaintMatch) for each non-tainted_ok input
-    carrying a recent output."""
+    carrying a recent output: a string arg (at any depth) equal to, inside, or containing a
+    string a recent call returned (at any depth of its output)."""
+    returned = [(tool, _returned_strings(output)) for tool, output in recent]
     found: list[dict[str, Any]] = []
     for inp in manifest.inputs:
         if inp.tainted_ok or inp.name not in args:
@@ -133,8 +158,10 @@ def find_tainted_inputs(
         for text in _strings(args[inp.name]):
             if len(text) < MIN_TAINT_LENGTH:
                 continue
-            for tool, output in recent:
-                if text in output and tool not in sources:
+            for tool, strings in returned:
+                if tool in sources:
+                    continue
+                if any(text in s or (len(s) >= MIN_TAINT_LENGTH and s in text) for s in strings):
                     sources.append(tool)
         if sources:
             found.append({"inputName": inp.name, "matchedTools": sources})

@@ -131,14 +131,11 @@ class GrantRows(StoreConnection):
                 raise GrantNotFound(f"no grant {grant_id} (see `patch-tui inbox grants`)")
             if grant.state(at) != "active":
                 raise StoreError(f"grant {grant_id} is {grant.state(at)}; it cannot be signed")
-            try:
-                conn.execute(
-                    "INSERT INTO grant_signatures (grant_row, approver, at, envelope) "
-                    "VALUES (?, ?, ?, ?)",
-                    (grant_id, signature.approver, signature.at, signature.envelope),
-                )
-            except sqlite3.IntegrityError:
-                raise StoreError(f"{signature.approver} already signed grant {grant_id}") from None
+            conn.execute(
+                "INSERT INTO grant_signatures (grant_row, approver, at, envelope) "
+                "VALUES (?, ?, ?, ?)",
+                (grant_id, signature.approver, signature.at, signature.envelope),
+            )
             found = self._grant_in(conn, grant_id)
         assert found is not None
         return found

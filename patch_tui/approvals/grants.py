@@ -343,6 +343,8 @@ def cosign(
     assert approver is not None
     if not approver.grants:
         raise GrantError(f"{name} may not make standing grants (approvers file: grants = true)")
+    if name in signers(grant, approvers)[0]:
+        raise GrantError(f"{name} already signed grant {grant_id}")
     envelope = _sign(signer, _statement_of(grant, name, signer.fingerprint))
     return store.add_grant_signature(
         grant_id, Signature(name, "grant", now_iso(identity.store_now(store)), envelope)

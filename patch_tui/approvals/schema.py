@@ -123,9 +123,11 @@ MIGRATIONS: tuple[str, ...] = (
         at          TEXT NOT NULL,
         note        TEXT,
         args_sha256 TEXT NOT NULL,
-        envelope    TEXT NOT NULL,
-        UNIQUE (action_id, approver, args_sha256)
+        envelope    TEXT NOT NULL
     );
+    -- No uniqueness by approver name: a row is worth only what its verified signature says, and
+    -- a row planted under someone's name must not stop them from signing.
+    CREATE INDEX signatures_by_action ON signatures (action_id, id);
     CREATE TRIGGER signatures_no_update BEFORE UPDATE ON signatures
         BEGIN SELECT RAISE(ABORT, 'signatures are append-only'); END;
     CREATE TRIGGER signatures_no_delete BEFORE DELETE ON signatures
@@ -139,9 +141,9 @@ MIGRATIONS: tuple[str, ...] = (
         grant_row INTEGER NOT NULL REFERENCES grants (id),
         approver  TEXT NOT NULL,
         at        TEXT NOT NULL,
-        envelope  TEXT NOT NULL,
-        UNIQUE (grant_row, approver)
+        envelope  TEXT NOT NULL
     );
+    CREATE INDEX grant_signatures_by_grant ON grant_signatures (grant_row, id);
     INSERT INTO events (action_id, at, actor, event, detail)
         SELECT id, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 'patch-tui@upgrade', 'reopened',
                '{{"why": "{REOPENED_WHY}"}}'
