@@ -14,6 +14,10 @@ from typing import Any
 
 import pytest
 
+# Every store a test opens is recorded in the state folder's registry (runtime/protected.py):
+# the tests' own state folder, never the user's. A test that sets XDG_STATE_HOME itself wins.
+os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp(prefix="patch-tui-tests-state-"))
+
 
 def _test_approver_key() -> None:
     """One approver key for this test process and every CLI, serve and guard it starts (they

@@ -12,13 +12,13 @@ API (everything a caller needs; all times are ISO 8601 UTC strings like
                                                          read: call settle() first where a listed
                                                          "pending" must be approvable now
     store.pending_count()                             -> int
-    store.approve(token, note=None, args=None, grant=None)
-                                                      -> Decision   (.ok, .action, .why, .code)
-                                                         args: a person's edit (approvals/edits.py);
-                                                         grant: a standing grant (approvals/grants.py)
-    store.reject(token, reason=None)                  -> Decision
-    store.claim(token)                                -> Decision   approved+unexpired -> executing
-                                                         (only with a genuine approval, see below)
+    store.add_decision(token, signature, complete=..., args=None, shown_args_sha256=None)
+                                                      -> Decision   a signed approve/reject
+    store.decisions(token)                            -> list[Signature]
+    store.approve_by_grant(token, grant_id, check)    -> Decision   (approvals/grants.py)
+    store.claim(token, check)                         -> Decision   approved+unexpired -> executing,
+                                                         only if check(...) accepts (see below)
+    store.add_grant / add_grant_signature / revoke_grant / get_grant / list_grants
     store.finish(token, ok, result, ran=None)         -> Action     executing -> executed | failed
     store.mark_interrupted()                          -> int        dead claimers -> interrupted
     store.expire_due()                                -> int        pending/approved past expiry -> expired
@@ -41,9 +41,9 @@ ms, a re-read only when the number changed, and `settle()` when the next expiry 
 Status and kind are StrEnums (ActionStatus, ActionKind in approvals/values.py) whose values are
 the strings stored in the database and written in every JSON answer. The store's code is split
 by concern: values.py (records, errors), schema.py (migrations, rows), store_files.py (file
-permissions, the approval key), seal.py (the approval's HMAC), connection.py (opening, the write
-transaction, events), and this module (the actions API); every name callers used is still
-importable from here.
+permissions), connection.py (opening, the write transaction, events), decision_rows.py (signed
+decisions), grant_rows.py (grants), and this module (the actions API); every name callers used is
+still importable from here. It implements approvals/backend.py's `ApprovalStore`.
 
 Errors are `StoreError` subclasses whose message is fit to show as is: `StoreBusy` (another process
 held the lock past the busy timeout), `StoreUnavailable` (cannot open: missing folder that cannot be
@@ -51,17 +51,15 @@ created, unreadable, newer schema), `StoreReadOnly` and `StoreCorrupt` (both `St
 A corrupt file is never rewritten or replaced: recorded decisions are worth more than a working
 inbox, so the message tells the person to move it aside.
 
-An approval needs its decision. Approving writes, in the same transaction as the state change, an
-`approved` event whose detail carries a seal: the action's token, kind, tool path, source sha256,
-args sha256 (of the args as stored, the ones the person saw), expiry, guard's upstream token, and
-the event's actor and time, with an HMAC-SHA256 of all of them under a key kept next to the store (`<store>.key`, 0600,
-outside the database). `claim` re-checks that seal against the row inside its transaction: a row
-set to approved by hand (no event), a forged or copied event, a changed source hash, kind, path or
-expiry refuse with `tampered`; args changed after approval refuse with `args_changed`. Either way
-the action becomes `failed` with that answer as its result and a `refused` event, so it shows in
-the inbox instead of staying approved. `Action.tampered` says why, for every action read (the
-inbox shows it). Someone who can read the key can still forge: keeping every tool run away from the
-store's folder is the sandbox's part (`store_files` lists what it must hide).
+An approval is a person's signature (approvals/decisions.py signs and verifies; this store keeps
+no secret and does no crypto). `claim` runs the decisions service's check inside its transaction:
+an approval without a good signature by a trusted approver over exactly this call (token, kind,
+tool, path, source and args sha256, expiry, upstream token) refuses with `tampered` (other args:
+`args_changed`; an approver not allowed the tool: `not_allowed`; short of quorum:
+`awaiting_approval`). Either way the action becomes `failed` with that answer as its result and a
+`refused` event, so it shows in the inbox instead of staying approved. Keeping every tool run away
+from the store's folder is still the sandbox's part (`store_files` lists what it must hide), but a
+tool that reached the store could no longer approve anything.
 
 The store protects itself: it refuses a file (or its -wal, -shm, key) that another user owns or
 may write, a folder another user may write (even a sticky one like /tmp: others could plant the
@@ -72,7 +70,7 @@ Why the token is stored in clear, not hashed: the token is a handle on an action
 credential. It authorizes nothing by itself: what authorizes a run is the approval row, bound to
 the exact args (sha256 of their canonical JSON) and to the tool's source sha256. Anyone able to read
 this file (mode 0600, the user's own) can also write it and approve directly, so a hash would
-protect nothing (what stops a forged approval is the seal above), while `inbox list --json` and `inbox approve TOKEN` need the token itself. Event
+protect nothing (what stops a forged approval is the signature above), while `inbox list --json` and `inbox approve TOKEN` need the token itself. Event
 rows refer to actions by row id, and logs print only a token's first 8 characters.
 
 Durability: `synchronous=FULL` on every commit (decisions must survive a power cut; the cost,
