@@ -118,3 +118,18 @@ def test_keys_new_show_and_list(tmp_path: Path) -> None:
     listed = cli(env, "keys", "list")
     assert listed.returncode == 0, listed.stderr
     assert "your own key is the one approver" in listed.stdout
+
+
+@pytest.mark.slow
+def test_allow_dry_run_lists_what_a_grant_would_have_approved(tmp_path: Path) -> None:
+    box = mark_box(tmp_path)
+    for text in ("report-1", "report-2", "other, report-3"):
+        hold_mark(box, text)
+    r = cli(box["env"], "inbox", "allow", "mark", "--where", "text=report-*", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    assert "of the last 3 calls of mark, this grant would have approved 2" in r.stdout
+    lines = [line for line in r.stdout.splitlines() if line.startswith("  ")]
+    assert sum("would approve" in line for line in lines) == 2
+    assert any("not matched" in line and "other, report-3" in line for line in lines)
+    # Nothing was granted.
+    assert json.loads(cli(box["env"], "inbox", "grants", "--json").stdout) == []
