@@ -802,3 +802,42 @@ async def test_a_call_whose_tool_file_changed_cannot_be_approved(env) -> None:
         assert _status(store, action.token).status == "pending"
         await pilot.press("r")  # rejecting it still works
         await wait_for(pilot, lambda: isinstance(app.screen, DecideModal), what="reject")
+
+
+# -- signed approvals (issue 23) ----------------------------------------------------------------
+
+
+async def test_an_action_needing_two_approvers_shows_where_it_stands(
+    env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import os
+
+    from patch_tui.approvals import keys
+
+    folder, store = env
+    me = keys.load_key_file(Path(os.environ["PATCH_TUI_APPROVER_KEY"]))
+    bob = keys.create_key_file(tmp_path / "bob_key", "bob@desk")
+    approvers = tmp_path / "approvers.toml"
+    approvers.write_text(
+        f'[[approver]]\nname = "alice"\nkey = "{me.public_line}"\n'
+        f'[[approver]]\nname = "bob"\nkey = "{bob.public_line}"\n'
+        '[[rule]]\ntools = ["delete_*"]\nrequire = 2\n'
+    )
+    monkeypatch.setenv("PATCH_TUI_APPROVERS_FILE", str(approvers))
+    action = hold(store, folder / "delete_file.py", {"path": "/tmp/a.txt"})
+    with Store(store, actor="alice@cli") as s:
+        first = decisions.approve(s, action.token)
+    assert first.code == "awaiting_approval"
+    app = inbox_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_inbox(pilot, app)
+        await wait_for(pilot, lambda: screen.list.actions, what="the pending action")
+        await wait_for(
+            pilot,
+            lambda: "1 of 2: approved by alice" in str(screen.query_one("#detail-head").render()),
+            what="the quorum in the detail",
+        )
+        assert screen.list.actions[0].status == "pending"
+        with Store(store, actor="bob@cli") as s:
+            assert decisions.approve(s, action.token, signer=bob).ok
+        await wait_for(pilot, lambda: not screen.list.actions, what="approved by the second")
