@@ -138,15 +138,14 @@ def web_server(
 
 
 def enroll_link(server: WebServer, name: str, key: Path) -> str:
+    """`keys enroll-web NAME` in a terminal whose approver key is `key`."""
     r = cli(
-        server.env,
+        {**server.env, "PATCH_TUI_APPROVER_KEY": str(key)},
         "keys",
         "enroll-web",
         name,
         "--url",
         server.url,
-        "--identity",
-        str(key),
         "--approvers",
         str(server.approvers),
     )

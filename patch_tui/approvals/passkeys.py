@@ -42,6 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from patch_tui.approvals.signing import register_verifier
+
 # The envelope's scheme for a passkey signature (approvals/statements.py lists the schemes).
 SCHEME = "webauthn"
 SIGNATURE_FIELDS = ("credential_id", "authenticator_data", "client_data_json", "signature")
@@ -322,7 +324,14 @@ def append_passkey(path: Path, passkey: Passkey) -> None:
     """Adds `passkey` under its approver's `[[approver]]` table, leaving every other line as it
     was, and writes the file atomically (same mode). The result is read back before it replaces
     the file: a passkey that would land under another approver is never written."""
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise PasskeyError(
+            f"no approvers file at {path}: write one with your key (docs/guide/approvals.md)"
+        ) from None
+    except OSError as exc:
+        raise PasskeyError(f"{path}: cannot read the approvers file: {exc.strerror}") from None
     data = tomllib.loads(text)
     names = [a.get("name") for a in data.get("approver", []) if isinstance(a, dict)]
     if passkey.approver not in names:
@@ -354,12 +363,19 @@ def append_passkey(path: Path, passkey: Passkey) -> None:
         raise PasskeyError(f"{path}: the passkey would not land under {passkey.approver!r}")
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     mode = path.stat().st_mode & 0o777
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        out.write(new_text)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(new_text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise PasskeyError(
+            f"cannot write the approvers file {path} ({exc.strerror}): ask whoever keeps it to "
+            f"add the passkey {passkey.credential_id[:12]}… under {passkey.approver!r}"
+        ) from None
 
 
 def load_passkeys_text(text: str) -> list[Passkey]:
@@ -369,3 +385,8 @@ def load_passkeys_text(text: str) -> list[Passkey]:
         for a in data.get("approver", [])
         for p in a.get("passkey", []) or []
     ]
+
+
+# The decisions service verifies a `webauthn` envelope through here (approvals/signing.py imports
+# this module on the first one it meets), exactly as it verifies an SSH signature.
+register_verifier(SCHEME, verify_for_approver)

@@ -21,14 +21,12 @@ def _err(message: str) -> None:
     print(f"patch-tui: {message}", file=sys.stderr)
 
 
-def approvers_path(args: argparse.Namespace) -> Path:
-    """`--approvers`, then PATCH_TUI_APPROVERS_FILE, then approvers.toml in the config folder."""
-    explicit = getattr(args, "approvers", None) or os.environ.get("PATCH_TUI_APPROVERS_FILE")
+def use_approvers_file(args: argparse.Namespace) -> None:
+    """`--approvers FILE` is the `approvers_file` setting for this process (and what it reads
+    through approvals/identity.trusted(), like every other command)."""
+    explicit = getattr(args, "approvers", None)
     if explicit:
-        return Path(explicit).expanduser()
-    from patch_tui.settings.paths import config_dir
-
-    return config_dir() / "approvers.toml"
+        os.environ["PATCH_TUI_APPROVERS_FILE"] = str(Path(explicit).expanduser())
 
 
 def missing_web_extra() -> str | None:
@@ -61,7 +59,7 @@ def run_web(args: argparse.Namespace) -> int:
             port=port,
             public_url=public_url,
             store=paths.default_store(getattr(args, "store", None)),
-            approvers_file=approvers_path(args),
+            approvers_file=_approvers_file(args),
             tls_cert=Path(args.tls_cert) if args.tls_cert else None,
             tls_key=Path(args.tls_key) if args.tls_key else None,
             behind_proxy=args.behind_proxy,
@@ -84,34 +82,35 @@ def run_web(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def run_keys(args: argparse.Namespace) -> int:
-    if args.keys_command != "enroll-web":
-        _err("usage: patch-tui keys enroll-web NAME [--url URL]")
-        return EXIT_USAGE
-    from patch_tui.approvals.enrollment import ENROLL_TTL, EnrollError, approver_key, make_link
+def _approvers_file(args: argparse.Namespace) -> Path:
+    """The approvers file in force (approvals/approvers.py says which), or where one would be."""
+    use_approvers_file(args)
+    from patch_tui.approvals.approvers import FILE_NAME, approvers_path
+    from patch_tui.settings.config import plain_setting
+    from patch_tui.settings.paths import config_file
 
-    file = approvers_path(args)
-    identity = Path(args.identity).expanduser() if args.identity else _default_identity()
+    found = approvers_path(plain_setting("approvers_file", None))
+    return found if found is not None else config_file().parent / FILE_NAME
+
+
+def run_enroll_web(args: argparse.Namespace) -> int:
+    """`keys enroll-web NAME`: the one-time link, signed with this terminal's approver key."""
+    from patch_tui.approvals.enrollment import ENROLL_TTL, EnrollError, make_link
+    from patch_tui.approvals.identity import DecisionRefused, signer_here, trusted
+    from patch_tui.untrusted.text_safety import visible
+
+    use_approvers_file(args)
     try:
-        key_line = approver_key(file, args.name)
-        link = make_link(args.name, key_line, identity, args.url)
-    except EnrollError as exc:
-        _err(str(exc))
+        link = make_link(args.name, signer_here(), trusted(), args.url)
+    except (EnrollError, DecisionRefused) as exc:
+        _err(visible(str(exc)))
         return EXIT_FAILED
     minutes = int(ENROLL_TTL // 60)
     print(link)
     print(
-        f"patch-tui: open this link on the device that will hold {args.name}'s passkey, within "
-        f"{minutes} minutes; it works once. Anyone holding it meanwhile could register as "
-        f"{args.name}: do not paste it into a chat.",
+        f"patch-tui: open this link on the device that will hold {visible(args.name)}'s "
+        f"passkey, within {minutes} minutes; it works once. Anyone holding it meanwhile could "
+        "register as you: do not paste it into a chat.",
         file=sys.stderr,
     )
     return EXIT_OK
-
-
-def _default_identity() -> Path:
-    home = Path.home() / ".ssh"
-    for name in ("id_ed25519", "id_ed25519_sk", "id_ecdsa"):
-        if (home / name).exists() or (home / f"{name}.pub").exists():
-            return home / name
-    return home / "id_ed25519"

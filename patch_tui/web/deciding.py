@@ -15,9 +15,9 @@ from starlette.responses import (
     Response,
 )
 
-from patch_tui.approvals import edits, passkeys, review
+from patch_tui.approvals import decisions, edits, passkeys, review
 from patch_tui.approvals.passkeys import PasskeyError
-from patch_tui.approvals.statements import DecisionStatement, DecisionVerb
+from patch_tui.approvals.statements import DecisionStatement, DecisionVerb, Envelope
 from patch_tui.approvals.store import (
     Action,
     Store,
@@ -227,17 +227,22 @@ async def decide(app: WebApp, request: Request) -> Response:
 def _apply(
     app: WebApp, session: Session, ceremony: Ceremony, envelope: dict[str, Any]
 ) -> dict[str, Any]:
-    """Records a verified passkey decision in the store (one conditional transition: a decision
-    made meanwhile at a terminal wins, and this one says so)."""
+    """Records a passkey-signed decision through the decisions service, which verifies it again
+    against the trusted approvers as they are now and counts the quorum in the store's own
+    transaction (a decision made meanwhile at a terminal wins, and this one says so)."""
     data = ceremony.data
+    sealed = Envelope(
+        envelope["scheme"], envelope["statement"], envelope["signature"], envelope["signer"]
+    )
     store = Store(app.config.store, actor=f"{session.approver}@web-passkey", ttl=app.config.ttl)
     try:
-        if data["decision"] == "approve":
-            decided = store.approve(
-                data["token"], data["note"], args=data["args"], shown_args_sha256=data["shown"]
-            )
-        else:
-            decided = store.reject(data["token"], data["note"])
+        decided = decisions.record_signed(
+            store,
+            sealed,
+            args=data["args"],
+            shown_args_sha256=data["shown"],
+            approvers=app.approvers(),
+        )
     finally:
         store.close()
     log.info(

@@ -17,11 +17,8 @@ from starlette.responses import (
     StreamingResponse,
 )
 
-from patch_tui.approvals import review
-from patch_tui.approvals.store import (
-    Action,
-    ActionStatus,
-)
+from patch_tui.approvals import decisions, review
+from patch_tui.approvals.store import Action, ActionStatus, Store
 from patch_tui.web import display
 from patch_tui.web.state import (
     Refused,
@@ -149,6 +146,7 @@ def _action_context(app: WebApp, action: Action) -> dict[str, Any]:
         "diff": [display.shown(line) for line in rv.diff],
         "fields": input_fields(rv) if rv.cannot_edit is None else [],
         "decided_by": display.shown(action.decided_by) if action.decided_by else None,
+        "quorum": _quorum(app, store, action),
         "events": [
             {"at": e.at, "event": display.shown(e.event), "actor": display.shown(e.actor)}
             for e in store.events(action.token, limit=50)
@@ -157,6 +155,19 @@ def _action_context(app: WebApp, action: Action) -> dict[str, Any]:
             display.shown(rv.workspace_warning) if rv.workspace_warning is not None else None
         ),
         "flagged": any(a.name.flagged or a.value.flagged for a in display.args_view(action.args)),
+    }
+
+
+def _quorum(app: WebApp, store: Store, action: Action) -> dict[str, Any] | None:
+    """Where the call stands among its approvers (the decisions service's own count)."""
+    if action.status not in (ActionStatus.PENDING, ActionStatus.APPROVED):
+        return None
+    quorum = decisions.standing(store, action, app.approvers())
+    return {
+        "line": display.shown(quorum.line()),
+        "required": quorum.required,
+        "approved_by": [display.shown(name) for name in quorum.approved_by],
+        "problems": [display.shown(why) for _code, why in quorum.problems],
     }
 
 

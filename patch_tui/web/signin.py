@@ -116,7 +116,7 @@ async def enroll_options(app: WebApp, request: Request) -> Response:
     limit(app.login_limit, request, "enrollment")
     form = await json_body(request)
     try:
-        claim = verify_link_token(str(form.get("link", "")), app.config.approvers_file)
+        claim = verify_link_token(str(form.get("link", "")), app.approvers())
     except EnrollError as exc:
         log.warning("refused: an enrollment link: %s (from %s)", exc, client_of(request))
         raise Refused(403, str(exc)) from None
@@ -165,7 +165,7 @@ async def enroll_finish(app: WebApp, request: Request) -> Response:
         approver=approver,
     )
     app.used_enroll_nonces.add(nonce)
-    passkeys.append_passkey(app.config.approvers_file, passkey)
+    passkeys.append_passkey(app.approvers().source or app.config.approvers_file, passkey)
     log.info("passkey registered for %s: %s", approver, passkey.credential_id[:12])
     session = app.sessions.open(approver, passkey.credential_id)
     response = JSONResponse({"ok": True, "approver": approver})

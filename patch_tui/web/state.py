@@ -20,8 +20,9 @@ from starlette.responses import (
     Response,
 )
 
-from patch_tui.approvals import passkeys
+from patch_tui.approvals.approvers import Approvers
 from patch_tui.approvals.enrollment import EnrollError
+from patch_tui.approvals.identity import trusted
 from patch_tui.approvals.passkeys import Passkey, PasskeyError
 from patch_tui.approvals.push import (
     FailureLog,
@@ -113,8 +114,17 @@ class WebApp:
         if self.push is not None:
             self.push.arrived(changed.arrived)
 
-    def passkeys(self) -> list[Passkey]:
-        found = passkeys.load_passkeys(self.config.approvers_file)
+    def approvers(self) -> Approvers:
+        """The trusted approvers as they are now (re-read each time: one removed from the file
+        stops counting at once), as every decision reads them (approvals/identity.py)."""
+        return trusted()
+
+    def passkeys(self, approvers: Approvers | None = None) -> list[Passkey]:
+        found = [
+            Passkey(a.name, pk["credential_id"], pk["public_key"], pk["rp_id"], pk["origin"])
+            for a in (approvers or self.approvers()).approvers
+            for pk in a.passkeys
+        ]
         # A passkey registered for another RP ID or origin never verifies here.
         return [p for p in found if p.rp_id == self.config.rp_id and p.origin == self.config.origin]
 

@@ -341,3 +341,39 @@ def test_an_enrollment_link_works_once(box: dict[str, Any]) -> None:
         thief.page.wait_for_selector("#status:has-text('already used')")
         assert thief.credentials() == []
     assert len(passkeys.load_passkeys(box["approvers"])) == 1
+
+
+def test_a_quorum_of_a_passkey_approver_and_a_terminal_approver(
+    box: dict[str, Any], tmp_path: Path
+) -> None:
+    """Two people must approve `mark`: bob at his terminal (his SSH key), alice on her phone
+    (her passkey). Neither alone runs it; both do, and it runs once."""
+    bob_key, bob_pub = ssh_key(tmp_path / "keys", "bob")
+    alice_pub = (box["key"].parent / "id_alice.pub").read_text().strip()
+    write_approvers(
+        box["approvers"],
+        [("alice", alice_pub), ("bob", bob_pub)],
+        extra='[[rule]]\ntools = ["mark"]\nrequire = 2\n',
+    )
+    env = {**box["env"], "PATCH_TUI_APPROVERS_FILE": str(box["approvers"])}
+    box["env"] = env
+    token = hold_mark(box, "two people said yes")
+    with Store(box["store"]) as store:
+        action = store.get(token)
+    assert action is not None
+    bob = {**env, "PATCH_TUI_APPROVER_KEY": str(bob_key)}
+    r = cli(bob, "inbox", "approve", token, "--yes", "--args-sha256", action.args_sha256)
+    assert r.returncode == 0 and "1 of 2: approved by bob" in r.stdout, r.stderr
+    assert cli(env, "confirm", token).returncode == 1  # one approval is not enough
+
+    with web_server(env, box["approvers"], store=box["store"]) as server, browser() as b:
+        phone = Phone(b)
+        phone.enroll(enroll_link(server, "alice", box["key"]))
+        phone.page.goto(f"{server.url}/actions/{token}")
+        assert "1 of 2: approved by bob" in phone.page.inner_text("#quorum")
+        assert _decide(phone, server.url, token, "Approve with passkey") == "approved"
+        assert "alice" in phone.page.inner_text("article")
+
+    r = cli(env, "confirm", token)
+    assert r.returncode == 0, r.stderr
+    assert runs_in(box["marker"]) == ["two people said yes"]

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from patch_tui.approvals import decisions
 from patch_tui.approvals.push import (
     FailureLog,
     PushDispatcher,
@@ -171,7 +172,7 @@ def test_the_presence_delay_skips_a_push_when_someone_decided_first(
             [_target("webhook", peer.url, delay=0.4)], BASE, pending, backoff=0
         )
         dispatcher.arrived([first, second])
-        assert store.approve(first.token).ok  # at the terminal, within the delay
+        assert decisions.approve(store, first.token).ok  # at the terminal, within the delay
         deadline = time.monotonic() + 5
         while not dispatcher.results and time.monotonic() < deadline:
             time.sleep(0.05)

@@ -130,17 +130,10 @@ def test_keys_enroll_web_refuses_a_key_the_approvers_file_does_not_trust(
     box: dict[str, Any], tmp_path: Path
 ) -> None:
     other, _pub = ssh_key(tmp_path / "keys", "mallory")
-    r = cli(
-        box["env"],
-        "keys",
-        "enroll-web",
-        "alice",
-        "--identity",
-        str(other),
-        "--approvers",
-        str(box["approvers"]),
-    )
+    env = {**box["env"], "PATCH_TUI_APPROVER_KEY": str(other)}
+    r = cli(env, "keys", "enroll-web", "alice", "--approvers", str(box["approvers"]))
     assert r.returncode == 1
-    assert "is not the key the approvers file trusts for 'alice'" in r.stderr
-    r = cli(box["env"], "keys", "enroll-web", "bob", "--approvers", str(box["approvers"]))
-    assert r.returncode == 1 and "no [[approver]] named 'bob'" in r.stderr
+    assert "is not one of alice's keys in the trusted approvers" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1 and r.stdout == ""
+    r = cli(env, "keys", "enroll-web", "bob", "--approvers", str(box["approvers"]))
+    assert r.returncode == 1 and "approver named 'bob'" in r.stderr

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from patch_tui.approvals import decisions
 from patch_tui.approvals.review import review
 from patch_tui.approvals.store import Store
 from patch_tui.runtime.toolbox import Toolbox
@@ -42,7 +43,7 @@ def test_a_changed_tool_shows_the_diff_against_the_last_approved_version(tmp_pat
     box, path = _box(tmp_path)
     with Store(tmp_path / "s.sqlite3") as store:
         first = _hold(store, path, "1.0.0")
-        assert store.approve(first).ok and store.claim(first).ok
+        assert decisions.approve(store, first).ok and decisions.claim(store, first).ok
         store.finish(first, True, {"written": "t"})
         changed = path.read_text().replace('fh.write(text + "\\n")', "fh.write(text.upper())")
         box.save_new_version(path, changed)
