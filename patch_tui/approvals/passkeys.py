@@ -287,34 +287,15 @@ def _toml_str(value: str) -> str:
 
 
 def load_passkeys(path: Path) -> list[Passkey]:
-    """Every `[[approver.passkey]]` of approvers.toml (none when the file is missing)."""
+    """Every `[[approver.passkey]]` of an approvers file, as approvals/approvers.py reads it
+    (none when the file is missing)."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return []
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, UnicodeDecodeError) as exc:
         raise PasskeyError(f"{path}: cannot read the approvers file: {exc}") from None
-    out: list[Passkey] = []
-    for approver in data.get("approver", []) or []:
-        if not isinstance(approver, dict) or not isinstance(approver.get("name"), str):
-            continue
-        for entry in approver.get("passkey", []) or []:
-            try:
-                out.append(
-                    Passkey(
-                        approver=approver["name"],
-                        credential_id=str(entry["credential_id"]),
-                        public_key=str(entry["public_key"]),
-                        rp_id=str(entry["rp_id"]),
-                        origin=str(entry["origin"]),
-                    )
-                )
-            except (KeyError, TypeError):
-                raise PasskeyError(
-                    f"{path}: a passkey of {approver['name']!r} needs credential_id, "
-                    "public_key, rp_id and origin"
-                ) from None
-    return out
+    return load_passkeys_text(text, path)
 
 
 _HEADER = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\"' -]+?)\s*\]\]?\s*(#.*)?$")
@@ -378,12 +359,17 @@ def append_passkey(path: Path, passkey: Passkey) -> None:
         ) from None
 
 
-def load_passkeys_text(text: str) -> list[Passkey]:
-    data = tomllib.loads(text)
+def load_passkeys_text(text: str, path: Path | None = None) -> list[Passkey]:
+    from patch_tui.approvals.approvers import ApproversError, parse_approvers
+
+    try:
+        approvers = parse_approvers(tomllib.loads(text), path)
+    except (tomllib.TOMLDecodeError, ApproversError) as exc:
+        raise PasskeyError(f"{path or 'the approvers file'}: {exc}") from None
     return [
-        Passkey(a["name"], p["credential_id"], p["public_key"], p["rp_id"], p["origin"])
-        for a in data.get("approver", [])
-        for p in a.get("passkey", []) or []
+        Passkey(a.name, p["credential_id"], p["public_key"], p["rp_id"], p["origin"])
+        for a in approvers.approvers
+        for p in a.passkeys
     ]
 
 

@@ -103,14 +103,22 @@ def test_rate_limiter_window() -> None:
     assert limiter.allow("a")
 
 
-APPROVERS = """# the team
+def _key_line() -> str:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    public = Ed25519PrivateKey.generate().public_key()
+    return public.public_bytes(Encoding.OpenSSH, PublicFormat.OpenSSH).decode("ascii")
+
+
+APPROVERS = f"""# the team
 [[approver]]
 name = "alice"
-key = "ssh-ed25519 AAAA alice"
+key = "{_key_line()} alice"
 
 [[approver]]
 name = "bob"   # bob's laptop
-key = "ssh-ed25519 BBBB bob"
+key = "{_key_line()} bob"
 tools = ["*"]
 
 [[approver.passkey]]
