@@ -29,15 +29,21 @@ What is enforced, and what the result says about it (`RunResult.enforced`, and t
   `/proc/<pid>/environ` is out of sight too;
 - `network: false` as a network namespace with only a downed loopback, where it works, and a
   seccomp filter against unix sockets (sandbox.py); where nothing holds, the result says so;
-- pinned `runtime.packages` in a cached virtual environment per package set (key: sha256 of the
-  sorted pins and the Python version), created on request; `allow_install=False` refuses;
+- pinned `runtime.packages` (each `name==1.2.3`, nothing else: never a pip option) in a cached
+  virtual environment per package set (key: sha256 of the sorted pins and the Python version),
+  installed on request inside the same sandbox (venvs.py); `allow_install=False` refuses;
+- nothing of the tool's runs before the sandbox: Python starts with `-I -S`, is confined by
+  sandbox_exec (spec by memfd), and only then adds the venv's site-packages;
+- a read-write tool started from the home folder or / gets no workspace (its run folder only,
+  and the first capability line says why);
 - the output's JSON type checked against `outputs.type` (reported, the run still succeeds).
 - filesystem access per capability, memory and processes per run: see sandbox.py; the
   result's `enforced["claims"]` lists the mechanism that held for each, and nothing else.
 
 Where the parts live: process.py starts and watches the tool's process (namespaces, rlimits,
-pipes, timeout, cancel, the sealed memfd and its LOADER); venvs.py makes the package venvs;
-sandbox.py plans the isolation; audit.py words the claims and writes the audit record.
+pipes, timeout, cancel, the sealed memfd and its LOADER); venvs.py makes the package venvs
+(sandboxed); protected.py says what no tool may reach; sandbox.py plans the isolation; audit.py
+words the claims and writes the audit record.
 
 Every run, success or failure, with a `runs_dir` (or a tool path inside a toolbox) writes an audit
 record `<runs_dir>/<run_id>.json` in the Patch runtime's shape, stdout and stderr kept
@@ -337,7 +343,7 @@ def _run(
     )
     packages = list(manifest.runtime.packages)
     iso = isolation or Isolation()
-    refusal = _refusal(packages, iso)
+    refusal = _refusal(tf, packages, iso)
     if refusal is not None:
         base.error = refusal
         write_audit(base, manifest, args, runs_dir, [], None)
@@ -385,10 +391,17 @@ def _run(
     return base
 
 
-def _refusal(packages: list[str], iso: Isolation) -> str | None:
-    """Why this run must not start at all: a package entry the format refuses, or a gated call
-    where nothing can isolate it. Checked before any install."""
+def _refusal(tf: toolfile.ToolFile, packages: list[str], iso: Isolation) -> str | None:
+    """Why this run must not start at all: a file the Patch runtime would refuse, a package
+    entry the format refuses, or a gated call where nothing can isolate it. Checked before any
+    install."""
+    from patch_tui.format import runtime_format
     from patch_tui.runtime.venvs import pin_problem
+
+    try:
+        runtime_format.parse(tf.text)
+    except runtime_format.RuntimeRejects as exc:
+        return f"refused: the Patch runtime would not load this file ({exc.message}); not run"
 
     for entry in packages:
         why = pin_problem(entry)

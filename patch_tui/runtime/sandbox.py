@@ -18,8 +18,9 @@ Engines, the ones the field trusts, never a home-made one:
   process before the tool's code runs (`sandbox_exec.py`), ABI-versioned (1..7). Rules only grant,
   so a folder holding a protected path is never granted itself: its entries are, one by one, except
   the protected one (`sandbox_exec.expand`).
-`network: false` adds a seccomp filter (no socket(AF_UNIX), no io_uring) to the network namespace:
-a pathname unix socket is a file, which neither the namespace nor Landlock up to ABI 7 stops.
+`network: false` adds a seccomp filter (no unix, vsock, packet or raw sockets, no io_uring) to the
+network namespace: a pathname unix socket is a file, which neither the namespace nor Landlock up
+to ABI 7 stops.
 Memory and processes are capped per run by a cgroup (v2 where delegated, else v1's memory and pids
 controllers where writable), else by rlimits; `claims` says which held.
 
@@ -29,10 +30,16 @@ What a capability gets (the same under both engines):
 - `read-only`: it may read everything else too, except the protected paths; it writes only its
   run folder;
 - `read-write`: it may also write inside the workspace (except the protected paths).
-Protected, whatever the capability: hidden (`Request.hidden`: the store's files, config, state,
-the toolbox's tools, index, runs and history, every run folder), read-only (`Request.frozen`: the
-venv cache, patch-tui itself and its Python), or sealed (`Request.sealed`: the store's folder and
-a plain toolbox's tools folder: nothing made, removed or renamed in them).
+Protected, whatever the capability (protected.py decides what, by identity): hidden
+(`Request.hidden`: every known store's files, config, state, the toolbox's tools, index, runs and
+history, every run folder, the system's password files and the user's secret folders, each under
+every bind-mount alias too), read-only (`Request.frozen`: the venv cache, patch-tui itself and its
+Python, the home folder's dotfiles), or sealed (`Request.sealed`: the stores' folders, a plain
+toolbox's tools folder, a home folder inside the workspace: nothing made, removed or renamed in
+them).
+Sockets follow the capability (`socket_policy`): a seccomp filter on socket families under both
+engines, Landlock's abstract-unix scope, and under Landlock the hidden folders masked when unix
+sockets are allowed. `prepare` is named steps: `_layout`, `_filesystem`, `_sockets`, `_limits`.
 """
 
 from __future__ import annotations

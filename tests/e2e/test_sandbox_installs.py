@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ import pytest
 
 from patch_tui.runtime import sandbox
 from tests.pkgindex import PackageIndex
-from tests.runtimekit import cli, hold_mark, mark_box, write_tool
+from tests.runtimekit import PATCH_TUI, cli, hold_mark, mark_box, write_tool
 
 HOST = sandbox.probe()
 ENGINES = [
@@ -151,6 +152,7 @@ def test_an_sdist_build_runs_inside_the_sandbox(engine: str, tmp_path: Path) -> 
     assert install["engine"] == engine and install["sdists"] is True
     assert any(c.startswith(f"filesystem:{fs}") for c in install["claims"]), install
     assert any(c.startswith("network:tcp-ports-") for c in install["claims"]), install
+    assert f"install:{fs}" in " ".join(_last_audit(box)["sandbox"]["enforced"])
 
 
 PTH_HOOK = """
@@ -245,3 +247,42 @@ def test_the_tool_cannot_read_the_spec_from_any_cmdline(engine: str, tmp_path: P
     out = json.loads(r.stdout)
     assert out["pids"], out  # it could list the run's processes ...
     assert out["seen"] == [], out  # ... and none of them shows a protected path
+
+
+VENV_BODY = """
+def main() -> dict:
+    import os, pthdemo
+    site = os.path.dirname(pthdemo.__file__)
+    out = {}
+    for name in ("pthdemo.py", "planted.py"):
+        try:
+            with open(os.path.join(site, name), "a") as fh:
+                fh.write("\\nPWNED = True\\n")
+            out[name] = "written"
+        except OSError as exc:
+            out[name] = "denied: " + type(exc).__name__
+    return out
+"""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_venv_is_read_only_to_later_runs(engine: str, tmp_path: Path) -> None:
+    box = _attack_box(tmp_path, engine)
+    write_tool(
+        box["tools"], "venv_writer", VENV_BODY, filesystem="read-write", packages=["pthdemo==1.0"]
+    )
+    with PackageIndex(tmp_path / "index") as index:
+        index.add_wheel("pthdemo", "1.0", {"pthdemo.py": "X = 1\n"})
+        box["env"]["PIP_INDEX_URL"] = index.url
+        # Started from the folder that holds the venv cache: the workspace holds the venv.
+        r = subprocess.run(
+            [*PATCH_TUI, "run", "venv_writer"],
+            env=box["env"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert all(v.startswith("denied") for v in out.values()), out
