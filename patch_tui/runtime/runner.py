@@ -363,6 +363,10 @@ def _run(
         run_root=run_root,
         workspace=_workspace(manifest, iso),
     )
+    if guard.problems:
+        base.error = guard.problems[0]
+        write_audit(base, manifest, args, runs_dir, [], None)
+        return base
     venv: Venv | None = None
     if packages:
         try:
