@@ -1,7 +1,9 @@
-"""What `patch-tui run` costs over running the tool by hand (issue 11, item 8).
+"""What `patch-tui run` costs over running the tool by hand (issue 11, item 8), and what a
+sandboxed call costs through `serve` (issue 27).
 
     .venv/bin/python bench/run_bench.py [--runs 15] [--engine auto|landlock|bwrap|none]
                                         [--baseline CHECKOUT] [--no-bytecode-cache]
+                                        [--calls 40] [--serve-engines landlock,bwrap]
 
 One trivial standard-library tool (filesystem: none, network: false), the same args, the same
 stdin; two commands timed in alternation, each a fresh process as a person or an agent runs them:
@@ -25,12 +27,18 @@ Everything happens in a temporary folder: a temporary HOME, store, config and to
 - first run: `patch-tui run` with an empty venv cache (the install, then the run) against the bare
   install followed by the venv's `python tool.py`;
 - second run: `patch-tui run` with the venv cached against the venv's `python tool.py`.
+
+serve: one MCP session (the mcp SDK's client over stdio) per engine calls the sample tool
+`word_count` `--calls` times after one warm-up call; reported: the per-call median and p95 with
+serve's warm sandboxed processes (the default), and without them (`serve --no-warm`: a new
+sandbox per call) for comparison. Engines not available here are skipped with one line.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -81,11 +89,70 @@ def _time(cmd: list[str], env: dict[str, str], stdin: bytes, cwd: Path) -> float
     return elapsed
 
 
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+async def _serve_calls(env: dict[str, str], toolbox: Path, calls: int, warm: bool) -> list[float]:
+    """Seconds per `tools/call` of word_count over one serve session (after one warm-up)."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    args = ["-m", "patch_tui", "serve", "--toolbox", str(toolbox)]
+    if not warm:
+        args.append("--no-warm")
+    params = StdioServerParameters(command=sys.executable, args=args, env=env)
+    times: list[float] = []
+    text = {"text": "The quick brown fox jumps over the lazy dog. " * 4}
+    with open(os.devnull, "w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode="legacy", cache=None) as c:
+            first = await c.call_tool("word_count", text)
+            if first.is_error:
+                sys.exit(f"bench: serve's call failed: {first.content}")
+            for _ in range(calls):
+                started = time.perf_counter()
+                done = await c.call_tool("word_count", text)
+                times.append(time.perf_counter() - started)
+                if done.is_error:
+                    sys.exit(f"bench: serve's call failed: {done.content}")
+    return times
+
+
+def bench_serve(env: dict[str, str], home: Path, calls: int, engines: list[str]) -> None:
+    import anyio
+
+    from patch_tui.runtime import sandbox
+
+    toolbox = home / "serve-box"
+    (toolbox / "tools").mkdir(parents=True)
+    shutil.copy(ROOT / "sample_tools" / "word_count.py", toolbox / "tools" / "word_count.py")
+    print(f"serve: {calls} calls of word_count per session, after one warm-up call")
+    for engine in engines:
+        if sandbox.choose_engine(engine) != engine:
+            print(f"  {engine:9} not available here ({sandbox.why_unisolated(engine) or 'no'})")
+            continue
+        run_env = dict(env, PATCH_TUI_SANDBOX_ENGINE=engine)
+        for warm in (True, False):
+            times = anyio.run(_serve_calls, run_env, toolbox, calls, warm)
+            kind = "warm fork" if warm else "cold (--no-warm)"
+            print(
+                f"  {engine:9} {kind:17} median {statistics.median(times) * 1000:6.1f} ms"
+                f"   p95 {_percentile(times, 0.95) * 1000:6.1f} ms"
+            )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--engine", default=None, help="auto, landlock, bwrap or none")
     ap.add_argument("--baseline", type=Path, default=None, help="another checkout to time too")
+    ap.add_argument("--calls", type=int, default=40, help="serve calls per session")
+    ap.add_argument(
+        "--serve-engines",
+        default="landlock,bwrap",
+        help="engines to time serve under (comma-separated; empty: skip serve)",
+    )
     ap.add_argument(
         "--no-bytecode-cache",
         action="store_true",
@@ -151,6 +218,9 @@ def main() -> int:
             c = statistics.median(before)
             print(f"baseline run:   median {c * 1000:7.1f} ms   ({opts.baseline})")
             print(f"baseline ratio: {c / b:.2f}x   isolation adds {(a / b) / (c / b) - 1:+.0%}")
+        engines = [e for e in opts.serve_engines.split(",") if e]
+        if engines:
+            bench_serve(env, base, opts.calls, engines)
     return 0
 
 

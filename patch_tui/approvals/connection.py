@@ -323,3 +323,14 @@ class StoreConnection:
             (cutoff, RECENT_OUTPUTS),
         )
         return [(r[0], r[1]) for r in rows]
+
+    def recent_outputs_at(self) -> list[tuple[str, str, float]]:
+        """(tool, text, recorded_at) of the same outputs: a held taint says which output it
+        matched and when (issue 25)."""
+        cutoff = self._now() - RECENT_OUTPUT_MAX_AGE
+        rows = self._read(
+            "SELECT tool, text, recorded_at FROM recent_outputs WHERE recorded_at >= ? "
+            "ORDER BY id DESC LIMIT ?",
+            (cutoff, RECENT_OUTPUTS),
+        )
+        return [(r[0], r[1], float(r[2])) for r in rows]

@@ -108,7 +108,7 @@ def _write_blob(blobs: Path, text: str) -> str:
     sha = hashlib.sha256(data).hexdigest()
     target = blobs / f"{sha}.txt"
     if not target.exists():
-        atomic_write(target, data)
+        atomic_write(target, data, sync_now=False)
     return sha
 
 
@@ -171,7 +171,10 @@ def write_audit(
             "error": base.error,
         }
         text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
-        base.audit_path = atomic_write(runs / f"{base.run_id}.json", text.encode("utf-8"))
+        # Synced to disk a moment later, off the call's path (the store's events are durable
+        # before the call returns; this record follows them).
+        record_bytes = text.encode("utf-8")
+        base.audit_path = atomic_write(runs / f"{base.run_id}.json", record_bytes, sync_now=False)
     except OSError as exc:
         # The run happened; a failed audit write is reported, never hidden, never fatal.
         base.capability_assertions.append(f"audit record NOT written: {exc}")

@@ -53,6 +53,7 @@ content-addressed in `<runs_dir>/blobs/<sha256>.txt`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -246,12 +247,18 @@ def runtime_body(tf: toolfile.ToolFile) -> bytes:
     """What the Patch runtime runs: only the body after the closing marker (its sandbox writes
     nothing else), so code above the opening marker never runs here either. Blank lines stand
     in for the lines before the body, so tracebacks point at the file's own line numbers."""
+    return _runtime_body(tf.text, tf.bom)
+
+
+@functools.lru_cache(maxsize=64)
+def _runtime_body(text: str, bom: bool) -> bytes:
+    # (Cached by the text: serve calls the same tool again and again.)
     from patch_tui.format import runtime_format
 
-    lines = runtime_format.split_lines(tf.text)
+    lines = runtime_format.split_lines(text)
     start, end = runtime_format.find_markers(lines)
     if start is None or end is None:
-        return tf.to_bytes()
+        return ((toolfile.BOM if bom else "") + text).encode("utf-8")
     return ("\n" * (end + 1) + "\n".join(lines[end + 1 :])).encode("utf-8")
 
 
@@ -259,12 +266,18 @@ def runtime_source_sha256(tf: toolfile.ToolFile) -> str:
     """The source hash the runtime's audit records and its patch_replay compares: sha256 of its
     writer's output for the file (defaults filled in), so either side can replay the other's
     runs. The file's own bytes' hash when the runtime cannot parse it."""
+    return _runtime_source_sha256(tf.text) or tf.sha256
+
+
+@functools.lru_cache(maxsize=64)
+def _runtime_source_sha256(text: str) -> str | None:
+    # (Cached by the text: the runtime's parse and writer cost a few ms a call.)
     from patch_tui.format import runtime_format
 
     try:
-        parsed = runtime_format.parse(tf.text)
+        parsed = runtime_format.parse(text)
     except runtime_format.RuntimeRejects:
-        return tf.sha256
+        return None
     return runtime_format.source_sha256(parsed.manifest, parsed.body)
 
 
@@ -383,6 +396,13 @@ def _run(
         base.packages_installed = packages
         base.install = install_summary(venv.install)
         base.install_lines = list(venv.install.get("lines", []))
+    warm = _run_warm(manifest, stdin, source, timeout, venv, iso, guard, env_extra)
+    if warm is not None:  # serve's warm sandbox (runtime/warm.py): the same isolation, forked
+        base.duration_ms = warm.duration_ms
+        _interpret(base, manifest, warm.out, warm.err, warm.returncode, warm.timed_out,
+                   warm.overflow, timeout)  # fmt: skip
+        write_audit(base, manifest, args, runs_dir, warm.envs_keys, warm.plan)
+        return base
     out, err, proc, timed_out, overflow, plan, notes, envs_keys = _start_and_watch(
         manifest, stdin, source, timeout, venv, iso, guard, env_extra, base, args, runs_dir
     )
@@ -393,6 +413,46 @@ def _run(
         base.error += " (" + "; ".join(notes) + ")"
     write_audit(base, manifest, args, runs_dir, envs_keys, plan, notes)
     return base
+
+
+def _run_warm(
+    manifest: Manifest,
+    stdin: bytes,
+    source: bytes,
+    timeout: float,
+    venv: Venv | None,
+    iso: Isolation,
+    guard: Protected,
+    env_extra: dict[str, str] | None,
+) -> Any:
+    """The call run in a fork of its warm sandboxed process, when this process keeps them
+    (serve); None: run it cold."""
+    from patch_tui.runtime import warm
+
+    pool = warm.active_pool()
+    refused = iso.workspace is not None and workspace_refusal(iso.workspace)
+    if pool is None or (manifest.capabilities.filesystem == "read-write" and refused):
+        return None
+    return pool.run(
+        warm.WarmCall(
+            source=source,
+            stdin=stdin,
+            timeout=timeout,
+            python=str(venv.python) if venv is not None else sys.executable,
+            site=venv.site if venv is not None else [],
+            read_extra=[venv.python.parent.parent] if venv is not None else [],
+            filesystem=manifest.capabilities.filesystem,
+            network=manifest.capabilities.network,
+            workspace=_workspace(manifest, iso),
+            hidden=guard.hidden,
+            frozen=guard.frozen,
+            sealed=guard.sealed,
+            memory_bytes=iso.memory_bytes,
+            max_processes=iso.max_processes,
+            engine=iso.engine,
+            env_for=lambda home, tmp, work: _tool_env(home, tmp, work, manifest, env_extra),
+        )
+    )
 
 
 def _refusal(tf: toolfile.ToolFile, packages: list[str], iso: Isolation) -> str | None:
