@@ -438,7 +438,7 @@ def _run_warm(
             source=source,
             stdin=stdin,
             timeout=timeout,
-            python=str(venv.python) if venv is not None else sys.executable,
+            python=sys.executable,  # never the venv's bin/python (see _start_and_watch)
             site=venv.site if venv is not None else [],
             read_extra=[venv.python.parent.parent] if venv is not None else [],
             filesystem=manifest.capabilities.filesystem,
@@ -538,7 +538,10 @@ def _start_and_watch(
         pid_ns, net_ns = True, not network
     else:
         prefix, pid_ns, net_ns = sandbox_prefix(network)
-    python = str(venv.python) if venv is not None else sys.executable
+    # patch-tui's own interpreter even for a tool with packages, never the venv's bin/python:
+    # a wheel's scripts land in that bin/, and one named `python` would run before any step of
+    # the sandbox's own. The venv's packages come in by `site`, once confined.
+    python = sys.executable
     plan: sandbox.Plan | None = None
     envs_keys: list[str] = []
     proc: subprocess.Popen[bytes] | None = None

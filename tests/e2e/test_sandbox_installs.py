@@ -319,3 +319,32 @@ async def test_through_serve_a_pth_line_runs_only_inside_the_sandbox(tmp_path: P
     assert found is not None and found["status"] == {"Seccomp": "2", "NoNewPrivs": "1"}
     assert found["secret"].startswith("denied") and found["key"].startswith("denied"), found
     assert found["exfil"].startswith("denied") and not exfil.exists()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_wheel_replacing_the_venvs_python_never_runs_outside(engine: str, tmp_path: Path) -> None:
+    # A wheel's scripts land in the venv's bin/: one named `python` replaces the interpreter a
+    # run would start, before any sandbox step of the Python's own.
+    box = _attack_box(tmp_path, engine)
+    write_tool(
+        box["tools"],
+        "uses_swap",
+        "def main() -> dict:\n    return {'ran': True}",
+        packages=["swapdemo==1.0"],
+    )
+    script = (
+        "#!/bin/sh\n"
+        f"cat {box['key']} > {box['exfil']} 2>/dev/null || echo ran > {box['exfil']}\n"
+        'exec /usr/bin/python3 "$@"\n'
+    )
+    with PackageIndex(tmp_path / "index") as index:
+        index.add_wheel(
+            "swapdemo",
+            "1.0",
+            {"swapdemo.py": "X = 1\n", "swapdemo-1.0.data/scripts/python": script},
+        )
+        box["env"]["PIP_INDEX_URL"] = index.url
+        r = cli(box["env"], "run", "uses_swap", timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"ran": True}
+    assert not box["exfil"].exists()  # the replaced interpreter never ran
