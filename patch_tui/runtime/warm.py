@@ -201,7 +201,15 @@ def _private_tmpfs(plan: sandbox.Plan) -> list[str]:
         size = os.fstat(fd).st_size
         data = os.pread(fd, size, 0)
     parts = [os.fsdecode(w) for w in data.split(b"\0")]
-    return [parts[i + 1] for i, w in enumerate(parts[:-1]) if w in ("--tmpfs", "--dev")]
+    # A tmpfs made read-only at the end (the masks over hidden folders, the sealed folders whose
+    # entries are bound back into it: a workspace, a store's folder) holds nothing a call wrote;
+    # clearing it would reach through those binds into the user's own files.
+    readonly = {parts[i + 1] for i, w in enumerate(parts[:-1]) if w == "--remount-ro"}
+    return [
+        parts[i + 1]
+        for i, w in enumerate(parts[:-1])
+        if w in ("--tmpfs", "--dev") and parts[i + 1] not in readonly
+    ]
 
 
 def _remove(path: Path) -> None:
