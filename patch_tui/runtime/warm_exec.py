@@ -29,6 +29,11 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+from types import CodeType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # defined by sandbox_exec.py's text, which comes first in the same `-c`
+    from patch_tui.runtime.sandbox_exec import _fail, add_site, confine, read_spec
 
 CLONE_NEWIPC = 0x08000000
 PR_SET_SECUREBITS = 28
@@ -130,21 +135,21 @@ def _preload(source: bytes) -> None:
                 pass
 
 
-def _run_call(code: object, tool_path: str, env: dict, libc: ctypes.CDLL, own_ipc: bool) -> int:
+def _run_call(code: CodeType, tool_path: str, env: dict, libc: ctypes.CDLL, own_ipc: bool) -> int:
     """In the forked child: the call's process, as `python tool.py` would run."""
     import builtins
     import io
     import types
 
     if own_ipc and libc.unshare(CLONE_NEWIPC) != 0:
-        _fail("cannot give the call an IPC namespace of its own")  # noqa: F821
+        _fail("cannot give the call an IPC namespace of its own")
     drop_capabilities(libc)
     libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE 1: the call's own /proc files, as a cold run's
     os.environ.clear()
     os.environ.update(env)
     os.chdir(env.get("PWD", os.path.dirname(tool_path)))
     if "tempfile" in sys.modules:
-        sys.modules["tempfile"].tempdir = None  # TMPDIR is this call's
+        setattr(sys.modules["tempfile"], "tempdir", None)  # noqa: B010 - TMPDIR is this call's
     sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), "utf-8")
     sys.stdout = io.TextIOWrapper(
         io.BufferedWriter(io.FileIO(1, "w", closefd=False)), "utf-8", write_through=False
@@ -201,9 +206,9 @@ def _finish(status: int) -> int:
 
 
 def warm_main() -> None:
-    spec = read_spec(int(sys.argv[1]))  # noqa: F821 - sandbox_exec.py's, in the same text
-    confine(spec)  # noqa: F821
-    add_site(spec.get("site", []))  # noqa: F821
+    spec = read_spec(int(sys.argv[1]))
+    confine(spec)
+    add_site(spec.get("site", []))
     fd = int(sys.argv[2])
     source = b"".join(iter(lambda: os.read(fd, 65536), b""))
     os.close(fd)
