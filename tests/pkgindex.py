@@ -117,7 +117,15 @@ def build_sdist(folder: Path, name: str, version: str, attack: str) -> Path:
     return sdist
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
+class _Recording(http.server.SimpleHTTPRequestHandler):
+    """Serves the folder; records each request's path, logs nothing."""
+
+    seen: list[str]
+
+    def do_GET(self) -> None:
+        self.seen.append(self.path)
+        super().do_GET()
+
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base's name
         pass
 
@@ -128,10 +136,11 @@ class PackageIndex:
     def __init__(self, root: Path) -> None:
         self.root = root
         (root / "simple").mkdir(parents=True, exist_ok=True)
-        handler = functools.partial(_Quiet, directory=str(root))
+        self.requests: list[str] = []  # the paths asked for, in order
+        recording = type("Handler", (_Recording,), {"seen": self.requests})
+        handler = functools.partial(recording, directory=str(root))
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.requests: list[str] = []
 
     @property
     def url(self) -> str:

@@ -29,7 +29,8 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HELD = 0, 1, 2, 3
 
 
 def _err(message: str) -> None:
-    print(f"patch-tui: {message}", file=sys.stderr)
+    # Messages quote tool names, tokens and store rows: no control character reaches the terminal.
+    print(f"patch-tui: {visible(message)}", file=sys.stderr)
 
 
 def _args_object(text: str, consequence: str = "") -> dict[str, Any] | None:
@@ -120,6 +121,9 @@ def _report_outcome(outcome: Any, *, confirming: bool) -> int:
             f"({outcome.payload['kind']}). Approve it in `patch-tui inbox` (or "
             f"`patch-tui inbox approve {token}`), then run it with `patch-tui confirm {token}`."
         )
+        warning = outcome.payload.get("workspace_warning")
+        if isinstance(warning, str):
+            _err(f"warning: {visible(warning)}")
         return EXIT_HELD
     if status == "invalid":
         _err(visible(str(outcome.payload.get("error"))))
@@ -169,13 +173,20 @@ def run_run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     gate = Gate(store, toolbox=toolbox, timeout=args.timeout, allow_install=not args.no_install)
     try:
-        outcome = gate.call(path, call_args)
+        outcome = gate.call(path, call_args, by_person=args.as_person)
     except (GateError, StoreError) as exc:
         _err(str(exc))
         return EXIT_FAILED
     finally:
         store.close()
-    return _report_outcome(outcome, confirming=False)
+    code = _report_outcome(outcome, confirming=False)
+    if outcome.action is not None and outcome.action.kind == "tainted_input" and sys.stdin.isatty():
+        # A person at a terminal, whose typed args matched a tool's earlier output.
+        _err(
+            "typed these args yourself? `--as-person` says so: values a person types are "
+            "never taken for another tool's output"
+        )
+    return code
 
 
 def run_confirm(args: argparse.Namespace) -> int:

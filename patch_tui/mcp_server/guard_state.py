@@ -6,7 +6,6 @@ ones (what and why: the docstring of mcp_server.guard, the command's module).
 from __future__ import annotations
 
 import fnmatch
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,7 +17,6 @@ from patch_tui.mcp_server import guard_audit
 from patch_tui.mcp_server.confirm_wait import DEFAULT_WAIT, wait_for_decision
 from patch_tui.mcp_server.guard_protocol import (
     META_CONFIRM,
-    META_RUN,
     UNKNOWN_VERSION,
     Identity,
     UpstreamGone,
@@ -26,7 +24,9 @@ from patch_tui.mcp_server.guard_protocol import (
     _listing_sha,
     _result,
     answer_payload,
+    compose_step_ids,
     confirm_tool,
+    held_args,
     is_confirmation,
     log,
     refusal,
@@ -57,6 +57,7 @@ class Guard:
         self.gone: str | None = None  # why the upstream is not there, once it is not
         self.listed: dict[str, Any] = {}
         self.sessions: list[Any] = []
+        self._answer: Any = None  # the upstream answer being taken over, while it is
 
     # -- upstream plumbing ----------------------------------------------------------------------
 
@@ -144,6 +145,27 @@ class Guard:
             tf.manifest.version, tf.sha256, str(path), "file", human_confirm, runtime_sha
         )
 
+    def _pins_refused(self, name: str) -> str | None:
+        """Why a call to the toolbox's tool `name` is refused before it reaches the upstream: a
+        runtime.packages entry that is not a pin (pip would take it as an option, a URL or a
+        path). None when guard cannot read the file (the upstream decides)."""
+        from patch_tui.runtime.venvs import pin_problem
+
+        if self.toolbox is None:
+            return None
+        try:
+            path = self.toolbox.find(name)
+            tf = toolfile.parse_bytes(path.read_bytes(), path=str(path)) if path else None
+        except (OSError, ToolboxError):
+            return None
+        if tf is None or tf.manifest is None:
+            return None
+        for pin in tf.manifest.runtime.packages:
+            bad = pin_problem(pin)
+            if bad is not None:
+                return f"{name}: refused: {bad}; the call was not forwarded"
+        return None
+
     # -- holding -----------------------------------------------------------------------------
 
     def hold_reason(self, name: str) -> str | None:
@@ -189,27 +211,27 @@ class Guard:
             )
         )
 
-    async def _take_over(self, value: Any, called: str, args: dict[str, Any]) -> tuple[Any, int]:
+    async def _take_over(
+        self, value: Any, called: str, args: dict[str, Any], seen: dict[str, Any] | None = None
+    ) -> tuple[Any, int]:
         """`value` with every upstream confirmation_required replaced by guard's own (recorded
-        in the store); the number replaced."""
+        in the store); the number replaced. `seen`: the upstream tokens already recorded in this
+        answer (patch_compose shows its paused call twice: in its step and under `paused`), so
+        one upstream hold is one inbox item."""
+        seen = {} if seen is None else seen
         if is_confirmation(value):
+            upstream_token = value["confirmation_token"]
+            if upstream_token in seen:
+                return seen[upstream_token], 0
             tool = value.get("tool") if isinstance(value.get("tool"), str) else called
-            exact: dict[str, Any] | None = None
-            if tool == called:
-                exact = args
-            elif called == META_RUN and args.get("name") == tool:
-                inner = args.get("args", {})
-                exact = inner if isinstance(inner, dict) else {}
-            else:  # nested (patch_compose): the args the runtime shows, when shown whole
-                try:
-                    shown = json.loads(str(value.get("args_summary")))
-                    exact = shown if isinstance(shown, dict) else None
-                except ValueError:
-                    exact = None
+            step = compose_step_ids(self._answer).get(upstream_token) if self._answer else None
+            exact, unknown = held_args(value, tool, called, args, step_id=step)
             details: dict[str, Any] = {"upstream_tool": tool}
             if exact is None:
                 details["args_known"] = False
+                details["args_unknown"] = unknown
                 details["args_summary"] = value.get("args_summary")
+                log(f"{tool}: held upstream with args guard cannot know ({unknown})")
             if "tainted_inputs" in value:
                 details["tainted_inputs"] = value["tainted_inputs"]
             action = await self._record(
@@ -217,23 +239,24 @@ class Guard:
                 tool,
                 exact if exact is not None else {},
                 str(value.get("reason") or "The upstream server asked for a confirmation."),
-                upstream_token=value["confirmation_token"],
+                upstream_token=upstream_token,
                 details=details,
             )
             mine = confirmation_payload(action, value.get("tainted_inputs"))
+            seen[upstream_token] = mine
             return mine, 1
         if isinstance(value, dict):
             out: dict[str, Any] = {}
             count = 0
             for key, item in value.items():
-                out[key], n = await self._take_over(item, called, args)
+                out[key], n = await self._take_over(item, called, args, seen)
                 count += n
             return out, count
         if isinstance(value, list):
             items = []
             count = 0
             for item in value:
-                new, n = await self._take_over(item, called, args)
+                new, n = await self._take_over(item, called, args, seen)
                 items.append(new)
                 count += n
             return items, count
@@ -247,6 +270,11 @@ class Guard:
             if not isinstance(token, str) or not token:
                 return _error("PatchError", "confirmation_token (a string) is required.")
             return await self.confirm(token, report)
+        import anyio
+
+        refused = await anyio.to_thread.run_sync(self._pins_refused, name)
+        if refused is not None:
+            return _error("PatchError", refused)
         reason = self.hold_reason(name)
         if reason is None and name not in self.listed:
             await self._listing_of(name)  # annotations of a tool called before any listing
@@ -269,7 +297,11 @@ class Guard:
         payload = answer_payload(result)
         if payload is None:
             return result
-        replaced, count = await self._take_over(payload, name, args)
+        self._answer = payload  # which compose step holds which token (held_args)
+        try:
+            replaced, count = await self._take_over(payload, name, args)
+        finally:
+            self._answer = None
         if count == 0:
             return result  # nothing gated: exactly what the upstream said
         if is_confirmation(replaced):
@@ -450,8 +482,7 @@ class Guard:
                 "message": "The stored args no longer match what was approved; it was not run.",
             }, None
         if (action.details or {}).get("args_known") is False:
-            if action.upstream_token:
-                return None, None
+            # Never approvable (approvals/approvable.py): an approval of one is not genuine.
             return {
                 "status": "failed",
                 "message": "The args of this call are not known exactly; it was not run.",

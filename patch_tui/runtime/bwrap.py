@@ -56,7 +56,7 @@ def bwrap_words(
         if os.path.isdir(path) and any(inside(path, w) for w in write_roots):
             words += ["--ro-bind", path, path]
     for path in sealed:
-        # No entry made, removed or renamed in it; the folders it holds stay writable.
+        # No entry made, removed or renamed in it; what it holds stays writable.
         if not os.path.isdir(path) or not any(inside(path, w) for w in write_roots):
             continue
         if any(inside(path, f) for f in frozen):
@@ -65,16 +65,23 @@ def bwrap_words(
         with contextlib.suppress(OSError):
             for entry in os.scandir(path):
                 child = entry.path
-                if entry.is_dir(follow_symlinks=False) and not any(
+                # Folders and files both: its entries stay writable, the folder itself not.
+                kind_ok = entry.is_dir(follow_symlinks=False) or entry.is_file(
+                    follow_symlinks=False
+                )
+                if kind_ok and not any(
                     inside(child, h) or inside(h, child) for h in hidden + frozen
                 ):
                     words += ["--bind", child, child]
+    masks: list[str] = []
     for path in hidden:
         if path == "/proc" or not any(inside(path, b) for b in visible):
             continue
         if os.path.isdir(path):
-            # An empty tmpfs of its own: what the tool writes there is gone with the run.
+            # An empty tmpfs of its own, made read-only at the end (once the run's own folder,
+            # inside the hidden runs root, is bound in it): nothing to read, nothing written.
             words += ["--tmpfs", path]
+            masks.append(path)
         elif os.path.exists(path):
             words += ["--ro-bind", "/dev/null", path]
         else:
@@ -85,5 +92,8 @@ def bwrap_words(
         words += ["--bind", path, path]
     # The namespace's own root (a tmpfs holding the mount points made above) read-only too: a
     # write to a path outside every bind fails instead of landing there unseen.
-    words += ["--remount-ro", "/", "--chdir", os.path.join(own[0], "work")]
+    # (--remount-ro is not recursive: the binds inside each stay as they are.)
+    for path in ["/", *masks]:
+        words += ["--remount-ro", path]
+    words += ["--chdir", os.path.join(own[0], "work")]
     return words

@@ -24,7 +24,6 @@ a folder above it opens nothing.
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 import sys
 from dataclasses import dataclass, field
@@ -71,11 +70,18 @@ def remember_store(path: str | os.PathLike[str]) -> None:
     """Record a store file this user opened, so every later run hides it, whichever project it
     runs for. Best effort: a state folder that cannot be written loses nothing but the entry."""
     real = os.path.realpath(path)
-    if real in known_stores():
+    recorded = _recorded()
+    if real in recorded:
         return
     registry = registry_path()
     with contextlib.suppress(OSError):
         registry.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if len(recorded) >= REGISTRY_MAX:  # stores since deleted are forgotten
+            kept = [p for p in recorded if os.path.lexists(p)][-(REGISTRY_MAX - 1) :]
+            tmp = registry.with_name(registry.name + f".{os.getpid()}.new")
+            tmp.write_bytes(b"".join(os.fsencode(p) + b"\n" for p in kept))
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, registry)
         fd = os.open(registry, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             os.write(fd, os.fsencode(real) + b"\n")  # one short write: appends do not interleave
@@ -83,14 +89,17 @@ def remember_store(path: str | os.PathLike[str]) -> None:
             os.close(fd)
 
 
-def known_stores() -> list[str]:
-    """Every store recorded on this machine for this user, newest last, without repeats."""
+def _recorded() -> list[str]:
     try:
         text = registry_path().read_bytes()
     except OSError:
         return []
-    lines = [os.fsdecode(b) for b in text.splitlines() if b.startswith(b"/")]
-    return list(dict.fromkeys(lines))[-REGISTRY_MAX:]
+    return list(dict.fromkeys(os.fsdecode(b) for b in text.splitlines() if b.startswith(b"/")))
+
+
+def known_stores() -> list[str]:
+    """Every store recorded on this machine for this user that is still there."""
+    return [p for p in _recorded() if os.path.lexists(p)]
 
 
 def store_files(store: str | os.PathLike[str]) -> list[Path]:
@@ -119,6 +128,8 @@ def homes() -> list[str]:
 
 def always_hidden() -> list[str]:
     """The system's password files this user can read, and the user's secret folders."""
+    import glob
+
     system = [p for pattern in SYSTEM_SECRETS for p in glob.glob(pattern)]
     out = [p for p in system if os.access(p, os.R_OK)]
     for home in homes():

@@ -362,7 +362,7 @@ def prepare(req: Request, host: Host | None = None) -> Plan:
     spec: dict[str, Any] = {}
     layout = _layout(req)
     _filesystem(req, host, layout, plan, spec)
-    _sockets(req, host, plan, spec)
+    _sockets(req, host, layout, plan, spec)
     if req.site:
         spec["site"] = list(req.site)
     plan.spec = spec or None
@@ -475,12 +475,35 @@ _POLICY_WORDS = {
 }
 
 
-def _sockets(req: Request, host: Host, plan: Plan, spec: dict[str, Any]) -> None:
+def _unix_masks(req: Request, lay: _Layout, plan: Plan, spec: dict[str, Any]) -> bool:
+    """Under Landlock, with unix sockets allowed: no engine's path rules check connect() on a
+    pathname socket, so each hidden folder is covered by an empty read-only tmpfs in the run's
+    own mount namespace (the runner's unshare) before Landlock applies; its sockets are then
+    out of reach as under bubblewrap. False when there is no mount namespace to do it in."""
+    if not req.pid_ns:
+        return False  # no unshare: no mount namespace of the run's own
+    masks = [
+        h
+        for h in lay.hidden
+        if os.path.isdir(h) and h != "/proc" and not any(inside(o, h) for o in lay.own)
+    ]
+    spec["mask"] = _outermost(masks)
+    plan.claims.append("sockets:unix-hidden-masked")
+    plan.lines.append(
+        "unix sockets: those inside the protected folders masked (an empty read-only tmpfs in "
+        "the run's mount namespace)."
+    )
+    return True
+
+
+def _sockets(req: Request, host: Host, lay: _Layout, plan: Plan, spec: dict[str, Any]) -> None:
     """network: the namespace (the runner's unshare, or bwrap's), the seccomp filter on socket
     families, Landlock's abstract-socket scope and TCP port rules."""
     engine = plan.engine
     abi = host.landlock_abi
     policy = socket_policy(req.network, req.filesystem)
+    if policy == "network-on" and engine == "landlock" and not _unix_masks(req, lay, plan, spec):
+        policy = "network-on-no-unix"  # a socket in a hidden folder would be reachable
     # Landlock's scopes and TCP rules: in the landlock spec, or (bwrap, whose mount namespace
     # does the filesystem part) a spec handling no filesystem access.
     scoped = abi >= 6 and engine != "none"

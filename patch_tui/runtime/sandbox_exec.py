@@ -20,6 +20,8 @@ builtins (no json import at run time). It holds:
 - "seccomp": null, or "network-off" / "network-on" / "network-on-no-unix": which sockets the
   seccomp filter allows (`seccomp_program`); io_uring is always denied (it opens sockets without
   socket(2));
+- "mask": folders covered by an empty read-only tmpfs first (Landlock with unix sockets allowed:
+  the sockets in the protected folders are then out of reach);
 - "site": the venv's site-packages folders, added after confinement;
 - "module" and "argv": run a module (`python -m`) instead of a tool file (the package install).
 Under bubblewrap bwrap loads the seccomp program itself (`--seccomp FD`) before this runs.
@@ -358,7 +360,31 @@ def run_tool(path: str) -> None:
     exec(code, main.__dict__)
 
 
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+
+
+def mask(folders: list) -> None:
+    """An empty read-only tmpfs over each folder, in the run's own mount namespace (unshare's):
+    the unix sockets inside are out of reach (Landlock does not check connect())."""
+    libc = _libc()
+    libc.mount.argtypes = [
+        ctypes.c_char_p,
+        ctypes.c_char_p,
+        ctypes.c_char_p,
+        ctypes.c_ulong,
+        ctypes.c_void_p,
+    ]
+    flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
+    for folder in folders:
+        if not os.path.isdir(folder):
+            continue
+        if libc.mount(b"none", os.fsencode(folder), b"tmpfs", flags, None) != 0:
+            _fail(f"cannot mask {folder}: {os.strerror(ctypes.get_errno())}")
+
+
 def confine(spec: dict) -> None:
+    if spec.get("mask"):
+        mask(spec["mask"])
     if spec.get("landlock"):
         apply_landlock(spec["landlock"])
     if spec.get("seccomp"):

@@ -24,7 +24,6 @@ import contextlib
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -33,9 +32,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from patch_tui.format.fields import PACKAGE_RE
+
 INSTALL_TIMEOUT = 600.0
-# The format's pattern for a runtime.packages entry (fields.py's doc; the Patch runtime's).
-PIN_RE = re.compile(r"^[a-zA-Z0-9._-]+==\d+(\.\d+){0,2}$")
+
+PIN_RE = PACKAGE_RE  # the format's pattern (fields.py), the Patch runtime's
 DEFAULT_INDEX = "https://pypi.org/simple"
 LAYOUT = 2  # venvs of layout 1 were installed unsandboxed: never reused
 DNS_PORT = 53

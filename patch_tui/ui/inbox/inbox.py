@@ -30,6 +30,7 @@ from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import Header, Static
 
+from patch_tui.approvals import workspace
 from patch_tui.approvals.store import Action, ActionStatus, Decision, Event, StoreBusy, StoreError
 from patch_tui.approvals.watcher import StoreChanged
 from patch_tui.ui.commands import CommandList
@@ -57,6 +58,7 @@ from patch_tui.ui.inbox.palette import inbox_commands
 from patch_tui.ui.inbox.parts import DetailPane
 from patch_tui.ui.safe_text import JsonView, json_view, safe_line
 from patch_tui.ui.widgets.key_bar import KeyBar
+from patch_tui.untrusted.text_safety import value_flags
 
 # Rows read first on opening (the newest), before the whole list.
 FIRST_PAGE = 200
@@ -482,6 +484,18 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
                 "$text-warning",
             ),
         )
+        if verb == "approve":
+            # The look-alikes again where the decision is made (the summary above is cut).
+            said = [sentence for _, sentence in value_flags({"tool": action.tool, **action.args})]
+            for sentence in dict.fromkeys(said):
+                question = Content.assemble(
+                    question, "\n", safe_line("⚠ " + sentence, "bold $text-warning")
+                )
+        warning = workspace.warning(action) if verb == "approve" else None
+        if warning is not None:
+            question = Content.assemble(
+                question, "\n", safe_line("⚠ " + warning, "bold $text-error")
+            )
         token, shown_sha256 = action.token, action.args_sha256
 
         def decide(note: str | None) -> Decision:
