@@ -74,6 +74,8 @@ def report_frames(app: Any, shows_content: Any) -> None:
         if shows_content(app):
             said.append(True)
             _say(b"READY")
+            if os.environ.get("TUI_BENCH_EXIT_AT_READY"):
+                os._exit(0)  # the import profile: what was imported before the first frame
             app.call_later(settle)
 
     async def settle() -> None:
@@ -348,6 +350,7 @@ def importtime(kind: str, path: str | None, env: dict[str, str]) -> dict[str, fl
     cmd = [sys.executable, "-X", "importtime", __file__, "--child", kind]
     if path:
         cmd.append(path)
+    env = dict(env, TUI_BENCH_EXIT_AT_READY="1")
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
     per_module: dict[str, float] = {}
     for line in out.stderr.splitlines():
