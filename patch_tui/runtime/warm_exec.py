@@ -15,7 +15,7 @@ calls. Each call comes as a line of JSON with three FDs (the call's stdin, stdou
   behind (it could otherwise read or write this process's memory), and runs the tool's code;
 - when it exits, every other process of the sandbox is killed (this process is PID 1 of the
   sandbox's PID namespace: `kill(-1)` reaches all of them, nothing the call started survives),
-  the System V IPC objects and the private tmpfs files a call made are removed, and the exit
+  the System V IPC objects (the sandbox has its own IPC namespace) and the private tmpfs files a call made are removed, and the exit
   status goes back as one line.
 
 What the call changed in memory was its own copy (fork); its files are removed by the server
@@ -135,14 +135,12 @@ def _preload(source: bytes) -> None:
                 pass
 
 
-def _run_call(code: CodeType, tool_path: str, env: dict, libc: ctypes.CDLL, own_ipc: bool) -> int:
+def _run_call(code: CodeType, tool_path: str, env: dict, libc: ctypes.CDLL) -> int:
     """In the forked child: the call's process, as `python tool.py` would run."""
     import builtins
     import io
     import types
 
-    if own_ipc and libc.unshare(CLONE_NEWIPC) != 0:
-        _fail("cannot give the call an IPC namespace of its own")
     drop_capabilities(libc)
     libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE 1: the call's own /proc files, as a cold run's
     os.environ.clear()
@@ -218,10 +216,10 @@ def warm_main() -> None:
     control = socket.socket(fileno=int(sys.argv[3]))
     libc = _warm_libc()
     libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no call may read or write this memory
-    # bwrap gave the sandbox an IPC namespace of its own (cleared after each call); under the
-    # unshare engine it is the host's, so each call makes its own (it is root of its user
-    # namespace there, with the capability to).
-    own_ipc = sys.argv[4] != "bwrap"
+    # An IPC namespace of the sandbox's own, cleared after each call: bwrap made one; under the
+    # unshare engine this process makes it (root of its user namespace, it has the capability).
+    if sys.argv[4] != "bwrap" and libc.unshare(CLONE_NEWIPC) != 0:
+        _fail("cannot give the sandbox an IPC namespace of its own")
     tool_path = os.path.join(os.getcwd(), "tool.py")
     code = compile(source, tool_path, "exec", dont_inherit=True)
     _preload(source)
@@ -241,13 +239,12 @@ def warm_main() -> None:
             for target, got in enumerate(fds):
                 os.dup2(got, target)
                 os.close(got)
-            os._exit(_run_call(code, tool_path, call["env"], libc, own_ipc))
+            os._exit(_run_call(code, tool_path, call["env"], libc))
         for got in fds:
             os.close(got)
         _, status = os.waitpid(pid, 0)
         _kill_the_rest()
-        if not own_ipc:
-            _remove_ipc(libc)
+        _remove_ipc(libc)
         _remove_new(wipe, before)
         code_out = os.waitstatus_to_exitcode(status)
         control.send(json.dumps({"exit": code_out}).encode())
