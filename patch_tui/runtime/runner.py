@@ -394,12 +394,11 @@ def _run_warm(
     env_extra: dict[str, str] | None,
 ) -> WarmResult | None:
     """The call in a fork of its warm sandboxed process (serve's, runtime/warm.py), or None."""
-    from patch_tui.runtime import warm
-
+    warm = sys.modules.get("patch_tui.runtime.warm")  # not imported: no pool (a `run`)
     fs = manifest.capabilities.filesystem
-    if fs == "read-write" and iso.workspace is not None and workspace_refusal(iso.workspace):
-        return None  # the cold run says why the workspace is refused
-
+    refused = fs == "read-write" and iso.workspace is not None and workspace_refusal(iso.workspace)
+    if warm is None or refused:
+        return None  # (a refused workspace: the cold run says why)
     env_for = functools.partial(_tool_env, manifest=manifest, env_extra=env_extra)
     workspace = _workspace(manifest, iso)
     return warm.run_call(manifest, stdin, source, timeout, venv, iso, guard, workspace, env_for)
