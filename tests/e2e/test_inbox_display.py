@@ -97,6 +97,8 @@ async def test_args_guard_cannot_know_are_never_approvable_and_can_be_rejected(
         step = mail_step(to="boss@corp.example", body="hi")
         answer = data(await client.call_tool("patch_compose", {"steps": [step]}))
         token = answer["paused"]["confirmation_token"]
+        assert answer["paused"]["approvable"] is False  # the agent is told not to wait
+        assert "can only be rejected" in answer["paused"]["message"]
         with Store(box["store"]) as store:
             action = store.get(token)
         assert action is not None and action.details["args_known"] is False

@@ -103,7 +103,6 @@ async def test_live_arrival_badge_on_every_screen_and_leaving(env) -> None:
         await wait_for(
             pilot,
             lambda: [a.token for a in screen.list.actions] == [first.token],
-            timeout=2,
             what="the rejected one to leave",
         )
         assert app.is_running
@@ -131,7 +130,6 @@ async def test_expired_actions_leave_and_show_in_history(env) -> None:
                 and "in 0s" in str(screen.query_one("#detail-head").render())
                 or not screen.list.actions
             ),
-            timeout=5,
             what="the countdown",
         )
         # Expiry commits nothing by itself: the inbox re-reads when the first expiry is due.
@@ -592,15 +590,15 @@ async def test_try_it_validates_json_fields_and_saves_cases(env, tmp_path: Path)
         screen = await _try_it(pilot, app)
         screen.query_one("#in-items").load_text('{"not": "a list"}')
         screen.query_one("#in-count").value = "3.5"
-        await pilot.pause(0.1)
+
+        def error(field: str) -> str:
+            return str(screen.query_one(f"#field-{field} .field-error").render())
+
         # Said while typing, before any run.
-        assert "expected a JSON array" in str(
-            screen.query_one("#field-items .field-error").render()
-        )
-        assert "not an integer" in str(screen.query_one("#field-count .field-error").render())
+        await wait_for(pilot, lambda: "not an integer" in error("count"), what="the count's error")
+        assert "expected a JSON array" in error("items")
         screen.query_one("#in-count").value = "3"
-        await pilot.pause(0.1)
-        assert str(screen.query_one("#field-count .field-error").render()) == ""
+        await wait_for(pilot, lambda: error("count") == "", what="the count's error to clear")
         outcome_before = screen.run_count
         await pilot.press("f5")
         await pilot.pause(0.2)
@@ -682,9 +680,11 @@ async def test_try_it_long_output_collapses_behind_expand(env) -> None:
         assert button.display
         await pilot.pause()  # laid out before a click aims at it
         await pilot.click("#try-expand")
-        await pilot.pause(0.2)
-        shown = str(screen.query_one("#try-output").render())
-        assert "y" * 3000 + "⟦U+202E⟧" in shown
+        await wait_for(
+            pilot,
+            lambda: "y" * 3000 + "⟦U+202E⟧" in str(screen.query_one("#try-output").render()),
+            what="the expanded output",
+        )
         assert not button.display
 
 
