@@ -139,8 +139,10 @@ def _run_call(code: CodeType, tool_path: str, env: dict, libc: ctypes.CDLL) -> i
     """In the forked child: the call's process, as `python tool.py` would run."""
     import builtins
     import io
+    import signal
     import types
 
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     drop_capabilities(libc)
     libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE 1: the call's own /proc files, as a cold run's
     os.environ.clear()
@@ -216,6 +218,11 @@ def warm_main() -> None:
     control = socket.socket(fileno=int(sys.argv[3]))
     libc = _warm_libc()
     libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no call may read or write this memory
+    import signal
+
+    # PID 1 ignores the signals it has no handler for; Python's SIGINT handler would let a call
+    # end this process (and so its own sandbox) from inside. Each call gets Python's back.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # An IPC namespace of the sandbox's own, cleared after each call: bwrap made one; under the
     # unshare engine this process makes it (root of its user namespace, it has the capability).
     if sys.argv[4] != "bwrap" and libc.unshare(CLONE_NEWIPC) != 0:
