@@ -204,7 +204,15 @@ def _private_tmpfs(plan: sandbox.Plan) -> list[str]:
         size = os.fstat(fd).st_size
         data = os.pread(fd, size, 0)
     parts = [os.fsdecode(w) for w in data.split(b"\0")]
-    return [parts[i + 1] for i, w in enumerate(parts[:-1]) if w in ("--tmpfs", "--dev")]
+    # A tmpfs made read-only at the end (the masks over hidden folders, the sealed folders whose
+    # entries are bound back into it: a workspace, a store's folder) holds nothing a call wrote;
+    # clearing it would reach through those binds into the user's own files.
+    readonly = {parts[i + 1] for i, w in enumerate(parts[:-1]) if w == "--remount-ro"}
+    return [
+        parts[i + 1]
+        for i, w in enumerate(parts[:-1])
+        if w in ("--tmpfs", "--dev") and parts[i + 1] not in readonly
+    ]
 
 
 def _remove(path: Path) -> None:
@@ -488,7 +496,7 @@ def run_call(
             source=source,
             stdin=stdin,
             timeout=timeout,
-            python=str(venv.python) if venv is not None else sys.executable,
+            python=sys.executable,  # never the venv's bin/python (runner._start_and_watch)
             site=venv.site if venv is not None else [],
             read_extra=[venv.python.parent.parent] if venv is not None else [],
             filesystem=manifest.capabilities.filesystem,
