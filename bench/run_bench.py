@@ -255,7 +255,8 @@ def _bare_install(venv: Path, index: str, cache: Path) -> None:
     args += ["--only-binary", ":all:", "--cache-dir", str(cache), "benchdemo==1.0"]
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(venv.parent)}
     env["PIP_CONFIG_FILE"] = os.devnull
-    cmd = [sys.executable, "-I", "-c", run_pip, pip_location(), *args]
+    # -I -S as patch-tui starts its confined pip: the two differ only by the sandbox.
+    cmd = [sys.executable, "-I", "-S", "-c", run_pip, pip_location(), *args]
     subprocess.run(cmd, check=True, env=env)
 
 
