@@ -216,6 +216,7 @@ async def test_the_history_is_in_the_order_of_its_when_column(
 ) -> None:
     import time
 
+    from patch_tui.approvals import decisions
     from patch_tui.approvals.store import Store
 
     store = isolate(monkeypatch, tmp_path)
@@ -223,9 +224,10 @@ async def test_the_history_is_in_the_order_of_its_when_column(
     first = hold(store, folder / "delete_file.py", {"path": "/tmp/held-first"})
     second = hold(store, folder / "delete_file.py", {"path": "/tmp/held-second"})
     with Store(store, actor="alice@cli") as s:
-        s.reject(second.token, reason="no")
+        assert decisions.reject(s, second.token, reason="no").ok
         time.sleep(0.01)
-        s.reject(first.token, reason="no")  # held first, decided last: newest in the history
+        # Held first, decided last: the newest in the history.
+        assert decisions.reject(s, first.token, reason="no").ok
     app = inbox_app(store)
     async with app.run_test(size=(100, 32)) as pilot:
         screen = await open_inbox(pilot, app)
