@@ -160,6 +160,11 @@ def list_lines(action: Action, width: int) -> list[str]:
         if action.note:
             decided += f" ({visible_line(action.note)})"
         lines.append(decided)
+    if not action.decided_at and action.note:
+        # e.g. an approval made before approvals were signed, reopened: why it is pending again.
+        lines.append(f"    note:    {visible_line(action.note)}")
+    if action.standing:
+        lines.append(f"    approvals: {visible_line(action.standing)}")
     warning = _workspace_warning(action)
     if warning is not None:
         lines.append(f"    WARNING: {warning}")
@@ -270,6 +275,10 @@ def show_lines(action: Action, toolbox: Toolbox | None, width: int) -> list[str]
     warning = _workspace_warning(action)
     if warning is not None:
         lines.append(f"WARNING:       {warning}")
+    if not action.decided_at and action.note:
+        lines.append(f"note:          {visible_line(action.note)}")
+    if action.standing:
+        lines.append(f"approvals:     {visible_line(action.standing)}")
     if action.tampered:
         lines.append(f"TAMPERED: {visible_line(action.tampered)}; never run")
     problem = approvable.check(action, tool_sha) if action.status == "pending" else None

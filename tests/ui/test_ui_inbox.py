@@ -21,6 +21,7 @@ from inboxkit import (
     wait_for,
 )
 
+from patch_tui.approvals import decisions
 from patch_tui.approvals.store import Store
 from patch_tui.ui.inbox.inbox import InboxScreen
 from patch_tui.ui.inbox.inbox_badge import PendingBadge
@@ -99,7 +100,7 @@ async def test_live_arrival_badge_on_every_screen_and_leaving(env) -> None:
         assert screen.list.actions[0].token == second.token  # newest first
         # Decided elsewhere (the CLI): it leaves the list.
         with Store(store, actor="cli") as other:
-            assert other.reject(second.token, reason="no").ok
+            assert decisions.reject(other, second.token, reason="no").ok
         await wait_for(
             pilot,
             lambda: [a.token for a in screen.list.actions] == [first.token],
@@ -219,17 +220,17 @@ async def test_another_approver_wins_and_the_dialog_says_so(env) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, DecideModal), what="the dialog")
         # Meanwhile, in another terminal, bob approves it.
         with Store(store, actor="bob@cli") as other:
-            assert other.approve(action.token).ok
+            assert decisions.approve(other, action.token).ok
         await pilot.pause()  # laid out before a click aims at it
         await pilot.click("#decide-yes")
         error = app.screen.query_one("#decide-error")
         await wait_for(pilot, lambda: error.has_class("-shown"), what="the conflict message")
         text = str(error.render())
-        assert "Not rejected" in text and "already approved by bob@cli" in text
+        assert "Not rejected" in text and "via bob@cli" in text
         assert isinstance(app.screen, DecideModal)  # stays open until the person closes it
         await pilot.press("escape")
         done = _status(store, action.token)
-        assert done.status == "approved" and done.decided_by == "bob@cli"
+        assert done.status == "approved" and done.decided_by.endswith(" via bob@cli")
         await wait_for(pilot, lambda: not screen.list.actions, what="the list to catch up")
 
 
@@ -374,12 +375,12 @@ async def test_history_filter_and_export(env, tmp_path: Path) -> None:
     b = hold(store, folder / "slack_send_message.py", {"channel": "#c", "text": "t"})
     c = hold(store, folder / "delete_file.py", {"path": "/tmp/c"})
     with Store(store, actor="alice@cli") as s:
-        s.approve(a.token, note="fine")
-        s.claim(a.token)
+        decisions.approve(s, a.token, note="fine")
+        decisions.claim(s, a.token)
         s.finish(a.token, True, {"deleted": True})
-        s.reject(b.token, reason="nope")
-        s.approve(c.token)
-        s.claim(c.token)
+        decisions.reject(s, b.token, reason="nope")
+        decisions.approve(s, c.token)
+        decisions.claim(s, c.token)
         s.finish(c.token, False, {"error": "permission denied"})
     app = inbox_app(store)
     async with app.run_test(size=SIZE) as pilot:
@@ -414,8 +415,8 @@ async def test_history_filter_and_export(env, tmp_path: Path) -> None:
         assert lines == [line for line in cli.splitlines() if c.token in line]
         data = json.loads(lines[0])
         assert data["decision"] == "approved" and data["outcome"] == "failed"
-        assert (
-            data["result"] == {"error": "permission denied"} and data["decided_by"] == "alice@cli"
+        assert data["result"] == {"error": "permission denied"} and data["decided_by"].endswith(
+            " via alice@cli"
         )
         assert [e["event"] for e in data["events"]] == ["created", "approved", "claimed", "failed"]
         # ...and as CSV for a .csv name; with no filter, every decided row, as the CLI's CSV.
@@ -464,7 +465,7 @@ async def test_a_forged_approval_shows_as_tampered(env) -> None:
         await wait_for(pilot, lambda: len(screen.list.actions) == 1, what="history rows")
         await wait_for(pilot, lambda: screen.current is not None, what="the detail")
         head = str(screen.query_one("#detail-head").render())
-        assert "TAMPERED (approved)" in head and "no one's approval was ever recorded" in head
+        assert "TAMPERED (approved)" in head and "no one's signed approval is recorded" in head
         from patch_tui.ui.inbox.inbox_list import HISTORY_COLUMNS
 
         status_cell = HISTORY_COLUMNS[0][2]
@@ -801,3 +802,42 @@ async def test_a_call_whose_tool_file_changed_cannot_be_approved(env) -> None:
         assert _status(store, action.token).status == "pending"
         await pilot.press("r")  # rejecting it still works
         await wait_for(pilot, lambda: isinstance(app.screen, DecideModal), what="reject")
+
+
+# -- signed approvals (issue 23) ----------------------------------------------------------------
+
+
+async def test_an_action_needing_two_approvers_shows_where_it_stands(
+    env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import os
+
+    from patch_tui.approvals import keys
+
+    folder, store = env
+    me = keys.load_key_file(Path(os.environ["PATCH_TUI_APPROVER_KEY"]))
+    bob = keys.create_key_file(tmp_path / "bob_key", "bob@desk")
+    approvers = tmp_path / "approvers.toml"
+    approvers.write_text(
+        f'[[approver]]\nname = "alice"\nkey = "{me.public_line}"\n'
+        f'[[approver]]\nname = "bob"\nkey = "{bob.public_line}"\n'
+        '[[rule]]\ntools = ["delete_*"]\nrequire = 2\n'
+    )
+    monkeypatch.setenv("PATCH_TUI_APPROVERS_FILE", str(approvers))
+    action = hold(store, folder / "delete_file.py", {"path": "/tmp/a.txt"})
+    with Store(store, actor="alice@cli") as s:
+        first = decisions.approve(s, action.token)
+    assert first.code == "awaiting_approval"
+    app = inbox_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_inbox(pilot, app)
+        await wait_for(pilot, lambda: screen.list.actions, what="the pending action")
+        await wait_for(
+            pilot,
+            lambda: "1 of 2: approved by alice" in str(screen.query_one("#detail-head").render()),
+            what="the quorum in the detail",
+        )
+        assert screen.list.actions[0].status == "pending"
+        with Store(store, actor="bob@cli") as s:
+            assert decisions.approve(s, action.token, signer=bob).ok
+        await wait_for(pilot, lambda: not screen.list.actions, what="approved by the second")

@@ -13,7 +13,7 @@ What the batch dialog guarantees:
   when the dialog opened: an action that arrives meanwhile is not in it, and nothing outside it is
   ever decided. Approve stays disabled until the list was scrolled to its end (or fits), Reject too.
 - Each action is decided on its own, through the store's own approve / reject: one conditional
-  update and one `approved` (sealed) or `rejected` event per action, exactly as a single decision.
+  update and one `approved` (signed) or `rejected` event per action, exactly as a single decision.
 - An action is approved only if it is still what was shown (same args hash, kind and source
   hash), its tool file did not change, it is a `human_confirm` hold (a `tainted_input` hold is
   decided on its own, after reading where its data came from), its args are not damaged and fit
@@ -39,7 +39,7 @@ from textual.content import Content
 from textual.geometry import Size
 from textual.widgets import Button, Input, Label, Static
 
-from patch_tui.approvals import approvable
+from patch_tui.approvals import approvable, decisions
 from patch_tui.approvals.store import Action, Decision, StoreError, parse_iso
 from patch_tui.ui.dialogs.dialog import Dialog
 from patch_tui.ui.inbox import inbox_list
@@ -111,9 +111,9 @@ def decide_batch(
                     out.append(Outcome(action.token, False, why))
                     continue
             decision: Decision = (
-                store.approve(action.token, shown_args_sha256=action.args_sha256)
+                decisions.approve(store, action.token, shown_args_sha256=action.args_sha256)
                 if verb == "approve"
-                else store.reject(action.token, reason=reason)
+                else decisions.reject(store, action.token, reason=reason)
             )
         except (StoreError, ValueError) as exc:
             out.append(Outcome(action.token, False, f"not recorded: {exc}"))

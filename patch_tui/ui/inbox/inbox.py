@@ -30,7 +30,7 @@ from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import Header, Static
 
-from patch_tui.approvals import workspace
+from patch_tui.approvals import decisions, workspace
 from patch_tui.approvals.store import Action, ActionStatus, Decision, Event, StoreBusy, StoreError
 from patch_tui.approvals.watcher import StoreChanged
 from patch_tui.ui.commands import CommandList
@@ -247,12 +247,15 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
             if known is None:
                 # First read: the newest rows first, so the screen fills at once even with
                 # 10,000 actions, then the whole list right after.
-                first = store.list_actions(statuses=statuses, limit=FIRST_PAGE)
+                first = decisions.annotate(
+                    store, store.list_actions(statuses=statuses, limit=FIRST_PAGE)
+                )
                 if len(first) == FIRST_PAGE:
                     self.app.call_from_thread(self._loaded, Listing(first, None, mode), False)
-            result: Listing | StoreError = Listing(
-                store.list_actions(statuses=statuses), version, mode
-            )
+            # Each live approval verified, and each pending one's quorum said (the decisions
+            # service's: the store only keeps the signatures).
+            listed = decisions.annotate(store, store.list_actions(statuses=statuses))
+            result: Listing | StoreError = Listing(listed, version, mode)
         except StoreError as exc:  # StoreBusy included: shown, and retried on the next tick
             result = exc
         except Exception as exc:  # a damaged row, say: said, and the next tick tries again
@@ -413,7 +416,14 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
             return
 
         def done(decision: Decision | None) -> None:
-            if decision is not None and decision.ok:
+            if decision is not None and decision.code == "awaiting_approval":
+                self.notify(
+                    f"Signed: {action.tool} ({action.token[:8]}…) {decision.why}; it runs once "
+                    "enough "
+                    "approvers have approved.",
+                    markup=False,
+                )
+            elif decision is not None and decision.ok:
                 self.notify(
                     f"Approved with edited args: {action.tool} ({action.token[:8]}…). The agent "
                     "will be told what changed.",
@@ -506,13 +516,21 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
         token, shown_sha256 = action.token, action.args_sha256
 
         def decide(note: str | None) -> Decision:
+            from patch_tui.approvals import decisions
+
             store = app_store(self.app)
             if verb == "approve":
-                return store.approve(token, note=note, shown_args_sha256=shown_sha256)
-            return store.reject(token, reason=note)
+                return decisions.approve(store, token, note=note, shown_args_sha256=shown_sha256)
+            return decisions.reject(store, token, reason=note)
 
         def done(decision: Decision | None) -> None:
-            if decision is not None and decision.ok:
+            if decision is not None and decision.code == "awaiting_approval":
+                self.notify(
+                    f"Signed: {action.tool} ({token[:8]}…) {decision.why}; it runs once enough "
+                    "approvers have approved.",
+                    markup=False,
+                )
+            elif decision is not None and decision.ok:
                 self.notify(
                     f"{'Approved' if verb == 'approve' else 'Rejected'}: {action.tool} "
                     f"({token[:8]}…). The agent's patch_confirm_action "
