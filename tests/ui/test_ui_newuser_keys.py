@@ -10,6 +10,7 @@ from desk_helpers import make_app, ready, wait_lint
 from inboxkit import hold, inbox_app, isolate, open_inbox, tools
 from pilotkit import until
 
+from patch_tui.approvals import decisions
 from patch_tui.format import toolfile
 from patch_tui.ui.inbox.inbox_dialogs import DecideModal
 
@@ -223,9 +224,11 @@ async def test_the_history_is_in_the_order_of_its_when_column(
     first = hold(store, folder / "delete_file.py", {"path": "/tmp/held-first"})
     second = hold(store, folder / "delete_file.py", {"path": "/tmp/held-second"})
     with Store(store, actor="alice@cli") as s:
-        s.reject(second.token, reason="no")
+        decisions.reject(s, second.token, reason="no")
         time.sleep(0.01)
-        s.reject(first.token, reason="no")  # held first, decided last: newest in the history
+        decisions.reject(
+            s, first.token, reason="no"
+        )  # held first, decided last: newest in the history
     app = inbox_app(store)
     async with app.run_test(size=(100, 32)) as pilot:
         screen = await open_inbox(pilot, app)
