@@ -57,83 +57,120 @@ class DecisionRows(GrantRows):
         approvals/edits.py) replace the args, the agent's proposal moving to `proposed_args`;
         the signature row is appended; then a reject rejects, and an approve approves when `complete`,
         given the action and its signatures as they are now, returns the approval's expiry."""
-        at = signature.at
+        at = now_iso(self._now())
         with self._write() as conn:
-            found = self._select_action(conn, token)
-            if found is None:
-                return Decision(False, None, "unknown token", "unknown_token")
-            action_id, action = found
-            if action.status == ActionStatus.PENDING and signature.decision == "approve":
-                # Under the write lock: what no one can have seen is never approved
-                # (approvable.py); a reject is always possible.
-                unseen = approvable.unseen(action)
-                if unseen is not None:
-                    return Decision(False, action, unseen.why, unseen.code)
-            if action.status != ActionStatus.PENDING or action.expires_at <= at:
-                return self._decided(conn, token, 0, "", at)
-            if shown_args_sha256 is not None and action.args_sha256 != shown_args_sha256:
-                return Decision(
-                    False,
-                    action,
-                    "its args changed since they were shown: look at it again",
-                    "changed_since_shown",
-                )
+            opened = self._open_for_decision(conn, token, signature, shown_args_sha256, at)
+            if isinstance(opened, Decision):
+                return opened
+            action_id, action = opened
             if args is not None and canonical_json(args) != canonical_json(action.args):
                 action = self._edit_args(conn, action_id, action, args)
-            conn.execute(
-                "INSERT INTO signatures (action_id, approver, decision, at, note, "
-                "args_sha256, envelope) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    action_id,
-                    signature.approver,
-                    signature.decision,
-                    at,
-                    signature.note,
-                    action.args_sha256,
-                    signature.envelope,
-                ),
-            )
+            self._insert_signature(conn, action_id, action, signature)
             if signature.decision == "reject":
-                cur = conn.execute(
-                    "UPDATE actions SET status = 'rejected', decided_at = ?, decided_by = ?, "
-                    "note = ? WHERE id = ? AND status = 'pending'",
-                    (at, self._decider(signature), signature.note, action_id),
-                )
-                return self._decided(
-                    conn,
-                    token,
-                    cur.rowcount,
-                    "rejected",
-                    at,
-                    approver=signature.approver,
-                    reason=signature.note,
-                )
-            expiry = complete(action, self._signatures(conn, action_id))
-            if expiry is None:
-                self._event(
-                    conn,
-                    action_id,
-                    "signed",
-                    at,
-                    approver=signature.approver,
-                    **_edit_detail(action),
-                )
-                return Decision(False, action, "awaiting more approvals", "awaiting_approval")
-            cur = conn.execute(
-                "UPDATE actions SET status = 'approved', decided_at = ?, decided_by = ?, "
-                "note = ?, expires_at = ? WHERE id = ? AND status = 'pending'",
-                (at, self._decider(signature), signature.note, expiry, action_id),
+                return self._record_reject(conn, action_id, action, signature, at)
+            return self._record_approve(conn, action_id, action, signature, complete, at)
+
+    def _open_for_decision(
+        self,
+        conn: sqlite3.Connection,
+        token: str,
+        signature: Signature,
+        shown_args_sha256: str | None,
+        at: str,
+    ) -> tuple[int, Action] | Decision:
+        """The pending, unexpired action a decision may be recorded on, or why not."""
+        found = self._select_action(conn, token)
+        if found is None:
+            return Decision(False, None, "unknown token", "unknown_token")
+        action_id, action = found
+        if action.status == ActionStatus.PENDING and signature.decision == "approve":
+            # Under the write lock: what no one can have seen is never approved
+            # (approvable.py); a reject is always possible.
+            unseen = approvable.unseen(action)
+            if unseen is not None:
+                return Decision(False, action, unseen.why, unseen.code)
+        if action.status != ActionStatus.PENDING or action.expires_at <= at:
+            return self._decided(conn, token, 0, "", at)
+        if shown_args_sha256 is not None and action.args_sha256 != shown_args_sha256:
+            return Decision(
+                False,
+                action,
+                "its args changed since they were shown: look at it again",
+                "changed_since_shown",
             )
-            return self._decided(
-                conn,
-                token,
-                cur.rowcount,
-                "approved",
-                at,
-                approver=signature.approver,
-                note=signature.note,
-                **_edit_detail(action),
+        return action_id, action
+
+    def _insert_signature(
+        self, conn: sqlite3.Connection, action_id: int, action: Action, signature: Signature
+    ) -> None:
+        conn.execute(
+            "INSERT INTO signatures (action_id, approver, decision, at, note, "
+            "args_sha256, envelope) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                action_id,
+                signature.approver,
+                signature.decision,
+                signature.at,
+                signature.note,
+                action.args_sha256,
+                signature.envelope,
+            ),
+        )
+
+    def _record_reject(
+        self,
+        conn: sqlite3.Connection,
+        action_id: int,
+        action: Action,
+        signature: Signature,
+        at: str,
+    ) -> Decision:
+        cur = conn.execute(
+            "UPDATE actions SET status = 'rejected', decided_at = ?, decided_by = ?, "
+            "note = ? WHERE id = ? AND status = 'pending'",
+            (at, self._decider(signature), signature.note, action_id),
+        )
+        return self._decided(
+            conn,
+            action.token,
+            cur.rowcount,
+            "rejected",
+            at,
+            approver=signature.approver,
+            reason=signature.note,
+        )
+
+    def _record_approve(
+        self,
+        conn: sqlite3.Connection,
+        action_id: int,
+        action: Action,
+        signature: Signature,
+        complete: QuorumCheck,
+        at: str,
+    ) -> Decision:
+        """Approved when `complete` says the quorum is there (its expiry), else still pending."""
+        expiry = complete(action, self._signatures(conn, action_id))
+        if expiry is None:
+            self._event(
+                conn, action_id, "signed", at, approver=signature.approver, **_edit_detail(action)
             )
+            return Decision(False, action, "awaiting more approvals", "awaiting_approval")
+        cur = conn.execute(
+            "UPDATE actions SET status = 'approved', decided_at = ?, decided_by = ?, "
+            "note = ?, expires_at = ? WHERE id = ? AND status = 'pending'",
+            (at, self._decider(signature), signature.note, expiry, action_id),
+        )
+        return self._decided(
+            conn,
+            action.token,
+            cur.rowcount,
+            "approved",
+            at,
+            approver=signature.approver,
+            note=signature.note,
+            **_edit_detail(action),
+        )
 
     def _decider(self, signature: Signature) -> str:
         """Who decided, as the inbox shows it: the approver whose key signed, and the process

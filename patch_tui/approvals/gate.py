@@ -50,6 +50,7 @@ from typing import Any
 from patch_tui.approvals import decisions, edits, grants, workspace
 from patch_tui.approvals.store import Action, Store, args_sha256
 from patch_tui.approvals.taint_origins import origin_words, recent_outputs_at, taint_origins
+from patch_tui.approvals.taint_values import _returned_strings, _strings
 from patch_tui.format import toolfile
 from patch_tui.format.fields import JSON_PY_TYPES, fits_json_type, json_type
 from patch_tui.format.manifest import Manifest
@@ -109,41 +110,8 @@ def find_tool(ref: str, toolbox: Toolbox | None) -> Path:
     )
 
 
-def _strings(value: Any) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    return []
-
-
 def _output_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def _returned_strings(output: str) -> list[str]:
-    """The strings a tool returned, exactly as the agent got them: every string value (and key)
-    at any depth of its JSON result, newlines and quotes as they are, plus the text itself.
-    Outputs are remembered as JSON text, where a newline or a quote is escaped: comparing an
-    arg with that text alone missed the exact value whenever it held one."""
-    found = [output]
-    try:
-        value = json.loads(output)
-    except ValueError:
-        return found
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            found.append(item)
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, dict):
-            found.extend(k for k in item if isinstance(k, str))
-            stack.extend(item.values())
-    return found
 
 
 def find_tainted_inputs(

@@ -10,6 +10,7 @@ from desk_helpers import make_app, ready, wait_lint
 from inboxkit import hold, inbox_app, isolate, open_inbox, tools
 from pilotkit import until
 
+from patch_tui.approvals import decisions
 from patch_tui.format import toolfile
 from patch_tui.ui.inbox.inbox_dialogs import DecideModal
 
@@ -224,6 +225,7 @@ async def test_the_history_is_in_the_order_of_its_when_column(
     first = hold(store, folder / "delete_file.py", {"path": "/tmp/held-first"})
     second = hold(store, folder / "delete_file.py", {"path": "/tmp/held-second"})
     with Store(store, actor="alice@cli") as s:
+
         assert decisions.reject(s, second.token, reason="no").ok
         time.sleep(0.01)
         # Held first, decided last: the newest in the history.

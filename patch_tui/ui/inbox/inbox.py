@@ -247,13 +247,11 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
             if known is None:
                 # First read: the newest rows first, so the screen fills at once even with
                 # 10,000 actions, then the whole list right after.
-                first = decisions.annotate(
-                    store, store.list_actions(statuses=statuses, limit=FIRST_PAGE)
-                )
+                page = store.list_actions(statuses=statuses, limit=FIRST_PAGE)
+                first = decisions.annotate(store, page)
                 if len(first) == FIRST_PAGE:
                     self.app.call_from_thread(self._loaded, Listing(first, None, mode), False)
-            # Each live approval verified, and each pending one's quorum said (the decisions
-            # service's: the store only keeps the signatures).
+            # Live approvals verified, quorums said: the decisions service's, not the store's.
             listed = decisions.annotate(store, store.list_actions(statuses=statuses))
             result: Listing | StoreError = Listing(listed, version, mode)
         except StoreError as exc:  # StoreBusy included: shown, and retried on the next tick
@@ -417,12 +415,7 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
 
         def done(decision: Decision | None) -> None:
             if decision is not None and decision.code == "awaiting_approval":
-                self.notify(
-                    f"Signed: {action.tool} ({action.token[:8]}…) {decision.why}; it runs once "
-                    "enough "
-                    "approvers have approved.",
-                    markup=False,
-                )
+                self._signed_notice(action, decision)
             elif decision is not None and decision.ok:
                 self.notify(
                     f"Approved with edited args: {action.tool} ({action.token[:8]}…). The agent "
@@ -525,11 +518,7 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
 
         def done(decision: Decision | None) -> None:
             if decision is not None and decision.code == "awaiting_approval":
-                self.notify(
-                    f"Signed: {action.tool} ({token[:8]}…) {decision.why}; it runs once enough "
-                    "approvers have approved.",
-                    markup=False,
-                )
+                self._signed_notice(action, decision)
             elif decision is not None and decision.ok:
                 self.notify(
                     f"{'Approved' if verb == 'approve' else 'Rejected'}: {action.tool} "
@@ -550,6 +539,14 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
                 note_label=None if verb == "approve" else "reason (optional, the agent sees it)",
             ),
             done,
+        )
+
+    def _signed_notice(self, action: Action, decision: Decision) -> None:
+        """A signed approval short of the quorum: recorded, and the call stays pending."""
+        self.notify(
+            f"Signed: {action.tool} ({action.token[:8]}…) {decision.why}; it runs once enough "
+            "approvers have approved.",
+            markup=False,
         )
 
     def action_grants(self) -> None:
