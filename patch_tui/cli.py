@@ -26,6 +26,7 @@ HANDLERS: dict[str, tuple[str, str]] = {
     "inbox": ("patch_tui.commands.inboxcmd", "run_inbox"),
     "serve": ("patch_tui.commands.runtime", "run_serve"),
     "guard": ("patch_tui.commands.guardcmd", "run_guard"),
+    "store": ("patch_tui.commands.storecmd", "run_store"),
     "generate": ("patch_tui.commands.generate", "run_generate"),
     "export": ("patch_tui.commands.interop", "run_export"),
     "import": ("patch_tui.commands.interop", "run_import"),
@@ -42,9 +43,10 @@ def _global_options(parser: argparse.ArgumentParser, *, sub: bool) -> None:
     default = argparse.SUPPRESS if sub else None
     parser.add_argument(
         "--store",
-        metavar="PATH",
+        metavar="PATH|URL",
         default=default,
-        help="the confirmation store (env PATCH_TUI_STORE; default in the user state folder)",
+        help="the confirmation store: a file (SQLite) or postgresql://… (the team inbox) "
+        "(env PATCH_TUI_STORE, config `store`; default a file in the user state folder)",
     )
     parser.add_argument(
         "--toolbox",
@@ -192,6 +194,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="a date/time (2026-11-20, 2026-11-20T10:00Z) or an age (2h, 1d)",
     )
     q.add_argument("--out", metavar="FILE", default=None, help="write here instead of stdout")
+
+    p = add("store", "The confirmation store itself: `store migrate` brings its schema up to date.")
+    store_sub = p.add_subparsers(dest="store_command", metavar="ACTION", parser_class=_Parser)
+    q = store_sub.add_parser(
+        "migrate",
+        help="apply the schema's missing migrations (a PostgreSQL store: as the schema's owner)",
+    )
+    _global_options(q, sub=True)
 
     p = add("serve", "MCP server on stdio over a toolbox.")
     p.add_argument(

@@ -115,3 +115,19 @@ def own_pg(pg_server: Any) -> Iterator[Any]:
     _server, template = pg_server
     with private_server(template) as server:
         yield server
+
+
+@pytest.fixture(params=("sqlite", "postgresql"))
+def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    """Where a store of each backend lives (opened by the test, as often as it likes)."""
+    from storekit import location
+
+    return location(request.param, request, tmp_path)
+
+
+@pytest.fixture
+def any_store(store_location: Any) -> Iterator[Any]:
+    from patch_tui.approvals.open_store import open_store
+
+    with open_store(store_location, actor="alice@test", ttl=300) as store:
+        yield store

@@ -61,6 +61,7 @@ class Settings(BaseSettings):
     watch_themes: bool = _setting("watch_themes")
     sandbox_engine: str = _setting("sandbox_engine")
     sandbox_allow_unisolated: bool = _setting("sandbox_allow_unisolated")
+    store: str | None = _setting("store")
     serve_workspace: str | None = _setting("serve_workspace")
     alert_bell: bool = _setting("alert_bell")
     alert_osc: bool = _setting("alert_osc")

@@ -39,7 +39,12 @@ class InboxApp(ServicesHost, SafeTitles, DialogKeyGuard, App[None]):
         super().__init__()
         self.services = Services(
             settings=settings or Settings(watch_themes=False, watch_tools=False),
-            store_path=Path(store_path) if store_path else None,
+            # Kept as given: a postgresql:// URL is no Path (Path would fold its `//`).
+            store_path=(
+                (store_path if isinstance(store_path, Path) else os.fspath(store_path))
+                if store_path
+                else None
+            ),
             # The grants screen compares a grant with its tool file, found here by name too.
             toolbox=toolbox,
         )

@@ -29,13 +29,15 @@ from textual.widgets import Static
 
 from patch_tui.approvals.store import Store, StoreError
 from patch_tui.approvals.watcher import StoreChanged, StoreWatcher
+from patch_tui.settings.store_location import DatabaseURL
 from patch_tui.ui.desk.host import DeskHost
 from patch_tui.ui.services import services
 
 POLL_INTERVAL = 0.3
 
 
-def store_path(app: App[Any]) -> Path:
+def store_path(app: App[Any]) -> Path | DatabaseURL:
+    """Where the store is, fit to show: a database URL prints without its password."""
     return services(app).resolved_store_path
 
 
