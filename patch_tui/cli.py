@@ -202,6 +202,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="apply the schema's missing migrations (a PostgreSQL store: as the schema's owner)",
     )
     _global_options(q, sub=True)
+    q = store_sub.add_parser(
+        "roles", help="print the SQL granting a team's agent and approver roles what they need"
+    )
+    q.add_argument("--agent", default="patch_tui_agent", help="the agents' role name")
+    q.add_argument("--approver", default="patch_tui_approver", help="the approvers' role name")
 
     p = add("serve", "MCP server on stdio over a toolbox.")
     p.add_argument(

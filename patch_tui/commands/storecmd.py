@@ -1,4 +1,5 @@
-"""`patch-tui store migrate`: bring the confirmation store's schema up to date.
+"""`patch-tui store migrate`: bring the confirmation store's schema up to date; `store roles`:
+the SQL for a team's least-privilege roles (approvals/postgres/roles.py).
 
 A SQLite store migrates itself when opened; a PostgreSQL one does on first use only when the
 connecting role may create tables in its schema. A team's agents and approvers connect with
@@ -18,8 +19,14 @@ from patch_tui.untrusted.text_safety import visible
 
 
 def run_store(args: argparse.Namespace) -> int:
-    if getattr(args, "store_command", None) != "migrate":
-        print("patch-tui: store needs an action: `patch-tui store migrate`", file=sys.stderr)
+    command = getattr(args, "store_command", None)
+    if command == "roles":
+        return _roles(args)
+    if command != "migrate":
+        print(
+            "patch-tui: store needs an action: `patch-tui store migrate` or `store roles`",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     from patch_tui.approvals.open_store import migrate_store
     from patch_tui.approvals.store import StoreError
@@ -36,4 +43,16 @@ def run_store(args: argparse.Namespace) -> int:
         print(f"{location}: applied {applied} {noun}; the schema is at version {version}")
     else:
         print(f"{location}: the schema is up to date (version {version})")
+    return EXIT_OK
+
+
+def _roles(args: argparse.Namespace) -> int:
+    """The least-privilege GRANTs (plain SQL on stdout, for psql); no database is opened."""
+    from patch_tui.approvals.postgres.roles import role_sql
+
+    try:
+        print(role_sql(args.agent, args.approver), end="")
+    except ValueError as exc:
+        _err(str(exc))
+        return EXIT_USAGE
     return EXIT_OK

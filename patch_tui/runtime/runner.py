@@ -487,6 +487,19 @@ def _run(
     return base
 
 
+def _database_credentials() -> list[Path]:
+    """libpq's credential files (a team inbox's store is a PostgreSQL database): the password
+    file, the service file and the client certificates. A tool run sees none of them, as it never
+    sees the store's URL (its environment is built from nothing)."""
+    home = Path.home()
+    found = [home / ".pgpass", home / ".pg_service.conf", home / ".postgresql"]
+    for var in ("PGPASSFILE", "PGSERVICEFILE", "PGSSLCERT", "PGSSLKEY", "PGSSLROOTCERT"):
+        value = os.environ.get(var)
+        if value:
+            found.append(Path(value).expanduser())
+    return found
+
+
 def protected_paths(
     iso: Isolation, tool_path: str | None, runs_dir: str | os.PathLike[str] | None, run_root: Path
 ) -> tuple[list[Path], list[Path], list[Path]]:
@@ -507,9 +520,12 @@ def protected_paths(
     sealed: list[Path] = []
     stores = [paths.default_store()] + ([iso.store] if iso.store is not None else [])
     for store in stores:
+        if "://" in str(store) or type(store).__name__ == "DatabaseURL":
+            continue  # a database's store has no files here; its credentials are hidden below
         store = Path(store).absolute()
         hidden += [store.with_name(store.name + suffix) for suffix in sandbox.STORE_SUFFIXES]
         sealed.append(store.parent)
+    hidden += _database_credentials()
     boxes: list[Path] = [paths.default_toolbox()]
     if iso.toolbox is not None:
         boxes.append(Path(iso.toolbox))

@@ -14,6 +14,7 @@ rolls its transaction back whole: nothing is half-recorded.
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import threading
@@ -48,6 +49,12 @@ from patch_tui.settings.store_location import DatabaseURL
 
 if TYPE_CHECKING:
     from patch_tui.approvals.postgres.feed import ChangeFeed
+
+# The pool logs each failed reconnection as a warning; with no logging set up Python would print
+# them to stderr, over the TUI's screen. What matters reaches the person as a StoreError instead.
+for _name in ("psycopg", "psycopg.pool"):
+    logging.getLogger(_name).addHandler(logging.NullHandler())
+    logging.getLogger(_name).propagate = False
 
 CONNECT_TIMEOUT_S = 5
 STATEMENT_TIMEOUT_MS = 15_000
@@ -159,7 +166,7 @@ class PgConnection:
             configure=self._configure,
             check=ConnectionPool.check_connection,
             open=False,
-            timeout=max(1.0, busy_timeout_ms / 1000 + 5),
+            timeout=max(2.0, busy_timeout_ms / 1000),
             name="patch-tui-store",
         )
         try:
@@ -174,7 +181,7 @@ class PgConnection:
         try:
             given = conninfo_to_dict(self.location.secret_url)
         except psycopg.Error as exc:
-            raise StoreUnavailable(
+            raise StoreUnreachable(
                 f"{self.location}: not a PostgreSQL connection URL: "
                 f"{self._scrub(_first_line(str(exc)))}"
             ) from None
@@ -281,6 +288,13 @@ class PgConnection:
     # -- plumbing -----------------------------------------------------------------------------
 
     def _translate(self, exc: BaseException) -> StoreError:
+        if isinstance(exc, PoolTimeout):
+            # No pooled connection in time: say why when the server is the reason (down,
+            # refusing), not "busy".
+            try:
+                self._check_reachable()
+            except StoreUnreachable as down:
+                return down
         return translate(exc, self.location, self._scrub)
 
     def _now(self) -> float:

@@ -22,6 +22,7 @@ import psycopg
 
 from patch_tui.approvals.backend import ClaimCheck, GrantUseCheck, QuorumCheck
 from patch_tui.approvals.connection import _pid_start
+from patch_tui.approvals.postgres.connection import StoreUnreachable
 from patch_tui.approvals.postgres.settling import PgSettling
 from patch_tui.approvals.records import Signature
 from patch_tui.approvals.schema import _ACTION_COLUMNS, _event_detail, _row_to_action
@@ -206,7 +207,44 @@ class PgStore(PgSettling):
     ) -> Decision:
         """Record one approver's signed decision and, in the same transaction, the transition it
         makes: a reject ends the action; an approve completes it when `complete` (given every
-        signature, this one included) returns the approval's expiry."""
+        signature, this one included) returns the approval's expiry.
+
+        The database going away mid-decision leaves it recorded whole or not at all (one
+        transaction); which one is looked up once the connection is back, so the person is told
+        "recorded" or "not recorded", never left guessing."""
+        try:
+            return self._add_decision(
+                token, signature, complete=complete, args=args, shown_args_sha256=shown_args_sha256
+            )
+        except StoreUnreachable as exc:
+            lost = str(exc)
+        recorded = self._was_recorded(token, signature)
+        if recorded is None:
+            raise StoreUnreachable(
+                f"{lost}; the decision was recorded whole or not at all: look at the action again "
+                "once the database is back"
+            ) from None
+        if not recorded:
+            raise StoreUnreachable(f"{lost}; the decision was not recorded") from None
+        action = self.get(token)
+        return Decision(True, action, "recorded (the connection dropped as it committed)")
+
+    def _was_recorded(self, token: str, signature: Signature) -> bool | None:
+        """Whether this very signature is in the store (None: the store still cannot be read)."""
+        try:
+            return any(s.envelope == signature.envelope for s in self.decisions(token))
+        except StoreError:
+            return None
+
+    def _add_decision(
+        self,
+        token: str,
+        signature: Signature,
+        *,
+        complete: QuorumCheck,
+        args: dict[str, Any] | None,
+        shown_args_sha256: str | None,
+    ) -> Decision:
         at = now_iso(self._now())
         with self._write() as conn:
             found = self._select_action(conn, token, lock=True)
