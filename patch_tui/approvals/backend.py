@@ -82,6 +82,10 @@ class ApprovalStore(Protocol):
 
     def data_version(self) -> int: ...
 
+    # Sleep until data_version() differs from `seen` (at most `timeout` s); the version then.
+    # PostgreSQL: LISTEN/NOTIFY, no polling; SQLite: a cheap read every 250 ms.
+    def wait_for_change(self, seen: int | None, timeout: float) -> int: ...
+
     def events(self, token: str | None = None, limit: int | None = None) -> list[Event]: ...
 
     # -- decisions ----------------------------------------------------------------------------

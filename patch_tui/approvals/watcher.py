@@ -2,10 +2,12 @@
 
     watcher = StoreWatcher(open_store)     open_store() -> Store, or None while no store file exists
     changed = watcher.poll()               -> StoreChanged | None   (None: nothing changed)
+    changed = watcher.wait(timeout)        sleeps until the store changes, then poll()
 
-A UI calls `poll()` every 300 ms or so, off its UI thread (a poll may wait on the store's lock),
-and hands each `StoreChanged` to whatever shows the store: the pending badge, the inbox. So one
-process reads the store once per tick however many views it has.
+A UI calls `poll()` every 300 ms or so (SQLite), or loops on `wait()` (PostgreSQL: woken by
+LISTEN/NOTIFY, so nothing is read while nothing happens), off its UI thread (a read may wait on
+the store's lock), and hands each `StoreChanged` to whatever shows the store: the pending badge,
+the inbox. So one process reads the store once per change however many views it has.
 
 What a poll costs: `data_version()` (one cheap read) when nothing changed and nothing is due.
 When the version moved, on the first poll, or once the earliest expiry has passed, it settles
@@ -106,6 +108,21 @@ class StoreWatcher:
             return None
         self.last = changed
         return changed
+
+    def wait(self, timeout: float) -> StoreChanged | None:
+        """Sleep until the store changes (at most `timeout` seconds, and never past the next
+        expiry), then poll. On PostgreSQL the sleep ends on a NOTIFY from any machine, so a live
+        view updates within a round trip and reads nothing while nothing happens."""
+        last = self.last
+        if last is not None and last.error is None and last.version is not None:
+            left = min(timeout, max(0.0, last.next_due - self._clock()))
+            try:
+                store = self._open_store()
+                if store is not None:
+                    store.wait_for_change(last.version, left)
+            except StoreError:
+                pass  # poll() says what is wrong
+        return self.poll()
 
     def _look(self) -> StoreChanged | None:
         store = self._open_store()

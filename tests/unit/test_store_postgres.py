@@ -345,3 +345,36 @@ def test_store_roles_prints_the_grants_without_opening_anything(tmp_path: Path) 
     assert "GRANT INSERT, UPDATE ON actions TO ci_agent;" in done.stdout
     bad = _cli("store", "roles", "--agent", "x; DROP TABLE actions")
     assert bad.returncode == 2 and "not a plain role name" in bad.stderr
+
+
+async def test_a_held_call_waiting_for_a_decision_survives_the_database_restarting(
+    own_pg: Any,
+) -> None:
+    import anyio
+
+    from patch_tui.mcp_server.confirm_wait import wait_for_decision
+
+    url = DatabaseURL(own_pg.create_database())
+    with open_store(url, actor="mcp") as serve_store:
+        held = pending(serve_store)
+        progress: list[float] = []
+
+        async def report(done: float, total: float | None, message: str | None) -> None:
+            progress.append(done)
+
+        def restart_then_decide() -> None:
+            time.sleep(0.5)
+            own_pg.kill()
+            time.sleep(1.5)
+            own_pg.start()
+            with open_store(url, actor="bob@laptop") as approver:
+                assert approver.add_decision(held.token, _sig("bob"), complete=_one).ok
+
+        started = time.monotonic()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(anyio.to_thread.run_sync, restart_then_decide)
+            await wait_for_decision(serve_store, held.token, wait=60, report=report)
+        # It returned because the decision arrived, before its deadline.
+        assert time.monotonic() < started + 60
+        assert serve_store.get(held.token).status == "approved"
+        assert progress  # the client heard from it while it waited

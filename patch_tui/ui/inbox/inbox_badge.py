@@ -34,6 +34,8 @@ from patch_tui.ui.desk.host import DeskHost
 from patch_tui.ui.services import services
 
 POLL_INTERVAL = 0.3
+# A PostgreSQL store's watch sleeps this long at most between looks (a NOTIFY ends it at once).
+LIVE_WAIT = 5.0
 
 
 def store_path(app: App[Any]) -> Path | DatabaseURL:
@@ -97,6 +99,7 @@ class PendingWatch:
         self.busy = False
         self.last: StoreChanged | None = None
         self._running = False
+        self._following = False
         self.started = False
         self._last_read = 0.0
         self.watcher = StoreWatcher(self._open_store)
@@ -119,14 +122,52 @@ class PendingWatch:
         if self.started:
             return
         self.started = True
-        self.app.set_interval(POLL_INTERVAL, self.poll, name="pending-watch")
         self.app.screen_change_signal.subscribe(self.app, self._screen_changed)
+        if self._live():
+            # A database store announces every commit: one thread sleeps until it does.
+            self._following = True
+            self.app.run_worker(
+                self._follow, thread=True, group="pending-watch", exit_on_error=False
+            )
+            return
+        self.app.set_interval(POLL_INTERVAL, self.poll, name="pending-watch")
         self.poll()
+
+    def _live(self) -> bool:
+        try:
+            return isinstance(services(self.app).resolved_store_path, DatabaseURL)
+        except StoreError:
+            return False
+
+    def _follow(self) -> None:
+        """The watch of a PostgreSQL store: sleep on its change feed, show each change. A lost
+        connection shows as the store's error (the inbox's status line says so) until the feed
+        is back, then everything missed is read again and a toast says so."""
+        from textual.worker import get_current_worker
+
+        worker = get_current_worker()
+        first = True
+        while not worker.is_cancelled:
+            try:
+                changed = self.watcher.poll() if first else self.watcher.wait(LIVE_WAIT)
+            except Exception as exc:  # never let one bad read stop the watch for good
+                changed = StoreChanged(
+                    version=None,
+                    pending_count=self.count,
+                    error=StoreError(f"{store_path(self.app)}: cannot read the store: {exc!r}"),
+                )
+            first = False
+            if changed is not None and changed.error is not None:
+                time.sleep(1.0)  # the feed reconnects with its own backoff meanwhile
+            try:
+                self.app.call_from_thread(self._apply, changed)
+            except RuntimeError:
+                return  # the app is closing
 
     def poll(self) -> None:
         """Look at the store now (also what the timer calls)."""
-        if self._running:
-            return  # a read is still waiting on the store: never pile up threads
+        if self._running or self._following:
+            return  # a read is still waiting on the store (or the live loop owns the watcher)
         self._running = True
         self.app.run_worker(
             self._read,
@@ -155,7 +196,14 @@ class PendingWatch:
         self._running = False
         if changed is None:
             return
+        was = self.last
         self.last = changed
+        if was is not None and was.error is not None and changed.error is None and self._live():
+            self.app.notify(
+                "The store is back: what changed meanwhile was read again.",
+                title="Confirmation inbox",
+                markup=False,
+            )
         if changed.arrived:
             self.alerter.arrived(list(changed.arrived))
         busy = changed.busy
