@@ -137,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add(
         "inbox",
-        "The confirmation inbox: the TUI, or `list`, `approve`, `reject`, `allow`, `grants`, `revoke`, `export` headless.",
+        "The confirmation inbox: the TUI, or `list`, `claim`, `approve`, `reject`, `allow`, `grants`, `revoke`, `export` headless.",
     )
     inbox = p.add_subparsers(dest="inbox_command", metavar="ACTION", parser_class=_Parser)
     q = inbox.add_parser("list", help="list pending actions (all with --all)")
@@ -154,6 +154,20 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="approve these args instead of the proposed ones (checked against the tool's inputs)",
     )
+    q = inbox.add_parser(
+        "claim", help="say you are reading a pending action, so others leave it to you"
+    )
+    _global_options(q, sub=True)
+    q.add_argument("token")
+    q.add_argument(
+        "--for",
+        dest="seconds",
+        metavar="S",
+        type=float,
+        default=300.0,
+        help="how long the claim lasts unless renewed (default 300 s)",
+    )
+    q.add_argument("--release", action="store_true", help="end your claim now")
     q = inbox.add_parser("reject", help="reject a pending action")
     _global_options(q, sub=True)
     q.add_argument("token")
@@ -280,8 +294,8 @@ def _tui_parser() -> argparse.ArgumentParser:
 
 
 _VALUED_GLOBALS = ("--store", "--toolbox", "--theme")
-_TOKEN_COMMANDS = ("confirm", "approve", "reject")
-_VALUED_TOKEN_OPTIONS = ("--store", "--toolbox", "--note", "--reason", "--args")
+_TOKEN_COMMANDS = ("confirm", "approve", "reject", "claim")
+_VALUED_TOKEN_OPTIONS = ("--store", "--toolbox", "--note", "--reason", "--args", "--for")
 _TOKEN_OPTIONS = (*_VALUED_TOKEN_OPTIONS, "-h", "--help")
 
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from patch_tui.approvals.reading import Reading
 from patch_tui.approvals.records import Grant, Signature
 from patch_tui.approvals.values import Action, Decision, Event, Kind
 
@@ -121,6 +122,13 @@ class ApprovalStore(Protocol):
     def get_grant(self, grant_id: int) -> Grant | None: ...
 
     def list_grants(self, *, tool: str | None = None, ended: bool = False) -> list[Grant]: ...
+
+    # -- who is reading which call (approvals/reading.py: the team inbox's claim) -------------
+    def claim_reading(self, token: str, seconds: float = ...) -> Decision: ...
+
+    def release_reading(self, token: str) -> bool: ...
+
+    def readings(self) -> dict[str, Reading]: ...
 
     # -- the taint gate's memory --------------------------------------------------------------
     def record_output(self, tool: str, text: str) -> None: ...

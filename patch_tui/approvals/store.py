@@ -89,6 +89,7 @@ from dataclasses import replace
 from typing import Any
 
 from patch_tui.approvals.connection import _pid_start
+from patch_tui.approvals.reading import ReadingSqlite
 from patch_tui.approvals.schema import (
     _ACTION_COLUMNS,
     MIGRATIONS,
@@ -164,7 +165,7 @@ __all__ = [
 ]
 
 
-class Store(Settling):
+class Store(ReadingSqlite, Settling):
     """The confirmation store. Safe to share between threads (one connection behind a lock);
     every process opens its own `Store` on the same file."""
 

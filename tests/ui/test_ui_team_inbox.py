@@ -70,3 +70,41 @@ async def test_the_inbox_follows_the_database_and_says_when_it_is_gone(
             what="the store back",
         )
         await wait_for(pilot, lambda: any("The store is back" in m for m in said), what="a toast")
+
+
+async def test_c_claims_a_call_and_everyone_sees_who_reads_what(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    isolate(monkeypatch, tmp_path)
+    tools(tmp_path)
+    with open_store(DatabaseURL(pg_url), actor="agent@build") as agent:
+        mine = pending(agent, tool="send_mail")
+        theirs = pending(agent, tool="slugify")
+    app = inbox_app(pg_url)  # type: ignore[arg-type]
+    said: list[str] = []
+    notify = app.notify
+    app.notify = lambda message, **kw: (said.append(str(message)), notify(message, **kw))[1]  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_inbox(pilot, app)
+        await wait_for(pilot, lambda: len(screen.actions) == 2)
+        # Bob, on another laptop, claims one: it shows here with his name.
+        with open_store(DatabaseURL(pg_url), actor="bob@laptop") as bob:
+            assert bob.claim_reading(theirs.token).ok
+        await wait_for(pilot, lambda: screen.list.readers.get(theirs.token) == "bob@laptop")
+        # `c` on Bob's: refused, saying who has it.
+        screen.list.cursor = [a.token for a in screen.actions].index(theirs.token)
+        await wait_for(
+            pilot, lambda: screen.current is not None and screen.current.token == theirs.token
+        )
+        await pilot.press("c")
+        await wait_for(pilot, lambda: any("bob@laptop is reading it" in m for m in said))
+        # `c` on the free one: it is ours, and Bob's store sees it.
+        screen.list.cursor = [a.token for a in screen.actions].index(mine.token)
+        await wait_for(
+            pilot, lambda: screen.current is not None and screen.current.token == mine.token
+        )
+        await pilot.press("c")
+        await wait_for(pilot, lambda: any("You are reading" in m for m in said))
+        with open_store(DatabaseURL(pg_url), actor="bob@laptop") as bob:
+            assert bob.readings()[mine.token].by.endswith("@tui")
+            assert bob.claim_reading(mine.token).code == "being_read"

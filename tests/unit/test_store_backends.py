@@ -251,3 +251,48 @@ def test_exactly_one_of_many_concurrent_confirmers_runs(
         "already_used"
     }
     assert [e.event for e in any_store.events(action.token)].count("claimed") == 1
+
+
+# -- who is reading which call (the team inbox's claim) -----------------------------------------
+
+
+def test_a_claim_shows_who_reads_a_call_and_ends_by_itself(store_location: Any) -> None:
+    import time
+
+    with (
+        open_store(store_location, actor="alice@laptop") as alice,
+        open_store(store_location, actor="bob@laptop") as bob,
+    ):
+        action = pending(alice)
+        assert alice.claim_reading(action.token, seconds=60).ok
+        taken = bob.claim_reading(action.token)
+        assert not taken.ok and taken.code == "being_read" and "alice@laptop" in taken.why
+        assert bob.readings()[action.token].by == "alice@laptop"  # shown to everyone else
+        assert alice.claim_reading(action.token, seconds=60).ok  # renewing one's own
+        assert not bob.release_reading(action.token)  # only its holder releases it
+        assert alice.release_reading(action.token)
+        assert bob.claim_reading(action.token, seconds=60).ok
+        # Walked away: a minute later it is nobody's.
+        later = time.time() + 61
+        alice._now = lambda: later  # type: ignore[method-assign]
+        assert action.token not in alice.readings()
+        assert alice.claim_reading(action.token).ok
+        assert any(e.event == "reading" for e in bob.events(action.token))
+
+
+def test_a_decided_call_cannot_be_claimed_and_lists_no_reader(any_store: Any) -> None:
+    action = pending(any_store, ttl=0)
+    any_store.settle()
+    refused = any_store.claim_reading(action.token)
+    assert not refused.ok and refused.code == "not_pending"
+    assert any_store.claim_reading("nope").code == "unknown_token"
+    assert any_store.readings() == {}
+
+
+def test_exactly_one_of_many_concurrent_claimers_reads(any_store: Any, store_location: Any) -> None:
+    action = pending(any_store)
+    results = _race(8, store_location, lambda s: s.claim_reading(action.token))
+    got = [r for r in results if not isinstance(r, Exception) and r.ok]
+    assert len(got) == 1, results
+    winner = results.index(got[0])
+    assert any_store.readings()[action.token].by == f"p{winner}@race"

@@ -23,7 +23,7 @@ import psycopg
 from patch_tui.approvals.backend import ClaimCheck, GrantUseCheck, QuorumCheck
 from patch_tui.approvals.connection import _pid_start
 from patch_tui.approvals.postgres.connection import StoreUnreachable
-from patch_tui.approvals.postgres.settling import PgSettling
+from patch_tui.approvals.postgres.reading import PgReading
 from patch_tui.approvals.records import Signature
 from patch_tui.approvals.schema import _ACTION_COLUMNS, _event_detail, _row_to_action
 from patch_tui.approvals.values import (
@@ -50,7 +50,7 @@ from patch_tui.approvals.values import (
 Conn = psycopg.Connection[Any]
 
 
-class PgStore(PgSettling):
+class PgStore(PgReading):
     """The confirmation store on PostgreSQL. Thread-safe (a pool); one per process."""
 
     # -- creating and reading -----------------------------------------------------------------

@@ -72,6 +72,8 @@ class Listing(NamedTuple):
     version: int | None
     # "pending" or "history": the list it was read for (the mode may change during the read).
     mode: str
+    # Who is reading which pending action (the team inbox's claims, approvals/reading.py).
+    readers: dict[str, str] | None = None
 
 
 class InboxCommands(CommandList):
@@ -91,6 +93,7 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
 
     BINDINGS: ClassVar[list[Any]] = [
         Binding("a", "approve", "Approve", id="inbox.approve"),
+        Binding("c", "claim", "Claim", id="inbox.claim", show=False),
         Binding("r", "reject", "Reject", id="inbox.reject"),
         Binding("space", "toggle_select", "Select", id="inbox.select"),
         Binding("ctrl+a", "select_all", "Select all", id="inbox.select_all", show=False),
@@ -246,9 +249,9 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
                 first = store.list_actions(statuses=statuses, limit=FIRST_PAGE)
                 if len(first) == FIRST_PAGE:
                     self.app.call_from_thread(self._loaded, Listing(first, None, mode), False)
-            result: Listing | StoreError = Listing(
-                store.list_actions(statuses=statuses), version, mode
-            )
+            listed = store.list_actions(statuses=statuses)
+            readers = {t: r.by for t, r in store.readings().items()} if mode == "pending" else {}
+            result: Listing | StoreError = Listing(listed, version, mode, readers)
         except StoreError as exc:  # StoreBusy included: shown, and retried on the next tick
             result = exc
         except Exception as exc:  # a damaged row, say: said, and the next tick tries again
@@ -285,6 +288,8 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
             self._tick()  # the mode changed while reading: read again
             return
         self.actions = result.actions
+        if result.readers is not None:
+            self.list.readers = result.readers
         if not final:  # the first page: shown now, the rest follows
             self._apply_filter()
             status.update(f"{len(result.actions)} newest shown, reading the rest…")
@@ -389,6 +394,31 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
             self.decide_selection("approve")
         else:
             self._decide("approve")
+
+    def action_claim(self) -> None:
+        """Tell everyone else you are reading this call (a team inbox): they see your name on
+        it until you decide, or for five minutes (`c` again renews it)."""
+        action = self.current
+        if action is None or self.mode != "pending":
+            return
+        token, tool = action.token, action.tool
+
+        def claim() -> Decision:
+            return app_store(self.app).claim_reading(token)
+
+        def done(worker_decision: Decision) -> None:
+            if worker_decision.ok:
+                self.notify(f"You are reading {tool} ({token[:8]}…): others see it.", markup=False)
+            else:
+                self.notify(worker_decision.why, severity="warning", markup=False)
+            self.refresh_now()
+
+        self.run_worker(
+            lambda: self.app.call_from_thread(done, claim()),
+            thread=True,
+            group="inbox-claim",
+            exit_on_error=False,
+        )
 
     def action_edit(self) -> None:
         """Edit, then approve (issue 17): the args in a form from the tool's inputs."""
