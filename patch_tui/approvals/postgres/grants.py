@@ -1,6 +1,7 @@
 """The PostgreSQL store's standing grants: rows with their signatures (the maker's first, then
-any further approver's for a grant quorum) and their revocation. Plain storage: whether a
-grant's signatures are good is approvals/decisions.py's judgement, at use."""
+any further approver's for a grant quorum) and their revocation. Storage only, with the meaning
+SQLite's grant rows have: whether a grant's signatures are good is approvals/decisions.py's
+judgement, at use."""
 
 from __future__ import annotations
 
@@ -11,90 +12,109 @@ import psycopg
 
 from patch_tui.approvals.postgres.connection import PgConnection
 from patch_tui.approvals.records import Grant, Pattern, Signature
-from patch_tui.approvals.values import StoreError, canonical_json, now_iso
+from patch_tui.approvals.values import StoreError, now_iso
 
 Conn = psycopg.Connection[Any]
 
 _GRANT_COLUMNS = (
-    "id, grant_id, tool, version, source_sha256, tool_path, patterns_json, created_at, "
-    "created_by, expires_at, revoked_at, revoked_by, uses, last_used_at"
+    "id, tool, version, source_sha256, patterns_json, created_at, created_by, expires_at, "
+    "revoked_at, revoked_by, uses, last_used_at, grant_id, tool_path, revocation"
 )
+
+
+def _patterns(text: str) -> tuple[Pattern, ...]:
+    try:
+        return tuple(Pattern(str(k), str(g)) for k, g in json.loads(text))
+    except (ValueError, TypeError):
+        # A damaged row: no pattern at all would match every call, so it matches none instead.
+        return (Pattern("\x00damaged", "\x00"),)
+
+
+def _missing(grant_id: int) -> StoreError:
+    return StoreError(f"no grant {grant_id} (see `patch-tui inbox grants`)")
 
 
 class PgGrants(PgConnection):
     def add_grant(self, grant: Grant) -> Grant:
-        patterns = canonical_json([[p.key, p.glob] for p in grant.patterns])
+        """A new grant row with its maker's signature (grant.signatures[0])."""
+        if not grant.signatures or grant.grant_id is None:
+            raise ValueError("a grant is stored with its maker's signature")
+        maker = grant.signatures[0]
         with self._write() as conn:
             row = conn.execute(
-                "INSERT INTO grants (grant_id, tool, version, source_sha256, tool_path, "
-                "patterns_json, created_at, created_by, expires_at) "
+                "INSERT INTO grants (tool, version, source_sha256, patterns_json, created_at, "
+                "created_by, expires_at, grant_id, tool_path) "
                 "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id",
                 (
-                    grant.grant_id,
                     grant.tool,
                     grant.version,
                     grant.source_sha256,
-                    grant.tool_path,
-                    patterns,
+                    json.dumps([[p.key, p.glob] for p in grant.patterns], ensure_ascii=False),
                     grant.created_at,
                     grant.created_by,
                     grant.expires_at,
+                    grant.grant_id,
+                    grant.tool_path,
                 ),
             ).fetchone()
             assert row is not None
-            for signature in grant.signatures:
-                self._add_grant_signature(conn, int(row[0]), signature)
+            conn.execute(
+                "INSERT INTO grant_signatures (grant_row, approver, at, envelope) "
+                "VALUES (%s, %s, %s, %s)",
+                (int(row[0]), maker.approver, maker.at, maker.envelope),
+            )
             made = self._grant(conn, int(row[0]))
         assert made is not None
         return made
 
     def add_grant_signature(self, grant_id: int, signature: Signature) -> Grant:
+        """A further approver's signature on a standing grant (a grant quorum)."""
+        at = now_iso(self._now())
         with self._write() as conn:
-            if self._grant(conn, grant_id, lock=True) is None:
-                raise StoreError(f"no grant {grant_id}")
-            self._add_grant_signature(conn, grant_id, signature)
+            grant = self._grant(conn, grant_id, lock=True)
+            if grant is None:
+                raise _missing(grant_id)
+            if grant.state(at) != "active":
+                raise StoreError(f"grant {grant_id} is {grant.state(at)}; it cannot be signed")
+            added = conn.execute(
+                "INSERT INTO grant_signatures (grant_row, approver, at, envelope) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING id",
+                (grant_id, signature.approver, signature.at, signature.envelope),
+            ).fetchone()
+            if added is None:
+                raise StoreError(f"{signature.approver} already signed grant {grant_id}")
             made = self._grant(conn, grant_id)
         assert made is not None
         return made
-
-    def _add_grant_signature(self, conn: Conn, grant_row: int, signature: Signature) -> None:
-        conn.execute(
-            "INSERT INTO grant_signatures (grant_row, approver, decision, at, envelope, note) "
-            "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
-            (
-                grant_row,
-                signature.approver,
-                signature.decision,
-                signature.at,
-                signature.envelope,
-                signature.note,
-            ),
-        )
 
     def revoke_grant(self, grant_id: int, signature: Signature) -> Grant:
+        """Ends a grant now. Revoking a revoked or expired grant is refused with why."""
+        at = signature.at
         with self._write() as conn:
-            if self._grant(conn, grant_id, lock=True) is None:
-                raise StoreError(f"no grant {grant_id}")
             cur = conn.execute(
-                "UPDATE grants SET revoked_at = %s, revoked_by = %s "
-                "WHERE id = %s AND revoked_at IS NULL",
-                (signature.at, signature.approver, grant_id),
+                "UPDATE grants SET revoked_at = %s, revoked_by = %s, revocation = %s "
+                "WHERE id = %s AND revoked_at IS NULL AND expires_at > %s",
+                (at, signature.approver, signature.envelope, grant_id, at),
             )
-            if cur.rowcount == 1:
-                self._add_grant_signature(conn, grant_id, signature)
-            made = self._grant(conn, grant_id)
-        assert made is not None
-        return made
+            changed = cur.rowcount
+            grant = self._grant(conn, grant_id)
+        if grant is None:
+            raise _missing(grant_id)
+        if changed != 1:
+            if grant.revoked_at is not None:
+                raise StoreError(
+                    f"grant {grant_id} was already revoked by {grant.revoked_by} at "
+                    f"{grant.revoked_at}"
+                )
+            raise StoreError(f"grant {grant_id} already expired at {grant.expires_at}")
+        return grant
 
     def get_grant(self, grant_id: int) -> Grant | None:
-        try:
-            with self._pool.connection() as conn:
-                return self._grant(conn, grant_id)
-        except psycopg.Error as exc:
-            raise self._translate(exc) from None
+        found = self._grants_read("WHERE id = %s", (grant_id,))
+        return found[0] if found else None
 
     def list_grants(self, *, tool: str | None = None, ended: bool = False) -> list[Grant]:
-        sql = f"SELECT {_GRANT_COLUMNS} FROM grants"
+        """Standing grants, newest first (`ended=True` adds the expired and revoked ones)."""
         where: list[str] = []
         params: list[Any] = []
         if tool is not None:
@@ -103,47 +123,56 @@ class PgGrants(PgConnection):
         if not ended:
             where.append("revoked_at IS NULL AND expires_at > %s")
             params.append(now_iso(self._now()))
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY id DESC"
+        clause = ("WHERE " + " AND ".join(where)) if where else ""
+        return self._grants_read(clause, tuple(params))
+
+    # -- rows ---------------------------------------------------------------------------------
+
+    def _grants_read(self, where: str, params: tuple[Any, ...]) -> list[Grant]:
         try:
             with self._pool.connection() as conn:
-                rows = conn.execute(sql.encode(), params).fetchall()
-                return [self._grant_from_row(conn, r) for r in rows]
+                return self._grant_rows(conn, where, params)
         except psycopg.Error as exc:
             raise self._translate(exc) from None
 
     def _grant(self, conn: Conn, grant_row: int, *, lock: bool = False) -> Grant | None:
-        sql = f"SELECT {_GRANT_COLUMNS} FROM grants WHERE id = %s" + (" FOR UPDATE" if lock else "")
-        row = conn.execute(sql.encode(), (grant_row,)).fetchone()
-        return None if row is None else self._grant_from_row(conn, row)
+        found = self._grant_rows(conn, "WHERE id = %s", (grant_row,), lock=lock)
+        return found[0] if found else None
 
-    def _grant_from_row(self, conn: Conn, row: tuple[Any, ...]) -> Grant:
-        sigs = conn.execute(
-            "SELECT approver, decision, at, envelope, note FROM grant_signatures "
-            "WHERE grant_row = %s ORDER BY id",
-            (row[0],),
-        ).fetchall()
-        signatures = [Signature(s[0], s[1], s[2], s[3], s[4]) for s in sigs]
-        try:
-            patterns = tuple(Pattern(str(k), str(g)) for k, g in json.loads(row[6]))
-        except (ValueError, TypeError):
-            patterns = ()  # a damaged row matches nothing
-        return Grant(
-            id=int(row[0]),
-            grant_id=row[1],
-            tool=row[2],
-            version=row[3],
-            source_sha256=row[4],
-            tool_path=row[5],
-            patterns=patterns,
-            created_at=row[7],
-            created_by=row[8],
-            expires_at=row[9],
-            revoked_at=row[10],
-            revoked_by=row[11],
-            uses=int(row[12]),
-            last_used_at=row[13],
-            signatures=tuple(s for s in signatures if s.decision == "grant"),
-            revocation=next((s for s in signatures if s.decision == "revoke"), None),
-        )
+    def _grant_rows(
+        self, conn: Conn, where: str, params: tuple[Any, ...], *, lock: bool = False
+    ) -> list[Grant]:
+        sql = f"SELECT {_GRANT_COLUMNS} FROM grants {where} ORDER BY id DESC"
+        rows = conn.execute((sql + (" FOR UPDATE" if lock else "")).encode(), params).fetchall()
+        ids = [int(r[0]) for r in rows]
+        sigs: dict[int, list[Signature]] = {i: [] for i in ids}
+        if ids:
+            for grant_row, approver, at, envelope in conn.execute(
+                "SELECT grant_row, approver, at, envelope FROM grant_signatures "
+                "WHERE grant_row = ANY(%s) ORDER BY id",
+                (ids,),
+            ):
+                sigs[int(grant_row)].append(Signature(approver, "grant", at, envelope))
+        return [
+            Grant(
+                id=int(r[0]),
+                tool=r[1],
+                version=r[2],
+                source_sha256=r[3],
+                patterns=_patterns(r[4]),
+                created_at=r[5],
+                created_by=r[6],
+                expires_at=r[7],
+                revoked_at=r[8],
+                revoked_by=r[9],
+                uses=int(r[10]),
+                last_used_at=r[11],
+                grant_id=r[12],
+                tool_path=r[13],
+                signatures=tuple(sigs[int(r[0])]),
+                revocation=None
+                if r[14] is None
+                else Signature(r[9] or "", "revoke", r[8] or "", r[14]),
+            )
+            for r in rows
+        ]

@@ -67,16 +67,18 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX events_by_action ON events (action_id, id);
 
-    -- One signed statement per approver per action (approvals/statements.py's envelope).
+    -- One signed statement per approver per action's args (approvals/statements.py's
+    -- envelope): after an edit the same person signs the new args again.
     CREATE TABLE signatures (
-        id        BIGSERIAL PRIMARY KEY,
-        action_id BIGINT NOT NULL REFERENCES actions (id),
-        approver  TEXT NOT NULL,
-        decision  TEXT NOT NULL CHECK (decision IN ('approve', 'reject')),
-        at        TEXT COLLATE "C" NOT NULL,
-        envelope  TEXT NOT NULL,
-        note      TEXT,
-        UNIQUE (action_id, approver)
+        id          BIGSERIAL PRIMARY KEY,
+        action_id   BIGINT NOT NULL REFERENCES actions (id),
+        approver    TEXT NOT NULL,
+        decision    TEXT NOT NULL CHECK (decision IN ('approve', 'reject')),
+        at          TEXT COLLATE "C" NOT NULL,
+        note        TEXT,
+        args_sha256 TEXT NOT NULL,
+        envelope    TEXT NOT NULL,
+        UNIQUE (action_id, approver, args_sha256)
     );
 
     CREATE TABLE grants (
@@ -93,18 +95,17 @@ MIGRATIONS: tuple[str, ...] = (
         revoked_at    TEXT COLLATE "C",
         revoked_by    TEXT,
         uses          INTEGER NOT NULL DEFAULT 0,
-        last_used_at  TEXT COLLATE "C"
+        last_used_at  TEXT COLLATE "C",
+        revocation    TEXT
     );
     CREATE INDEX grants_by_tool ON grants (tool, expires_at);
     CREATE TABLE grant_signatures (
         id        BIGSERIAL PRIMARY KEY,
         grant_row BIGINT NOT NULL REFERENCES grants (id),
         approver  TEXT NOT NULL,
-        decision  TEXT NOT NULL CHECK (decision IN ('grant', 'revoke')),
         at        TEXT COLLATE "C" NOT NULL,
         envelope  TEXT NOT NULL,
-        note      TEXT,
-        UNIQUE (grant_row, approver, decision)
+        UNIQUE (grant_row, approver)
     );
 
     CREATE TABLE recent_outputs (

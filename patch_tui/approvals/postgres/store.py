@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 import psycopg
@@ -48,6 +49,18 @@ from patch_tui.approvals.values import (
 )
 
 Conn = psycopg.Connection[Any]
+
+
+def _edit_detail(action: Action) -> dict[str, Any]:
+    """What a decision event says of the args: their hash, and the agent's when a person edited
+    (as SQLite's store says it)."""
+    if action.proposed_args is None:
+        return {"args_sha256": action.args_sha256}
+    return {
+        "edited": True,
+        "proposed_args_sha256": args_sha256(action.proposed_args),
+        "args_sha256": action.args_sha256,
+    }
 
 
 class PgStore(PgReading):
@@ -245,15 +258,16 @@ class PgStore(PgReading):
         args: dict[str, Any] | None,
         shown_args_sha256: str | None,
     ) -> Decision:
-        at = now_iso(self._now())
+        at = signature.at
         with self._write() as conn:
             found = self._select_action(conn, token, lock=True)
             if found is None:
                 return Decision(False, None, "unknown token", "unknown_token")
             action_id, action = found
             if action.damaged and action.status == ActionStatus.PENDING:
-                if signature.decision == "approve":
-                    return _refuse_damaged(action, "approved")
+                return _refuse_damaged(action, "decided")
+            if action.status != ActionStatus.PENDING or action.expires_at <= at:
+                return self._not_open(conn, action_id, action, at)
             if shown_args_sha256 is not None and action.args_sha256 != shown_args_sha256:
                 return Decision(
                     False,
@@ -261,38 +275,30 @@ class PgStore(PgReading):
                     "its args changed since they were shown: look at it again",
                     "changed_since_shown",
                 )
-            if action.status != ActionStatus.PENDING or action.expires_at <= at:
-                return self._not_open(conn, action_id, action, at)
-            if signature.decision == "approve" and args is not None:
+            if args is not None and canonical_json(args) != canonical_json(action.args):
                 action = self._edit_args(conn, action_id, action, args)
             added = conn.execute(
-                "INSERT INTO signatures (action_id, approver, decision, at, envelope, note) "
-                "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (action_id, approver) DO NOTHING "
+                "INSERT INTO signatures (action_id, approver, decision, at, note, args_sha256, "
+                "envelope) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING "
                 "RETURNING id",
                 (
                     action_id,
                     signature.approver,
                     signature.decision,
-                    signature.at,
-                    signature.envelope,
+                    at,
                     signature.note,
+                    action.args_sha256,
+                    signature.envelope,
                 ),
             ).fetchone()
             if added is None:
                 return Decision(
                     False,
                     action,
-                    f"{signature.approver} already decided on this action",
+                    f"{signature.approver} already signed a decision on these args",
                     "already_signed",
                 )
-            self._event(
-                conn,
-                action_id,
-                "signed",
-                at,
-                actor=signature.approver,
-                decision=signature.decision,
-            )
+            decider = f"{signature.approver} via {self.actor}"
             if signature.decision == "reject":
                 return self._transition(
                     conn,
@@ -300,36 +306,44 @@ class PgStore(PgReading):
                     token,
                     "rejected",
                     at,
-                    decider=signature.approver,
+                    decider=decider,
                     note=signature.note,
                     expires=None,
+                    approver=signature.approver,
                     reason=signature.note,
                 )
-            signatures = self._signatures(conn, action_id)
-            expiry = complete(action, signatures)
+            expiry = complete(action, self._signatures(conn, action_id))
             if expiry is None:
-                return Decision(True, action, "recorded; more approvals are needed", "recorded")
-            approvers = [s.approver for s in signatures if s.decision == "approve"]
+                self._event(
+                    conn,
+                    action_id,
+                    "signed",
+                    at,
+                    approver=signature.approver,
+                    **_edit_detail(action),
+                )
+                return Decision(False, action, "awaiting more approvals", "awaiting_approval")
             return self._transition(
                 conn,
                 action_id,
                 token,
                 "approved",
                 at,
-                decider=", ".join(dict.fromkeys(approvers)),
+                decider=decider,
                 note=signature.note,
                 expires=expiry,
-                approvers=approvers,
+                approver=signature.approver,
+                **_edit_detail(action),
             )
 
     def _edit_args(
         self, conn: Conn, action_id: int, action: Action, args: dict[str, Any]
     ) -> Action:
         """A person's edit: the args that will run change while pending; the agent's proposal
-        is kept once (the first edit's original)."""
-        if canonical_json(args) == canonical_json(action.args):
-            return action
+        is kept once (a second edit keeps the agent's own, not the first edit)."""
         if action.upstream_token is not None:
+            # The upstream server runs the args it was given when its token is confirmed: an
+            # edit here would be shown as approved and never run.
             raise ValueError(
                 "this call is held by the upstream server, which runs the args it was "
                 "given: it cannot be edited (reject it, and the agent can call again)"
@@ -342,14 +356,6 @@ class PgStore(PgReading):
             "UPDATE actions SET proposed_args_json = coalesce(proposed_args_json, args_json), "
             "args_json = %s, args_sha256 = %s WHERE id = %s AND status = 'pending'",
             (text, args_sha256(args), action_id),
-        )
-        self._event(
-            conn,
-            action_id,
-            "edited",
-            now_iso(self._now()),
-            proposed_args_sha256=action.args_sha256,
-            args_sha256=args_sha256(args),
         )
         found = self._select_action(conn, action.token)
         assert found is not None
@@ -373,8 +379,8 @@ class PgStore(PgReading):
         cur = conn.execute(
             "UPDATE actions SET status = %s, decided_at = %s, decided_by = %s, note = %s, "
             "expires_at = coalesce(%s, expires_at), grant_id = coalesce(%s, grant_id) "
-            "WHERE id = %s AND status = 'pending' AND expires_at > %s",
-            (status, at, decider, note, expires, grant_row, action_id, at),
+            "WHERE id = %s AND status = 'pending'",
+            (status, at, decider, note, expires, grant_row, action_id),
         )
         found = self._select_action(conn, token)
         assert found is not None
@@ -419,19 +425,19 @@ class PgStore(PgReading):
         return [Signature(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
     def approve_by_grant(self, token: str, grant_id: int, check: GrantUseCheck) -> Decision:
+        """pending -> approved by a standing grant, when `check(action, grant)` holds inside this
+        transaction (the grant as it is now, with its signatures); the use is counted."""
         at = now_iso(self._now())
         with self._write() as conn:
             found = self._select_action(conn, token, lock=True)
             if found is None:
                 return Decision(False, None, "unknown token", "unknown_token")
             action_id, action = found
-            if action.damaged:
-                return _refuse_damaged(action, "approved")
             if action.status != ActionStatus.PENDING or action.expires_at <= at:
                 return Decision(False, action, _not_pending_why(action), "grant_inapplicable")
             grant = self._grant(conn, grant_id, lock=True)
             if grant is None or not check(action, grant):
-                return Decision(False, action, "the grant no longer applies", "grant_inapplicable")
+                return Decision(False, action, "the grant does not apply", "grant_inapplicable")
             conn.execute(
                 "UPDATE grants SET uses = uses + 1, last_used_at = %s WHERE id = %s",
                 (at, grant_id),
@@ -442,8 +448,8 @@ class PgStore(PgReading):
                 token,
                 "approved",
                 at,
-                decider=f"grant {grant_id} ({grant.created_by})",
-                note=None,
+                decider=f"grant {grant_id} ({', '.join(s.approver for s in grant.signatures)})",
+                note=f"standing grant {grant_id}",
                 expires=now_iso(self._now() + self.ttl),
                 grant_row=grant_id,
                 grant=grant_id,
@@ -460,9 +466,9 @@ class PgStore(PgReading):
             if found is None:
                 return Decision(False, None, "unknown token", "unknown_token")
             action_id, action = found
-            if action.damaged and action.status == ActionStatus.APPROVED:
-                return _refuse_damaged(action, "run")
             if action.status == ActionStatus.APPROVED and action.expires_at > at:
+                if action.damaged:
+                    return _refuse_damaged(action, "run")
                 grant = None
                 if action.grant_id is not None:
                     grant = self._grant(conn, int(action.grant_id))
@@ -504,7 +510,7 @@ class PgStore(PgReading):
         self._event(conn, action_id, "refused", at, code=code, why=why)
         found = self._select_action(conn, action.token)
         assert found is not None
-        return Decision(False, found[1], why, code)
+        return Decision(False, replace(found[1], tampered=why), why, code)
 
     def finish(
         self, token: str, ok: bool, result: Any, ran: dict[str, Any] | None = None
