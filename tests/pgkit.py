@@ -226,6 +226,11 @@ class PgServer:
             cur = conn.execute(statement.encode())
             return cur.fetchall() if cur.description else []
 
+    def sql_ignoring_errors(self, statement: str, database: str = "postgres") -> None:
+        """One statement whose failure is expected (filling a disk, say)."""
+        with contextlib.suppress(Exception):
+            self.sql(statement, database)
+
     def create_database(self) -> str:
         name = "t_" + uuid.uuid4().hex[:16]
         self.sql(f"CREATE DATABASE {name}")

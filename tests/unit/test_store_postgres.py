@@ -378,3 +378,47 @@ async def test_a_held_call_waiting_for_a_decision_survives_the_database_restarti
         assert time.monotonic() < started + 60
         assert serve_store.get(held.token).status == "approved"
         assert progress  # the client heard from it while it waited
+
+
+def test_a_full_disk_records_nothing_and_says_so(own_pg: Any) -> None:
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("a full disk is made with a small tmpfs, which only root can mount")
+    tiny = own_pg.root / "tiny"
+    tiny.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3M", "tmpfs", str(tiny)])
+    if mounted.returncode != 0:
+        pytest.skip("cannot mount a small tmpfs here to fill")
+    try:
+        os.chown(tiny, *_owner(own_pg))
+        own_pg.sql(f"CREATE TABLESPACE tiny LOCATION '{tiny}'")
+        own_pg.sql("CREATE DATABASE full_disk TABLESPACE tiny")
+        url = DatabaseURL(own_pg.url("full_disk"))
+        with open_store(url, actor="mcp") as store:
+            kept = pending(store)
+            before = store.data_version()
+            own_pg.sql("CREATE TABLE filler (x text)", "full_disk")
+            with pytest.raises(StoreUnavailable, match="nothing was recorded"):
+                # Fill what is left, then hold a call: one of them hits the wall.
+                for _ in range(40):
+                    own_pg.sql_ignoring_errors(
+                        "INSERT INTO filler SELECT md5(random()::text) "
+                        "FROM generate_series(1, 20000)",
+                        "full_disk",
+                    )
+                for i in range(400):  # incompressible args, 20 kB each
+                    pending(store, args={"n": i, "pad": os.urandom(10_000).hex()})
+            # What was recorded is all there, and the store still reads.
+            assert store.get(kept.token) == kept
+            assert store.data_version() >= before
+            own_pg.sql("DROP TABLE filler", "full_disk")
+            assert pending(store).status == "pending"  # space again: it works again
+    finally:
+        own_pg.stop("immediate")
+        subprocess.run(["umount", "-l", str(tiny)])
+
+
+def _owner(server: Any) -> tuple[int, int]:
+    stat = server.data.stat()
+    return stat.st_uid, stat.st_gid
