@@ -8,8 +8,9 @@
     server.sql("...")                  one statement on the admin database
 
 PostgreSQL refuses to run as root. As root (CI, this machine) the binaries run as `nobody`
-(subprocess's user=/group=, no helper binary), the data folder owned by it and placed under /tmp
-(pytest's own temp root is 0700 root's). As any other user they run as that user.
+(subprocess's user=/group=, no helper binary), from a world-readable copy in /tmp (the venv may
+sit where nobody cannot reach, under /root say), the data folder owned by nobody and placed under
+/tmp (pytest's own temp root is 0700 root's). As any other user they run as that user, in place.
 
 One server per test run is shared by every xdist worker (`shared_server`): the first worker to
 ask starts it under a lock in the run's temp root and writes where it listens; the others read
@@ -57,10 +58,38 @@ def bin_dir() -> Path:
     spec = importlib.util.find_spec("pgserver")
     if spec is None or not spec.submodule_search_locations:
         raise PgUnavailable("the pgserver wheel is not installed (make test installs it)")
-    path = Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
-    if not (path / "postgres").exists():
-        raise PgUnavailable(f"the pgserver wheel has no server binaries at {path}")
-    return path
+    install = Path(next(iter(spec.submodule_search_locations))) / "pginstall"
+    if not (install / "bin" / "postgres").exists():
+        raise PgUnavailable(f"the pgserver wheel has no server binaries at {install}")
+    if _run_as() is None:
+        return install / "bin"
+    return _world_readable_copy(install) / "bin"
+
+
+def _world_readable_copy(install: Path) -> Path:
+    """As root the server runs as nobody, who may not reach the venv (a checkout under /root,
+    say): a copy of the binaries (34 MB, once per machine and wheel) in /tmp, readable by all.
+    Their libraries sit beside the package (RPATH $ORIGIN/../../../pgserver.libs): copied too."""
+    import hashlib
+
+    key = hashlib.sha256(str(install.resolve()).encode()).hexdigest()[:12]
+    target = Path("/tmp") / f"patch-tui-pgbin-{key}"
+    done = target / "pgserver" / "pginstall"
+    if (done / "bin" / "postgres").exists():
+        return done
+    with open(f"/tmp/patch-tui-pgbin-{key}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (done / "bin" / "postgres").exists():
+            partial = Path(tempfile.mkdtemp(prefix=f"patch-tui-pgbin-{key}.", dir="/tmp"))
+            shutil.copytree(install, partial / "pgserver" / "pginstall", symlinks=True)
+            libs = install.parent.parent / "pgserver.libs"
+            if libs.is_dir():
+                shutil.copytree(libs, partial / "pgserver.libs", symlinks=True)
+            for path in [partial, *partial.rglob("*")]:
+                if not path.is_symlink():
+                    path.chmod(path.stat().st_mode | (0o555 if path.is_dir() else 0o444))
+            partial.rename(target)
+    return done
 
 
 def _run_as() -> tuple[int, int] | None:
