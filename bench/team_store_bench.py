@@ -178,13 +178,16 @@ def fill(location: Any, n: int) -> None:
             db.executemany(sql.format(", ".join("?" * 12)), rows)
 
 
-def list_json(location: Any, runs: int = 3) -> float:
+def list_json(
+    location: Any, runs: int = 3, args: tuple[str, ...] = ("inbox", "list", "--json")
+) -> float:
+    """Median wall time of a fresh `patch-tui ARGS` process (default: inbox list --json)."""
     env = {**os.environ, "PATCH_TUI_STORE": getattr(location, "secret_url", str(location))}
     times = []
     for _ in range(runs):
         started = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, "-m", "patch_tui", "inbox", "list", "--json"],
+            [sys.executable, "-m", "patch_tui", *args],
             capture_output=True,
             env=env,
             timeout=120,
@@ -314,6 +317,8 @@ def measure(location: Any, tmp: Path, args: argparse.Namespace) -> dict[str, Any
     wall, failures, held = asyncio.run(serves(location, tmp, args.serves, args.calls))
     out["serve_wall_s"], out["serve_failures"], out["serve_held"] = wall, failures, held
     fill(location, args.pending)
+    # The baseline, in the same run: a process that starts and prints its version.
+    out["start_s"] = list_json(location, args=("--version",))
     out["list_json_s"] = list_json(location)
     out["tui_first_s"], out["tui_full_s"] = asyncio.run(tui_open(location))
     return out
@@ -341,6 +346,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = [
         ("approve-to-runner wake-up p50", "wake_p50_ms", "{:.1f} ms"),
         ("approve-to-runner wake-up p95 (target <= 100 ms)", "wake_p95_ms", "{:.1f} ms"),
+        ("baseline: `patch-tui --version`, a fresh process", "start_s", "{:.2f} s"),
         (f"inbox list --json, {args.pending:,} pending (<= 0.5 s)", "list_json_s", "{:.2f} s"),
         (
             f"TUI inbox open, first rows, {args.pending:,} pending (<= 0.5 s)",
@@ -356,6 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         ("  ... actions recorded", "serve_held", "{}"),
         ("  ... calls that failed", "serve_failures", "{}"),
     ]
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'':<62}{'SQLite':>12}{'PostgreSQL':>14}")
     for label, key, fmt in rows:
         cells = [fmt.format(results[b][key]) for b in ("SQLite", "PostgreSQL")]
