@@ -12,7 +12,7 @@ UV_ENV := UV_PYTHON=$(PY) UV_PYTHON_DOWNLOADS=never UV_PROJECT_ENVIRONMENT=$(VEN
 RUN_STAMP := $(VENV)/.synced-run
 TEST_STAMP := $(VENV)/.synced-test
 
-.PHONY: run test lint bench fmt-check clean lock lock-check
+.PHONY: run test lint bench fmt-check clean lock lock-check docs
 
 $(UV):
 	@echo "make: fetching uv $(UV_VERSION) into $(UV_HOME)/ (once)"
@@ -38,6 +38,20 @@ lock: | $(UV)
 # CI: fails when pyproject.toml and uv.lock disagree.
 lock-check: | $(UV)
 	$(UV_ENV) $(UV) lock --check
+
+# The documentation site: the locked `docs` group in a venv of its own (mkdocs never imports
+# patch_tui: docs/rules.md is generated and checked by the tests), built strictly into site/.
+DOCS_VENV := .venv-docs
+DOCS_STAMP := $(DOCS_VENV)/.synced-docs
+$(DOCS_STAMP): pyproject.toml uv.lock | $(UV)
+	@echo "make: installing the locked docs packages into $(DOCS_VENV)"
+	UV_PYTHON=$(PY) UV_PYTHON_DOWNLOADS=never UV_PROJECT_ENVIRONMENT=$(DOCS_VENV) \
+		$(UV) sync --locked --only-group docs --no-install-project
+	touch $@
+
+# Not --quiet: mkdocs then stops counting the warnings --strict fails on.
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build --strict
 
 run: $(RUN_STAMP)
 	$(BIN)/patch-tui $(ARGS)
@@ -71,7 +85,7 @@ fmt-check: $(TEST_STAMP)
 	$(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) $(UV_HOME) build dist *.egg-info
+	rm -rf $(VENV) $(DOCS_VENV) $(UV_HOME) build dist site *.egg-info
 
 # The real Patch runtime (node 20+): build it (cached after the first time) and check patch-tui
 # against it (tests/interop_runtime). PATCH_RUNTIME_SRC: the folder holding build.sh.

@@ -1,4 +1,5 @@
-"""Regenerate the README's desk screenshot: `.venv/bin/python docs/screenshots.py`.
+"""Regenerate the desk screenshot (docs/screenshot-editor.svg, on the home and authoring pages):
+`.venv/bin/python docs/screenshots.py`.
 
 The desk on a copy of sample_tools/ with slugify.py open, at 150x42, in the default theme, with
 config and store in a temporary folder (your own settings never show in it)."""

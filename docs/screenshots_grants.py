@@ -1,4 +1,4 @@
-"""Regenerate the README's edit-then-approve, allow-like-this, batch and grants screenshots:
+"""Regenerate the docs' edit-then-approve, allow-like-this, batch and grants screenshots:
 `.venv/bin/python docs/screenshots_grants.py`.
 
 The inbox on its own, over a temporary store holding one held delete_file call, at 120x36 in the

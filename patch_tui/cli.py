@@ -137,17 +137,34 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add(
         "inbox",
-        "The confirmation inbox: the TUI, or `list`, `claim`, `approve`, `reject`, `allow`, `grants`, `revoke`, `export` headless.",
+        "The confirmation inbox: the TUI, or `list`, `show`, `claim`, `approve`, `reject`, `allow`, `grants`, `revoke`, `export` headless.",
     )
     inbox = p.add_subparsers(dest="inbox_command", metavar="ACTION", parser_class=_Parser)
     q = inbox.add_parser("list", help="list pending actions (all with --all)")
     _global_options(q, sub=True)
     q.add_argument("--json", action="store_true")
     q.add_argument("--all", action="store_true", help="include decided, executed, expired actions")
-    q = inbox.add_parser("approve", help="approve a pending action (edited with --args)")
+    q = inbox.add_parser("show", help="one action entirely: tool, source, capabilities, every arg")
+    _global_options(q, sub=True)
+    q.add_argument("token")
+    q = inbox.add_parser(
+        "approve",
+        help="approve a pending action: shows it and asks y (--yes needs --args-sha256; edited with --args)",
+    )
     _global_options(q, sub=True)
     q.add_argument("token")
     q.add_argument("--note", default=None)
+    q.add_argument(
+        "--yes",
+        action="store_true",
+        help="do not ask: approve only if --args-sha256 is the args hash `inbox show` printed",
+    )
+    q.add_argument(
+        "--args-sha256",
+        metavar="HASH",
+        default=None,
+        help="the args sha256 of what you read (`inbox list` / `inbox show`); approval fails if it differs",
+    )
     q.add_argument(
         "--args",
         metavar="JSON",

@@ -117,6 +117,17 @@ def workspace(env: dict[str, str]) -> Path:
     return Path(env["PATCH_TUI_SERVE_WORKSPACE"])
 
 
+def approve_argv(env: dict[str, str], token: str, *extra: str) -> list[str]:
+    """`inbox approve TOKEN --yes --args-sha256 HASH`, as a script that read `inbox show TOKEN`
+    runs it: the hash is the action's args sha256 as stored, the value `inbox show` prints."""
+    from patch_tui.approvals.store import Store
+
+    with Store(env["PATCH_TUI_STORE"], actor="reader@test") as store:
+        action = store.get(token)
+    sha = action.args_sha256 if action is not None else "0" * 64
+    return ["inbox", "approve", token, "--yes", "--args-sha256", sha, *extra]
+
+
 def cli(env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """The real CLI in a subprocess, started from the test's workspace."""
     return subprocess.run(

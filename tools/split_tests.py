@@ -189,7 +189,7 @@ def main() -> int:
     if old_snaps.is_dir() and not any(old_snaps.iterdir()):
         old_snaps.rmdir()
     # Comments and docs that name a moved file.
-    for path in [ROOT / "README.md", *TESTS.rglob("*.py"), *(ROOT / "docs").glob("*.md")]:
+    for path in [ROOT / "README.md", *TESTS.rglob("*.py"), *(ROOT / "docs").rglob("*.md")]:
         text = path.read_text(encoding="utf-8")
         new = readme_paths(text, plan)
         if new != text:

@@ -45,13 +45,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from patch_tui.approvals import edits, grants
+from patch_tui.approvals import edits, grants, workspace
 from patch_tui.approvals.store import Action, Store, args_sha256
 from patch_tui.format import toolfile
 from patch_tui.format.fields import JSON_PY_TYPES, fits_json_type, json_type
 from patch_tui.format.manifest import Manifest
 from patch_tui.runtime import sandbox
-from patch_tui.runtime.runner import DEFAULT_TIMEOUT, Isolation, RunResult, run_bytes, run_source
+from patch_tui.runtime.runner import (
+    DEFAULT_TIMEOUT,
+    Isolation,
+    RunResult,
+    protected_paths,
+    run_bytes,
+    run_source,
+)
 from patch_tui.runtime.toolbox import Toolbox, ToolboxError
 
 MIN_TAINT_LENGTH = 16
@@ -209,6 +216,10 @@ def confirmation_payload(
     }
     if tainted is not None:
         out["tainted_inputs"] = tainted
+    warning = workspace.warning(action)
+    if warning is not None:
+        # Said before anyone approves: this call, as it stands, cannot do what it asks.
+        out["workspace_warning"] = warning
     # Deliberately no shell command here: an agent that can run commands must not be handed the
     # way to approve its own call. Approval happens out of band, by a person.
     out["instruction"] = (
@@ -326,6 +337,9 @@ class Gate:
         reason: str,
         details: dict[str, Any] | None,
     ) -> Action:
+        flag = self._workspace_flag(manifest, path, args)
+        if flag is not None:
+            details = {**(details or {}), "workspace": flag}
         return self.store.create_pending(
             kind,
             manifest.name,
@@ -335,6 +349,34 @@ class Gate:
             reason,
             tool_path=str(path),
             details=details,
+        )
+
+    def _workspace_flag(
+        self, manifest: Manifest, path: Path, args: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """Path args this call could not write where it will run (approvals/workspace.py): kept
+        on the held action, so every front end says so before anyone approves."""
+        if manifest.capabilities.filesystem != "read-write":
+            return None
+        iso = self._isolation(gated=True)
+        engine = sandbox.choose_engine(iso.engine)
+        hidden: list[Path] = []
+        frozen: list[Path] = []
+        sealed: list[Path] = []
+        if engine == "landlock" and iso.workspace is not None:
+            try:
+                hidden, frozen, sealed = protected_paths(
+                    iso, str(path), self._runs_dir(path), sandbox.runs_root()
+                )
+            except OSError:
+                pass
+        return workspace.check(
+            args,
+            manifest,
+            iso.workspace,
+            engine=engine,
+            protected=[*hidden, *frozen],
+            sealed=sealed,
         )
 
     def _runs_dir(self, path: Path) -> Path | None:

@@ -88,6 +88,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
+from patch_tui.approvals import approvable
 from patch_tui.approvals.connection import _pid_start
 from patch_tui.approvals.reading import ReadingSqlite
 from patch_tui.approvals.schema import (
@@ -338,8 +339,12 @@ class Store(ReadingSqlite, Settling):
             if found is None:
                 return Decision(False, None, "unknown token", "unknown_token")
             proposed = found[1]
-            if proposed.damaged and proposed.status == ActionStatus.PENDING:  # under the write lock
-                return _refuse_damaged(proposed, "approved")
+            # Under the write lock: what no one can have seen is never approved (approvable.py).
+            unseen = (
+                approvable.unseen(proposed) if proposed.status == ActionStatus.PENDING else None
+            )
+            if unseen is not None:
+                return Decision(False, proposed, unseen.why, unseen.code)
             if shown_args_sha256 is not None and proposed.args_sha256 != shown_args_sha256:
                 return Decision(
                     False,

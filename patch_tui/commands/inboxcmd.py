@@ -11,7 +11,6 @@ duration or pattern, an unknown tool). Nothing is decided when the exit code is 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -270,37 +269,6 @@ def run_export(args: argparse.Namespace) -> int:
 # -- inbox ------------------------------------------------------------------------------------
 
 
-def _format_row(action: Any) -> str:
-    if action.damaged:
-        # Shown, never hidden: the person can reject it (`inbox reject TOKEN`).
-        args_text = f"DAMAGED: {action.damaged}"
-    else:
-        args_text = json.dumps(action.args, ensure_ascii=False)
-    if len(args_text) > 120:
-        args_text = args_text[:119] + "\u2026"
-    # A tampered approval shows as such in the status column: it will never run.
-    status = "TAMPERED" if action.tampered else action.status
-    lines = [
-        f"{visible(action.token)}  {visible(status):<11} {visible(action.kind):<13} "
-        f"{visible(action.tool)} {visible(action.version)}"
-        + ("  [damaged: can only be rejected]" if action.damaged else ""),
-        f"    args:    {visible(args_text)}",
-        f"    reason:  {visible(action.reason)}",
-        f"    created: {action.created_at}   expires: {action.expires_at}",
-    ]
-    if action.decided_at:
-        decided = f"    decided: {action.decided_at} by {visible(action.decided_by or '?')}"
-        if action.note:
-            decided += f" ({visible(action.note)})"
-        lines.append(decided)
-    if action.tampered:
-        lines.append(
-            f"    TAMPERED: {visible(action.tampered)}; never run (status in the store: "
-            f"{action.status})"
-        )
-    return "\n".join(lines)
-
-
 def _inbox_list(args: argparse.Namespace) -> int:
     with _cli_store(args) as store:
         # Listing is a pure read: settle first, so a listed pending action is approvable now.
@@ -322,7 +290,14 @@ def _inbox_list(args: argparse.Namespace) -> int:
     if not actions:
         print("No pending actions." if not args.all else "No actions.")
         return EXIT_OK
-    print("\n\n".join(_format_row(a) + _reader_line(readers.get(a.token)) for a in actions))
+    from patch_tui.commands.inbox_show import list_lines, terminal_width
+
+    width = terminal_width()
+    print(
+        "\n\n".join(
+            "\n".join(list_lines(a, width)) + _reader_line(readers.get(a.token)) for a in actions
+        )
+    )
     return EXIT_OK
 
 
@@ -358,21 +333,88 @@ def _inbox_claim(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _inbox_show(args: argparse.Namespace) -> int:
+    from patch_tui.commands.inbox_show import show_lines, terminal_width
+
+    with _cli_store(args) as store:
+        store.settle()
+        action = store.get(args.token)
+    if action is None:
+        _err(f"no action {visible(args.token)} in the store")
+        return EXIT_FAILED
+    print("\n".join(show_lines(action, _open_toolbox(args), terminal_width())))
+    return EXIT_OK
+
+
+def _approve_seen(args: argparse.Namespace) -> int:
+    """`inbox approve TOKEN`: approve exactly what a person saw. Without --yes, the whole action
+    is printed and a `y` asked for; with --yes, --args-sha256 must be the args hash `inbox list`
+    or `inbox show` printed (the store checks it inside the approval's transaction)."""
+    from patch_tui.approvals import approvable
+    from patch_tui.commands.inbox_show import show_lines, terminal_width
+
+    token = visible(args.token)
+    if args.yes and not args.args_sha256:
+        _err(
+            f"cannot approve {token} with --yes alone: add --args-sha256 HASH, the args sha256 "
+            f"`patch-tui inbox show {token}` prints, so only args someone read are approved; "
+            "nothing was approved"
+        )
+        return EXIT_USAGE
+    with _cli_store(args) as store:
+        store.settle()
+        action = store.get(args.token)
+        if action is None:
+            _err(f"cannot approve {token}: unknown token")
+            return EXIT_FAILED
+        problem = approvable.check(action)
+        if problem is not None and problem.code != "not_pending":
+            _err(f"cannot approve {token}: {visible(problem.why)}")
+            return EXIT_FAILED
+        shown = args.args_sha256
+        if not args.yes and action.status == "pending":
+            print("\n".join(show_lines(action, _open_toolbox(args), terminal_width())))
+            print()
+            if not _asked_yes("Approve exactly this call? Type y to approve: "):
+                _err(f"{token} was not approved (it is still pending)")
+                return EXIT_FAILED
+            shown = args.args_sha256 or action.args_sha256
+        decision = store.approve(args.token, note=args.note, shown_args_sha256=shown)
+    if not decision.ok:
+        _err(f"cannot approve {token}: {visible(decision.why)}")
+        return EXIT_FAILED
+    done = decision.action
+    print(f"approved {done.token} ({visible(done.tool)} {visible(done.version)})")
+    from patch_tui.approvals import workspace
+
+    warning = workspace.warning(done)
+    if warning is not None:
+        _err(f"warning: {visible(warning)}")
+    return EXIT_OK
+
+
+def _asked_yes(question: str) -> bool:
+    try:
+        answer = input(question)
+    except EOFError:
+        print()
+        return False
+    return answer.strip().lower() in ("y", "yes")
+
+
 def _inbox_decide(args: argparse.Namespace, verb: str) -> int:
     if verb == "approve" and getattr(args, "args", None) is not None:
         return approve_edited(args)
+    if verb == "approve":
+        return _approve_seen(args)
 
     with _cli_store(args) as store:
-        if verb == "approve":
-            decision = store.approve(args.token, note=args.note)
-        else:
-            decision = store.reject(args.token, reason=args.reason)
+        decision = store.reject(args.token, reason=args.reason)
     if not decision.ok:
         _err(f"cannot {verb} {visible(args.token)}: {visible(decision.why)}")
         return EXIT_FAILED
     action = decision.action
-    done = "approved" if verb == "approve" else "rejected"
-    print(f"{done} {action.token} ({action.tool} {action.version})")
+    print(f"rejected {action.token} ({visible(action.tool)} {visible(action.version)})")
     return EXIT_OK
 
 
@@ -381,6 +423,8 @@ def run_inbox(args: argparse.Namespace) -> int:
     try:
         if action == "list":
             return _inbox_list(args)
+        if action == "show":
+            return _inbox_show(args)
         if action in ("approve", "reject"):
             return _inbox_decide(args, action)
         if action == "claim":

@@ -31,7 +31,8 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HELD = 0, 1, 2, 3
 
 
 def _err(message: str) -> None:
-    print(f"patch-tui: {message}", file=sys.stderr)
+    # Messages quote tool names, tokens and store rows: no control character reaches the terminal.
+    print(f"patch-tui: {visible(message)}", file=sys.stderr)
 
 
 def _args_object(text: str, consequence: str = "") -> dict[str, Any] | None:
@@ -142,6 +143,9 @@ def _report_outcome(outcome: Any, *, confirming: bool) -> int:
             f"({outcome.payload['kind']}). Approve it in `patch-tui inbox` (or "
             f"`patch-tui inbox approve {token}`), then run it with `patch-tui confirm {token}`."
         )
+        warning = outcome.payload.get("workspace_warning")
+        if isinstance(warning, str):
+            _err(f"warning: {visible(warning)}")
         return EXIT_HELD
     if status == "invalid":
         _err(visible(str(outcome.payload.get("error"))))

@@ -20,6 +20,7 @@ from typing import Any
 from patch_tui.format.manifest import Manifest, input_json_schema
 from patch_tui.runtime.catalog import ToolCatalog as FileCatalog
 from patch_tui.runtime.toolbox import Toolbox, ToolboxError
+from patch_tui.untrusted.text_safety import visible_line
 
 META_CONFIRM = "patch_confirm_action"
 META_LIST_TOOLS = "patch_list_tools"
@@ -39,8 +40,9 @@ META_NAMES = (
 
 
 def log(message: str) -> None:
-    """One line on stderr: the host's log. stdout is the protocol."""
-    print(f"patch-tui serve: {message}", file=sys.stderr, flush=True)
+    """One line on stderr: the host's log. stdout is the protocol. Messages quote tool files,
+    tool names and errors, so the line goes through the display rule (untrusted.text_safety)."""
+    print(f"patch-tui serve: {visible_line(message)}", file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)

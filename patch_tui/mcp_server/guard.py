@@ -61,8 +61,8 @@ mcp is imported inside the functions that need it; Textual is never imported.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Sequence
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -160,7 +160,7 @@ def build_server(state: Guard, capabilities: Any) -> Any:
 async def connect_upstream(state: Guard, command: Sequence[str]) -> AsyncIterator[Any]:
     """The upstream as an mcp Client over stdio; its notifications are relayed downstream."""
     from mcp import Client
-    from mcp.client.stdio import StdioServerParameters
+    from mcp.client.stdio import StdioServerParameters, stdio_client
 
     async def on_message(message: Any) -> None:
         if isinstance(message, Exception):
@@ -188,8 +188,44 @@ async def connect_upstream(state: Guard, command: Sequence[str]) -> AsyncIterato
                     log(f"could not relay {method}: {exc}")
 
     params = StdioServerParameters(command=command[0], args=list(command[1:]), env=dict(os.environ))
-    async with Client(params, mode="legacy", cache=None, message_handler=on_message) as client:
-        yield client
+    with upstream_stderr() as errlog:
+        transport = stdio_client(params, errlog=errlog)
+        async with Client(
+            transport, mode="legacy", cache=None, message_handler=on_message
+        ) as client:
+            errlog.close()  # the upstream holds its own copy: EOF when it exits
+            yield client
+
+
+@contextmanager
+def upstream_stderr() -> Iterator[Any]:
+    """A pipe for the upstream's stderr, relayed to ours line by line through the display rule.
+
+    The upstream's stderr would otherwise be our stderr itself, and whatever it writes (an OSC 52
+    clipboard write, an OSC 0 window title, C1 controls) would reach the host's terminal or log
+    viewer as it is. Each line is shown as `patch-tui guard: upstream: <line>` with every
+    control and invisible character escaped; bytes that are not UTF-8 are shown as `\\xNN`."""
+    import threading
+
+    read_fd, write_fd = os.pipe()
+    reader = os.fdopen(read_fd, "rb")
+    writer = os.fdopen(write_fd, "w")
+
+    def relay() -> None:
+        with reader:
+            while True:
+                line = reader.readline(64 * 1024)
+                if not line:
+                    return
+                text = line.rstrip(b"\n").decode("utf-8", errors="backslashreplace")
+                log(f"upstream: {text}")
+
+    threading.Thread(target=relay, name="guard-upstream-stderr", daemon=True).start()
+    try:
+        yield writer
+    finally:
+        if not writer.closed:
+            writer.close()
 
 
 def guard(

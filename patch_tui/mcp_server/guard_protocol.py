@@ -9,21 +9,26 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 from dataclasses import dataclass
 from typing import Any
 
 from patch_tui.approvals.store import Action, canonical_json
+from patch_tui.untrusted.text_safety import visible_line
 
 META_CONFIRM = "patch_confirm_action"
 META_RUN = "patch_run_tool"
+META_COMPOSE = "patch_compose"
 TOKEN_GONE_HINT = "confirmation token"  # the runtime's PatchError for an unknown/expired token
 UNKNOWN_VERSION = ""
 
 
 def log(message: str) -> None:
-    """One line on stderr: the host's log. stdout is the protocol."""
-    print(f"patch-tui guard: {message}", file=sys.stderr, flush=True)
+    """One line on stderr: the host's log. stdout is the protocol. Messages quote text the
+    upstream chose (tool names, errors), so the line goes through the display rule: no escape
+    sequence or invisible character reaches the host's terminal or log viewer."""
+    print(f"patch-tui guard: {visible_line(message)}", file=sys.stderr, flush=True)
 
 
 class UpstreamGone(Exception):
@@ -91,6 +96,71 @@ def same_args(summary: Any, args: dict[str, Any]) -> bool:
             args, separators=(",", ":"), ensure_ascii=False
         ).startswith(summary[:-1])
     return False
+
+
+# `$step` or `$step.path` in a compose step's args: the runtime puts an earlier step's result there.
+_STEP_REFERENCE = re.compile(r"\$[a-zA-Z][a-zA-Z0-9_]*")
+
+
+def _refers_to_steps(value: Any) -> bool:
+    if isinstance(value, str):
+        return _STEP_REFERENCE.search(value) is not None
+    if isinstance(value, list):
+        return any(_refers_to_steps(v) for v in value)
+    if isinstance(value, dict):
+        return any(_refers_to_steps(v) for v in value.values())
+    return False
+
+
+def held_args(
+    held: dict[str, Any], tool: str, called: str, args: dict[str, Any]
+) -> tuple[dict[str, Any] | None, str]:
+    """The exact args of a call the upstream held (`held`, its confirmation_required), taken
+    from what the agent sent (`called` with `args`), never from the upstream's args_summary
+    (cut at 200 characters); or None and, in words, why they cannot be known.
+
+    A direct call's args are the ones sent; `patch_run_tool`'s are its `args`. A call nested in
+    `patch_compose` is matched to the steps the agent sent: the step of the same tool whose args
+    the upstream's summary describes (`same_args`). No such step, two steps with other args that
+    both fit, or a step whose args refer to earlier steps (`$step`: the runtime filled those in,
+    so what it holds is not what was sent), and the args are unknown."""
+    if tool == called:
+        return args, ""
+    if called == META_RUN and args.get("name") == tool:
+        inner = args.get("args", {})
+        return (inner if isinstance(inner, dict) else {}), ""
+    if called != META_COMPOSE or not isinstance(args.get("steps"), list):
+        return None, f"the upstream held {tool}, which is not the tool that was called ({called})"
+    summary = held.get("args_summary")
+    steps = [
+        step
+        for step in args["steps"]
+        if isinstance(step, dict)
+        and step.get("tool") == tool
+        and isinstance(step.get("args", {}), dict)
+    ]
+    if not steps:
+        return None, f"no step of the patch_compose call that was sent calls {tool}"
+    fitting = [step.get("args", {}) for step in steps if same_args(summary, step.get("args", {}))]
+    if not fitting:
+        if any(_refers_to_steps(step.get("args", {})) for step in steps):
+            return None, (
+                f"the {tool} step's args refer to earlier steps' results, which the upstream "
+                "filled in: what it holds is not what the agent sent"
+            )
+        return None, (
+            f"what the upstream says it holds for {tool} is none of the steps that were sent"
+        )
+    distinct = {canonical_json(a) for a in fitting}
+    if len(distinct) > 1:
+        return None, f"two {tool} steps with different args fit what the upstream holds"
+    exact = fitting[0]
+    if _refers_to_steps(exact):
+        return None, (
+            f"the {tool} step's args refer to earlier steps' results, which the upstream filled "
+            "in: what it holds is not what the agent sent"
+        )
+    return exact, ""
 
 
 def _result(payload: Any, is_error: bool) -> Any:

@@ -6,7 +6,6 @@ ones (what and why: the docstring of mcp_server.guard, the command's module).
 from __future__ import annotations
 
 import fnmatch
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -18,7 +17,6 @@ from patch_tui.mcp_server import guard_audit
 from patch_tui.mcp_server.confirm_wait import DEFAULT_WAIT, wait_for_decision
 from patch_tui.mcp_server.guard_protocol import (
     META_CONFIRM,
-    META_RUN,
     UNKNOWN_VERSION,
     Identity,
     UpstreamGone,
@@ -27,6 +25,7 @@ from patch_tui.mcp_server.guard_protocol import (
     _result,
     answer_payload,
     confirm_tool,
+    held_args,
     is_confirmation,
     log,
     refusal,
@@ -189,27 +188,26 @@ class Guard:
             )
         )
 
-    async def _take_over(self, value: Any, called: str, args: dict[str, Any]) -> tuple[Any, int]:
+    async def _take_over(
+        self, value: Any, called: str, args: dict[str, Any], seen: dict[str, Any] | None = None
+    ) -> tuple[Any, int]:
         """`value` with every upstream confirmation_required replaced by guard's own (recorded
-        in the store); the number replaced."""
+        in the store); the number replaced. `seen`: the upstream tokens already recorded in this
+        answer (patch_compose shows its paused call twice: in its step and under `paused`), so
+        one upstream hold is one inbox item."""
+        seen = {} if seen is None else seen
         if is_confirmation(value):
+            upstream_token = value["confirmation_token"]
+            if upstream_token in seen:
+                return seen[upstream_token], 0
             tool = value.get("tool") if isinstance(value.get("tool"), str) else called
-            exact: dict[str, Any] | None = None
-            if tool == called:
-                exact = args
-            elif called == META_RUN and args.get("name") == tool:
-                inner = args.get("args", {})
-                exact = inner if isinstance(inner, dict) else {}
-            else:  # nested (patch_compose): the args the runtime shows, when shown whole
-                try:
-                    shown = json.loads(str(value.get("args_summary")))
-                    exact = shown if isinstance(shown, dict) else None
-                except ValueError:
-                    exact = None
+            exact, unknown = held_args(value, tool, called, args)
             details: dict[str, Any] = {"upstream_tool": tool}
             if exact is None:
                 details["args_known"] = False
+                details["args_unknown"] = unknown
                 details["args_summary"] = value.get("args_summary")
+                log(f"{tool}: held upstream with args guard cannot know ({unknown})")
             if "tainted_inputs" in value:
                 details["tainted_inputs"] = value["tainted_inputs"]
             action = await self._record(
@@ -217,23 +215,24 @@ class Guard:
                 tool,
                 exact if exact is not None else {},
                 str(value.get("reason") or "The upstream server asked for a confirmation."),
-                upstream_token=value["confirmation_token"],
+                upstream_token=upstream_token,
                 details=details,
             )
             mine = confirmation_payload(action, value.get("tainted_inputs"))
+            seen[upstream_token] = mine
             return mine, 1
         if isinstance(value, dict):
             out: dict[str, Any] = {}
             count = 0
             for key, item in value.items():
-                out[key], n = await self._take_over(item, called, args)
+                out[key], n = await self._take_over(item, called, args, seen)
                 count += n
             return out, count
         if isinstance(value, list):
             items = []
             count = 0
             for item in value:
-                new, n = await self._take_over(item, called, args)
+                new, n = await self._take_over(item, called, args, seen)
                 items.append(new)
                 count += n
             return items, count
@@ -450,8 +449,7 @@ class Guard:
                 "message": "The stored args no longer match what was approved; it was not run.",
             }, None
         if (action.details or {}).get("args_known") is False:
-            if action.upstream_token:
-                return None, None
+            # Never approvable (approvals/approvable.py): an approval of one is not genuine.
             return {
                 "status": "failed",
                 "message": "The args of this call are not known exactly; it was not run.",

@@ -11,14 +11,11 @@ output, LLM text. Every widget that shows such text builds it here.
 Why a Content built here and not `Content(visible(text))`: the code-point tokens must look unlike
 the text around them (a person must not read `⟦U+202E⟧` typed by an attacker as a real reveal),
 so a token is a styled span, and the report counts only real reveals. A literal `⟦` typed in the
-text stays plain. What is revealed:
-- everything untrusted/text_safety.find_hidden finds: C0 controls except newline and tab, DEL, C1
-  (0x80-0x9F, so a lone `\\x9b` CSI never reaches the terminal), bidi controls, zero-width
-  characters, tag characters, soft hyphen, variation selectors, Hangul fillers;
-- plus what a terminal could still misread: other format characters (Unicode category Cf),
-  line and paragraph separators, and lone surrogates (which JSON can carry as `\\ud800` and
-  which would crash the terminal's UTF-8 encoder).
-Mixed-script words (`pаypal` with a Cyrillic `а`) are underlined and counted.
+text stays plain. What is revealed is untrusted/text_safety's one display rule (`find_hidden`: controls, bidi,
+every default-ignorable, format, private-use and unassigned code point, lone surrogates, the
+Braille blank, lone combining marks), so the TUI, the CLI, the logs and the exports agree on every
+character. Look-alikes (`look_alikes`: words mixing scripts, address components wholly in another
+script) are underlined, and the report's banner says each in plain words.
 
 Content never interprets markup (`[link=...]`, `[@click=...]` stay text) and carries no link
 unless one is added in code; tokens replace every control character, so no escape sequence can
@@ -28,7 +25,6 @@ reach the terminal.
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,7 +35,7 @@ from textual.content import Content, Span
 from textual.expand_tabs import expand_tabs_inline
 from textual.widgets import Input
 
-from patch_tui.untrusted.text_safety import hidden_kind, mixed_script_words
+from patch_tui.untrusted.text_safety import KIND_WORDS, find_hidden, hidden_kind, look_alikes
 
 TOKEN_STYLE = "bold $text-warning on $warning-muted"
 MIXED_STYLE = "underline $text-warning"
@@ -56,22 +52,10 @@ COLLAPSE_CHARS = 240
 COLLAPSE_LINES = 6
 
 
-def _extra_kind(ch: str) -> str | None:
-    """Characters text_safety leaves alone that a terminal (or its encoder) could still misread."""
-    cp = ord(ch)
-    if cp < 0xA0:
-        return None
-    cat = unicodedata.category(ch)
-    if cat == "Cs":
-        return "surrogate"
-    if cat in ("Cf", "Zl", "Zp"):
-        return "format"
-    return None
-
-
 def kind_of(ch: str) -> str | None:
-    """The family of a character shown as a token, or None for one shown as itself."""
-    return hidden_kind(ch) or _extra_kind(ch)
+    """The family of a character shown as a token (one character alone: a combining mark is
+    only hidden by what precedes it, see `find_hidden`), or None for one shown as itself."""
+    return hidden_kind(ch)
 
 
 def token(ch: str) -> str:
@@ -80,11 +64,12 @@ def token(ch: str) -> str:
 
 @dataclass
 class SafeReport:
-    """What was revealed: hidden characters by family, and mixed-script words."""
+    """What was revealed: hidden characters by family, and look-alikes (each in plain words)."""
 
     hidden: Counter[str] = field(default_factory=Counter)
     mixed: int = 0
     mixed_words: list[str] = field(default_factory=list)
+    look_alikes: list[str] = field(default_factory=list)
 
     @property
     def hidden_total(self) -> int:
@@ -97,17 +82,27 @@ class SafeReport:
         self.hidden.update(other.hidden)
         self.mixed += other.mixed
         self.mixed_words.extend(other.mixed_words)
+        self.look_alikes.extend(other.look_alikes)
 
     def summary(self) -> str:
-        """One sentence for a banner (plain text; the caller styles it)."""
+        """One paragraph for a banner (plain text; the caller styles it)."""
         parts: list[str] = []
         if self.hidden_total:
-            kinds = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in self.hidden.most_common())
+            kinds = ", ".join(
+                f"{n} {KIND_WORDS.get(k, k.replace('_', ' '))}"
+                for k, n in self.hidden.most_common()
+            )
             noun = "character" if self.hidden_total == 1 else "characters"
             parts.append(f"{self.hidden_total} hidden or control {noun} ({kinds}) shown as ⟦U+…⟧")
         if self.mixed:
-            noun = "word mixes" if self.mixed == 1 else "words mix"
-            parts.append(f"{self.mixed} {noun} look-alike scripts (underlined)")
+            said = list(dict.fromkeys(self.look_alikes))
+            noun = "look-alike" if self.mixed == 1 else "look-alikes"
+            parts.append(
+                f"{self.mixed} {noun} (underlined): "
+                + "; ".join(said)
+                + ". Letters from another alphabet can make an address or a name read as one it "
+                "is not: check it letter by letter"
+            )
         return "; ".join(parts)
 
     def banner(self) -> Content | None:
@@ -134,15 +129,15 @@ def safe(
     text = str(text)
     if not _needs_scan(text):
         return Content.styled(text, style) if style else Content(text, strip_control_codes=False)
-    keep = "" if single_line else "\n\t"
+    hidden_at = {h.index: h.kind for h in find_hidden(text)}
     out: list[str] = []
     spans: list[Span] = []
     pos = 0  # offset in the output
     # Map input offsets to output offsets for the mixed-script spans.
     offsets: list[int] = []
-    for ch in text:
+    for index, ch in enumerate(text):
         offsets.append(pos)
-        kind = None if ch in keep else kind_of(ch)
+        kind: str | None = hidden_at.get(index)
         if kind is None and single_line and ch in "\n\t":
             kind = "control"
         if kind is None:
@@ -156,11 +151,12 @@ def safe(
         if report is not None and ch not in "\n\t":
             report.hidden[kind] += 1
     offsets.append(pos)
-    for word in mixed_script_words(text):
-        spans.append(Span(offsets[word.start], offsets[word.end], MIXED_STYLE))
+    for alike in look_alikes(text):
+        spans.append(Span(offsets[alike.start], offsets[alike.end], MIXED_STYLE))
         if report is not None:
             report.mixed += 1
-            report.mixed_words.append(word.word)
+            report.mixed_words.append(alike.text)
+            report.look_alikes.append(alike.sentence())
     if style:
         spans.insert(0, Span(0, pos, style))
     # strip_control_codes=False: nothing is left to strip, and stripping would shift the spans.
@@ -186,9 +182,11 @@ def one_for_one(text: str, *, keep: str = "\n\t") -> str:
     visible character, so every index still points at the same character."""
     if not _needs_scan(text):
         return text
+    hidden = {h.index for h in find_hidden(text)}
     out: list[str] = []
-    for ch in text:
-        if ch in keep or kind_of(ch) is None:
+    for index, ch in enumerate(text):
+        shown_as_itself = index not in hidden and not (ch in "\n\t" and ch not in keep)
+        if ch in keep or shown_as_itself:
             out.append(ch)
             continue
         cp = ord(ch)

@@ -32,6 +32,7 @@ from tests.runtimekit import (
     MARK_BODY,
     MARK_INPUTS,
     PATCH_TUI,
+    approve_argv,
     cli,
     cli_env,
     runs_in,
@@ -145,7 +146,7 @@ def test_a_tool_approving_its_own_held_call_through_the_store(
     env = attacked
     # A genuine approval exists (its event is what the forger copies), and ran.
     genuine = _hold(env, "approved by a person")
-    assert cli(env["env"], "inbox", "approve", genuine).returncode == 0
+    assert cli(env["env"], *approve_argv(env["env"], genuine)).returncode == 0
     assert cli(env["env"], "confirm", genuine).returncode == 0
     token = _hold(env, "rm -rf ~")
     attack = cli(
@@ -187,7 +188,7 @@ def test_a_forged_approval_shows_as_tampered_in_the_inbox(env: dict[str, Any]) -
 
 def test_args_changed_in_the_store_after_approval(env: dict[str, Any]) -> None:
     token = _hold(env, "harmless")
-    assert cli(env["env"], "inbox", "approve", token).returncode == 0
+    assert cli(env["env"], *approve_argv(env["env"], token)).returncode == 0
     evil = {"marker": str(env["marker"]), "text": "evil"}
     with sqlite3.connect(env["store"]) as db:
         db.execute(
@@ -206,7 +207,7 @@ def test_args_changed_in_the_store_after_approval(env: dict[str, Any]) -> None:
 
 def test_tool_edited_after_approval(env: dict[str, Any]) -> None:
     token = _hold(env, "harmless")
-    assert cli(env["env"], "inbox", "approve", token).returncode == 0
+    assert cli(env["env"], *approve_argv(env["env"], token)).returncode == 0
     path = env["tools"] / "mark.py"
     path.write_text(path.read_text().replace('fh.write(text + "\\n")', 'fh.write("evil\\n")'))
     confirm = cli(env["env"], "confirm", token)
@@ -273,7 +274,7 @@ def main(root: str, nonce: str, seconds: float) -> dict:
     r = cli(env["env"], "run", "victim", "--args", '{"text": "approved"}')
     assert r.returncode == 3, r.stderr
     token = json.loads(r.stdout)["confirmation_token"]
-    assert cli(env["env"], "inbox", "approve", token).returncode == 0
+    assert cli(env["env"], *approve_argv(env["env"], token)).returncode == 0
     with Store(env["store"]) as store:
         approved_sha = store.get(token).source_sha256
     hunt = subprocess.Popen(

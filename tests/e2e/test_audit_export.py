@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.runtimekit import cli, hold_mark, mark_box
+from tests.runtimekit import approve_argv, cli, hold_mark, mark_box
 
 pytestmark = pytest.mark.slow
 
@@ -51,7 +51,7 @@ def _history(env: dict[str, Any]) -> dict[str, str]:
     )
     _ok(cli(e, "confirm", tokens["edited"]))
     tokens["changed"] = hold_mark(env, "before change")
-    _ok(cli(e, "inbox", "approve", tokens["changed"]))
+    _ok(cli(e, *approve_argv(e, tokens["changed"])))
     path = env["tools"] / "mark.py"
     path.write_text(path.read_text() + "\n# changed\n")
     assert cli(e, "confirm", tokens["changed"]).returncode == 1  # refused: tool_changed

@@ -20,7 +20,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.runtimekit import MARK_BODY, MARK_INPUTS, PATCH_TUI, REPO, cli_env, runs_in, write_tool
+from tests.runtimekit import (
+    MARK_BODY,
+    MARK_INPUTS,
+    PATCH_TUI,
+    REPO,
+    approve_argv,
+    cli_env,
+    runs_in,
+    write_tool,
+)
 
 SAMPLES = REPO / "sample_tools"
 BIG = "9" * 4301  # one digit past Python's int-string limit
@@ -224,7 +233,7 @@ def test_a_row_with_invalid_json_is_shown_damaged_and_can_only_be_rejected(
     reject = run_cli(env, "inbox", "reject", damaged, "--reason", "damaged")
     no_traceback(reject)
     assert reject.returncode == 0
-    assert run_cli(env, "inbox", "approve", good).returncode == 0  # the other one still works
+    assert run_cli(env, *approve_argv(env, good)).returncode == 0  # the other one still works
 
 
 # -- settings -------------------------------------------------------------------------------------
@@ -247,7 +256,7 @@ def test_confirm_ttl_out_of_range_is_one_line_naming_the_variable(
     first = held.stderr.splitlines()[0]
     assert f"PATCH_TUI_CONFIRM_TTL={value}" in first and "from 1 to 2592000" in first
     token = json.loads(held.stdout)["confirmation_token"]
-    approve = run_cli(bad, "inbox", "approve", token)
+    approve = run_cli(bad, *approve_argv(bad, token))
     no_traceback(approve)
     assert approve.returncode == 0 and "PATCH_TUI_CONFIRM_TTL" in approve.stderr
 

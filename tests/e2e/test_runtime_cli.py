@@ -19,6 +19,7 @@ from tests.runtimekit import (
     MARK_BODY,
     MARK_INPUTS,
     PATCH_TUI,
+    approve_argv,
     cli,
     cli_env,
     runs_in,
@@ -123,7 +124,7 @@ def test_confirm_exit_codes(env: dict[str, Any], here: Any) -> None:
     )
     text = here("inbox", "list")
     assert text.returncode == 0 and token in text.stdout and "mark" in text.stdout
-    assert here("inbox", "approve", token).returncode == 0
+    assert here(*approve_argv(env["env"], token)).returncode == 0
     ran = here("confirm", token)
     assert ran.returncode == 0 and json.loads(ran.stdout) == {"written": "once"}
     second = here("confirm", token)
@@ -143,7 +144,7 @@ def test_token_with_a_leading_dash_is_accepted(env: dict[str, Any], here: Any) -
         dashed = prefix + token[len(prefix) :]
         with sqlite3.connect(env["store"]) as db:
             db.execute("UPDATE actions SET token = ? WHERE token = ?", (dashed, token))
-        approved = here("inbox", "approve", "--note", "looked it over", dashed)
+        approved = here(*approve_argv(env["env"], dashed, "--note", "looked it over"))
         assert approved.returncode == 0, approved.stderr
         ran = here("confirm", dashed)
         assert ran.returncode == 0 and json.loads(ran.stdout) == {"written": prefix}
@@ -236,10 +237,11 @@ def test_broken_stores_give_one_clear_line(env: dict[str, Any], here: Any) -> No
 def test_a_briefly_locked_store_waits_then_decides(env: dict[str, Any]) -> None:
     # (A lock held past the busy timeout gives "busy": tests/unit/test_store.py.)
     token = _hold(env)
+    argv = approve_argv(env["env"], token)
     holder = sqlite3.connect(env["store"], isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")
     proc = subprocess.Popen(
-        [*PATCH_TUI, "inbox", "approve", token],
+        [*PATCH_TUI, *argv],
         env=env["env"],
         cwd=env["tmp"] / "ws",
         stdout=subprocess.PIPE,

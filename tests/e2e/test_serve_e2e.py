@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from tests.mcpkit import TAINTED, decide_here, serve_box, serve_session
-from tests.runtimekit import cli, runs_in, write_tool
+from tests.runtimekit import approve_argv, cli, runs_in, write_tool
 
 pytestmark = pytest.mark.slow
 
@@ -31,7 +31,7 @@ def data(result: Any) -> Any:
 
 def approve(box: dict[str, Any], token: str, *extra: str):
     """The person approves with the real CLI, in another process."""
-    return cli(box["env"], "inbox", "approve", token, *extra)
+    return cli(box["env"], *approve_argv(box["env"], token, *extra))
 
 
 def approve_here(box: dict[str, Any], token: str) -> bool:

@@ -25,8 +25,9 @@ pytestmark = pytest.mark.slow
 
 EDGE = Path(__file__).parent / "edge"
 
-# Rules where patch-tui is documented as stricter than the runtime (README, "Sharing a toolbox
-# with the Patch runtime"): an error on a file the runtime loads is allowed only from these.
+# Rules where patch-tui is documented as stricter than the runtime (docs/guide/patch-runtime.md,
+# "Sharing a toolbox with the Patch runtime"): an error on a file the runtime loads is allowed
+# only from these.
 STRICTER = {
     "PT011",  # input names must be Python identifiers in snake_case
     "PT012",  # version strictly x.y.z without leading zeros

@@ -126,6 +126,79 @@ def test_zero_width_inside_a_word_does_not_split_it() -> None:
 def test_visible_never_leaves_a_hidden_character(text: str) -> None:
     shown = visible(text)
     assert find_hidden(shown) == []
-    assert strip_hidden(text) == "".join(ch for ch in text if hidden_kind(ch) is None)
+    hidden = {h.index for h in find_hidden(text)}
+    assert strip_hidden(text) == "".join(ch for i, ch in enumerate(text) if i not in hidden)
     # Only hidden characters are replaced, so removing the labels gives the stripped text back.
     assert len(find_hidden(text)) == shown.count("⟦U+") - text.count("⟦U+")
+
+
+# -- the one display rule (issue 24): every invisible code point escaped, look-alikes flagged --
+
+# Each of these rendered as nothing (or as a space) in the TUI or the CLI before.
+INVISIBLES = {
+    "\u034f": "default_ignorable",  # COMBINING GRAPHEME JOINER
+    "\u180b": "variation_selector",  # MONGOLIAN FREE VARIATION SELECTOR ONE
+    "\u17b5": "default_ignorable",  # KHMER VOWEL INHERENT AA
+    "\u2800": "blank",  # BRAILLE PATTERN BLANK
+    "\U0001d173": "default_ignorable",  # MUSICAL SYMBOL BEGIN BEAM
+    "\ue000": "private_use",
+    "\U000f0000": "private_use",
+    "\U000e0fff": "default_ignorable",  # reserved, default-ignorable whatever Unicode assigns
+    "\u0378": "unassigned",
+    "\ufff0": "default_ignorable",
+    "\U000110bd": "format",  # KAITHI NUMBER SIGN
+}
+
+
+@pytest.mark.parametrize(("char", "kind"), list(INVISIBLES.items()))
+def test_every_invisible_code_point_is_escaped(char: str, kind: str) -> None:
+    text = f"to{char}x"
+    assert [(h.index, h.kind) for h in find_hidden(text)] == [(2, kind)]
+    assert visible(text) == f"to⟦U+{ord(char):04X}⟧x"
+
+
+def test_a_combining_mark_with_no_letter_is_escaped_and_one_on_a_letter_is_not() -> None:
+    assert visible("e\u0301 and \u0301 alone") == "e\u0301 and ⟦U+0301⟧ alone"
+    assert visible("\u0301first") == "⟦U+0301⟧first"
+    # after a hidden character it sits on nothing a person sees
+    assert visible("a\u200b\u0301") == "a⟦U+200B⟧⟦U+0301⟧"
+
+
+def test_visible_line_keeps_a_log_line_on_one_line() -> None:
+    from patch_tui.untrusted.text_safety import visible_line
+
+    assert visible_line("a\nb\tc\x1b") == "a⟦U+000A⟧b⟦U+0009⟧c⟦U+001B⟧"
+
+
+def test_an_all_cyrillic_domain_in_a_latin_address_is_flagged_with_what_it_looks_like() -> None:
+    from patch_tui.untrusted.text_safety import flags, look_alikes
+
+    text = "payments@асе.com"  # а, с, е are Cyrillic
+    found = look_alikes(text)
+    assert [(x.text, x.kind, x.scripts, x.around, x.reads_as) for x in found] == [
+        ("асе", "other_script", ("Cyrillic",), "Latin", "ace")
+    ]
+    assert flags(text) == [
+        '"асе" is written in Cyrillic letters inside a Latin address (it looks like "ace" but '
+        "is not)"
+    ]
+
+
+def test_a_mixed_script_word_says_what_it_reads_as() -> None:
+    from patch_tui.untrusted.text_safety import flags
+
+    assert flags("billing@pаypal.com") == [
+        '"pаypal" mixes Latin and Cyrillic letters in one word (it looks like "paypal" but is not)'
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["пример.рф", "mail@example.com", "https://例え.jp/パス", "/srv/данные/data", "café@naïve.fr"],
+)
+def test_addresses_in_one_script_are_not_flagged(text: str) -> None:
+    from patch_tui.untrusted.text_safety import look_alikes
+
+    found = [x.text for x in look_alikes(text)]
+    # A path with a Cyrillic folder among Latin ones is said (it is another script), nothing else.
+    assert found == (["данные"] if "данные" in text else [])

@@ -26,6 +26,7 @@ from textual.content import Content
 from textual.dom import DOMNode
 from textual.widgets import Static
 
+from patch_tui.approvals import workspace
 from patch_tui.approvals.store import Action, Event, StoreError, parse_iso
 from patch_tui.runtime.catalog import ToolCatalog
 from patch_tui.ui.inbox import inbox_list
@@ -276,6 +277,9 @@ class DetailPart(InboxParts):
                     " ← output of ",
                     safe_line(", ".join(str(s) for s in sources), report=report),
                 ]
+        warning = workspace.warning(action) if action.status in ("pending", "approved") else None
+        if warning is not None:
+            parts += ["\n", safe_line("⚠ " + warning, "bold $text-error")]
         after = details.get("after_tainted_input")
         if isinstance(after, str):
             parts += [

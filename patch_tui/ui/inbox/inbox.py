@@ -30,6 +30,7 @@ from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import Header, Static
 
+from patch_tui.approvals import workspace
 from patch_tui.approvals.store import Action, ActionStatus, Decision, Event, StoreBusy, StoreError
 from patch_tui.approvals.watcher import StoreChanged
 from patch_tui.ui.commands import CommandList
@@ -511,6 +512,11 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
                 "$text-warning",
             ),
         )
+        warning = workspace.warning(action) if verb == "approve" else None
+        if warning is not None:
+            question = Content.assemble(
+                question, "\n", safe_line("⚠ " + warning, "bold $text-error")
+            )
         token, shown_sha256 = action.token, action.args_sha256
 
         def decide(note: str | None) -> Decision:

@@ -25,6 +25,7 @@ from textual.strip import Strip
 from textual.visual import Visual
 from textual.widgets import Static
 
+from patch_tui.approvals import workspace
 from patch_tui.approvals.store import Action, parse_iso
 from patch_tui.ui.safe_text import safe_line
 
@@ -85,12 +86,20 @@ def _status(action: Action) -> str:
     return "tampered" if action.tampered else action.status
 
 
+def _args_cell(action: Action) -> str:
+    if action.damaged:
+        return f"DAMAGED: {action.damaged}"
+    # A call that cannot run where it will run says so in its row, before it is opened.
+    flag = workspace.short(action)
+    return args_summary(action.args) if flag is None else f"{flag}  {args_summary(action.args)}"
+
+
 PENDING_COLUMNS: list[Column] = [
     ("tool", 22, lambda a, now: a.tool),
     ("kind", 13, lambda a, now: a.kind),
     ("age", 7, lambda a, now: human_duration(now - _ts(a.created_at))),
     ("expires", 8, lambda a, now: human_duration(_ts(a.expires_at) - now)),
-    ("args", 0, lambda a, now: f"DAMAGED: {a.damaged}" if a.damaged else args_summary(a.args)),
+    ("args", 0, lambda a, now: _args_cell(a)),
 ]
 HISTORY_COLUMNS: list[Column] = [
     ("status", 11, lambda a, now: _status(a)),

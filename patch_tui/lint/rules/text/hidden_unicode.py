@@ -10,17 +10,13 @@ from patch_tui.lint.context import LintContext
 from patch_tui.lint.diagnostic import Diagnostic, Edit, Fix
 from patch_tui.lint.rule import Rule
 from patch_tui.lint.rules.text.texts import texts_of
-from patch_tui.untrusted.text_safety import find_hidden, mixed_script_words, strip_hidden, visible
-
-_KIND_WORDS = {
-    "control": "control character",
-    "bidi": "bidirectional control",
-    "zero_width": "zero-width character",
-    "tag": "invisible tag character",
-    "soft_hyphen": "soft hyphen",
-    "variation_selector": "variation selector",
-    "filler": "invisible filler character",
-}
+from patch_tui.untrusted.text_safety import (
+    KIND_WORDS,
+    find_hidden,
+    mixed_script_words,
+    strip_hidden,
+    visible,
+)
 
 
 def _literal_edits(ctx: LintContext, path: Path) -> list[Edit] | None:
@@ -82,7 +78,7 @@ def hidden_unicode(ctx: LintContext) -> Iterator[Diagnostic]:
     for path, text, label in texts_of(ctx):
         hidden = find_hidden(text)
         if hidden:
-            kinds = sorted({_KIND_WORDS[h.kind] for h in hidden})
+            kinds = sorted({KIND_WORDS[h.kind] for h in hidden})
             codes = ", ".join(dict.fromkeys(f"U+{h.codepoint:04X}" for h in hidden))
             yield PT050.diag(
                 ctx,
