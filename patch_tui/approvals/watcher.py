@@ -39,6 +39,8 @@ from patch_tui.approvals.store import (
 
 # The newest pending actions read to find arrivals: more than a person reads in one toast.
 ARRIVALS_WINDOW = 200
+# Departures read back to say how they ended: a few toasts' worth.
+DEPARTED_SHOWN = 5
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,9 @@ class StoreChanged:
     arrived: tuple[Action, ...] = ()
     # Why the store could not be read this time (StoreBusy: another process holds its lock).
     error: StoreError | None = None
+    # Actions pending at the previous look and no longer (decided, expired, ...), as they are
+    # now; at most DEPARTED_SHOWN of them. A team inbox says who decided what, elsewhere.
+    departed: tuple[Action, ...] = ()
 
     @property
     def busy(self) -> bool:
@@ -65,6 +70,7 @@ class StoreChanged:
         return (
             other is not None
             and not self.arrived
+            and not self.departed
             and (self.version, self.pending_count, self.next_due, _error_key(self.error))
             == (other.version, other.pending_count, other.next_due, _error_key(other.error))
         )
@@ -137,16 +143,22 @@ class StoreWatcher:
         if store.settle():
             version = store.data_version()
         expiry = store.next_expiry()
+        arrived, gone = self._arrivals(store)
+        departed = [a for a in (store.get(t) for t in gone[:DEPARTED_SHOWN]) if a is not None]
         return StoreChanged(
             version=version,
             pending_count=store.pending_count(),
             next_due=parse_iso(expiry) if expiry else float("inf"),
-            arrived=tuple(self._arrivals(store)),
+            arrived=tuple(arrived),
+            departed=tuple(a for a in departed if a.status != ActionStatus.PENDING),
         )
 
-    def _arrivals(self, store: Store) -> list[Action]:
+    def _arrivals(self, store: Store) -> tuple[list[Action], list[str]]:
+        """(pending actions new since the last look, oldest first; tokens pending then and not
+        now). Both empty on the first look."""
         pending = store.list_actions(statuses=(ActionStatus.PENDING,), limit=ARRIVALS_WINDOW)
         known, self.known = self.known, {a.token for a in pending}
         if known is None:
-            return []
-        return [a for a in reversed(pending) if a.token not in known]
+            return [], []
+        gone = sorted(known - self.known) if len(pending) < ARRIVALS_WINDOW else []
+        return [a for a in reversed(pending) if a.token not in known], gone

@@ -11,6 +11,8 @@ from inboxkit import inbox_app, isolate, open_inbox, tools, wait_for
 from storekit import pending
 
 from patch_tui.approvals.open_store import open_store
+from patch_tui.approvals.records import Signature
+from patch_tui.approvals.values import now_iso
 from patch_tui.settings.store_location import DatabaseURL
 from patch_tui.ui.services import services
 
@@ -108,3 +110,14 @@ async def test_c_claims_a_call_and_everyone_sees_who_reads_what(
         with open_store(DatabaseURL(pg_url), actor="bob@laptop") as bob:
             assert bob.readings()[mine.token].by.endswith("@tui")
             assert bob.claim_reading(mine.token).code == "being_read"
+            # Bob decides the one he read: it leaves this inbox, and a note says how and by whom.
+            rejected = bob.add_decision(
+                theirs.token,
+                Signature("bob", "reject", now_iso(), "{}", "not this one"),
+                complete=lambda *_: None,
+            )
+            assert rejected.ok
+        await wait_for(pilot, lambda: [a.token for a in screen.actions] == [mine.token])
+        await wait_for(
+            pilot, lambda: any("rejected by bob via bob@laptop" in m for m in said), what="a note"
+        )

@@ -206,6 +206,8 @@ class PendingWatch:
             )
         if changed.arrived:
             self.alerter.arrived(list(changed.arrived))
+        if changed.departed and self._following:
+            self._say_departed(changed.departed)
         busy = changed.busy
         # An unavailable store (not busy) shows no count, as before: nothing can be decided.
         count = 0 if changed.error is not None and not busy else changed.pending_count
@@ -223,6 +225,22 @@ class PendingWatch:
         if moved:
             self._update_badge(self.app.screen)
         self.store_changed.publish(changed)
+
+    def _say_departed(self, departed: tuple[Any, ...]) -> None:
+        """A team inbox: how the calls that left the queue ended, whoever ended them (a person
+        on another laptop, a grant, the clock), so no one decides a call already decided."""
+        for action in departed:
+            if action.status == "expired":
+                what = "expired undecided"
+            elif action.decided_by:
+                what = f"{action.status} by {action.decided_by}"
+            else:
+                what = str(action.status)
+            self.app.notify(
+                f"{action.tool} ({action.token[:8]}…) {what}.",
+                title="Confirmation inbox",
+                markup=False,
+            )
 
     def _screen_changed(self, screen: Screen[Any]) -> None:
         self._update_badge(screen)
