@@ -151,13 +151,18 @@ class PgConnection:
         self._conninfo = self._build_conninfo()
         self._feed: ChangeFeed | None = None
         self._feed_lock = threading.Lock()
-        self._check_reachable()
-        # True: migrate when this role may (else refuse, naming `store migrate`); False: refuse
-        # an old schema; None: neither (`store migrate` itself).
-        if migrate:
-            self.migrate(only_when_owner=True)
-        elif migrate is False:
-            self._check_schema()
+        # One connection first: it says at once, in words, when the server is down or refuses
+        # us (a pool would only time out), and checks the schema. True: migrate when this role
+        # may (else refuse, naming `store migrate`); False: refuse an old schema; None: neither
+        # (`store migrate` itself).
+        first = self._connect()
+        try:
+            if migrate:
+                self.migrate(only_when_owner=True, conn=first)
+            elif migrate is False:
+                self._check_schema(first)
+        finally:
+            first.close()
         self._pool = ConnectionPool(
             self._conninfo,
             min_size=1,
@@ -169,11 +174,8 @@ class PgConnection:
             timeout=max(2.0, busy_timeout_ms / 1000),
             name="patch-tui-store",
         )
-        try:
-            self._pool.open(wait=True, timeout=CONNECT_TIMEOUT_S * 2)
-        except (psycopg.Error, PoolTimeout) as exc:
-            self._pool.close()
-            raise self._translate(exc) from None
+        # Filled in the background: the first use waits for it (the server answered just now).
+        self._pool.open(wait=False)
 
     # -- opening ------------------------------------------------------------------------------
 
@@ -225,14 +227,11 @@ class PgConnection:
         got = conn.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
         return int(got[0] if got else 0), may_create
 
-    def _check_schema(self) -> None:
-        conn = self._connect()
+    def _check_schema(self, conn: psycopg.Connection[Any]) -> None:
         try:
             version, _may_create = self.schema_state(conn)
         except psycopg.Error as exc:
             raise self._translate(exc) from None
-        finally:
-            conn.close()
         self._refuse_version(version, may_create=False)
 
     def _refuse_version(self, version: int, *, may_create: bool) -> None:
@@ -247,11 +246,14 @@ class PgConnection:
                 f"needs {SCHEMA_VERSION}: run `patch-tui store migrate` as the schema's owner"
             )
 
-    def migrate(self, *, only_when_owner: bool = False) -> int:
-        """Apply the missing migrations, each in its transaction, under an advisory lock (so
+    def migrate(
+        self, *, only_when_owner: bool = False, conn: psycopg.Connection[Any] | None = None
+    ) -> int:
+        """Apply the missing migrations, in one transaction, under an advisory lock (so
         processes starting together migrate once). Returns how many were applied.
         `only_when_owner`: a role that may not create tables refuses with the command to run."""
-        conn = self._connect()
+        own = conn is None
+        conn = self._connect() if conn is None else conn
         try:
             version, may_create = self.schema_state(conn)
             if version == SCHEMA_VERSION:
@@ -270,7 +272,8 @@ class PgConnection:
         except psycopg.Error as exc:
             raise self._translate(exc) from None
         finally:
-            conn.close()
+            if own:
+                conn.close()
 
     def close(self) -> None:
         with self._feed_lock:
