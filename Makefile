@@ -12,7 +12,7 @@ UV_ENV := UV_PYTHON=$(PY) UV_PYTHON_DOWNLOADS=never UV_PROJECT_ENVIRONMENT=$(VEN
 RUN_STAMP := $(VENV)/.synced-run
 TEST_STAMP := $(VENV)/.synced-test
 
-.PHONY: run test lint bench fmt-check clean lock lock-check docs
+.PHONY: run test lint bench fmt-check clean lock lock-check docs lowest-smoke
 
 $(UV):
 	@echo "make: fetching uv $(UV_VERSION) into $(UV_HOME)/ (once)"
@@ -39,19 +39,31 @@ lock: | $(UV)
 lock-check: | $(UV)
 	$(UV_ENV) $(UV) lock --check
 
-# The documentation site: the locked `docs` group in a venv of its own (mkdocs never imports
-# patch_tui: docs/rules.md is generated and checked by the tests), built strictly into site/.
+# The documentation site: the locked runtime packages and `docs` group in a venv of its own (the
+# build imports patch_tui for the command line reference, docs/hooks.py), built strictly into site/.
 DOCS_VENV := .venv-docs
 DOCS_STAMP := $(DOCS_VENV)/.synced-docs
 $(DOCS_STAMP): pyproject.toml uv.lock | $(UV)
 	@echo "make: installing the locked docs packages into $(DOCS_VENV)"
 	UV_PYTHON=$(PY) UV_PYTHON_DOWNLOADS=never UV_PROJECT_ENVIRONMENT=$(DOCS_VENV) \
-		$(UV) sync --locked --only-group docs --no-install-project
+		$(UV) sync --locked --no-dev --group docs
 	touch $@
 
 # Not --quiet: mkdocs then stops counting the warnings --strict fails on.
 docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build --strict
+
+# CI: each lower bound in pyproject.toml is a version the code works with. patch-tui is built as
+# a wheel (as `uv tool install .` or `pipx install .` builds it) and installed with the lowest
+# versions of its direct dependencies the ranges allow into a venv of its own, and tools/smoke.py
+# uses it as a user would (lint the samples, serve and call a tool over MCP, start the desk).
+LOWEST_VENV := .venv-lowest
+lowest-smoke: | $(UV)
+	rm -rf $(LOWEST_VENV)
+	UV_PYTHON_DOWNLOADS=never $(UV) venv --quiet --python $(PY) $(LOWEST_VENV)
+	UV_PYTHON_DOWNLOADS=never $(UV) pip install --quiet --python $(LOWEST_VENV)/bin/python \
+		--resolution lowest-direct --reinstall-package patch-tui .
+	cd /tmp && SMOKE_AT_BOUNDS=1 $(abspath $(LOWEST_VENV))/bin/python $(abspath tools/smoke.py)
 
 run: $(RUN_STAMP)
 	$(BIN)/patch-tui $(ARGS)
@@ -85,7 +97,7 @@ fmt-check: $(TEST_STAMP)
 	$(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) $(DOCS_VENV) $(UV_HOME) build dist site *.egg-info
+	rm -rf $(VENV) $(DOCS_VENV) $(LOWEST_VENV) $(UV_HOME) build dist site *.egg-info
 
 # The real Patch runtime (node 20+): build it (cached after the first time) and check patch-tui
 # against it (tests/interop_runtime). PATCH_RUNTIME_SRC: the folder holding build.sh.

@@ -22,16 +22,22 @@ import argparse
 import asyncio
 import json
 import os
+import re
+import select
+import shlex
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 SIZE = (120, 36)
+# A child in a real terminal (tmux) runs its app as a person does: no headless driver.
+TTY = "--tty" in sys.argv
 
 
 # -- children -------------------------------------------------------------------------------------
@@ -82,6 +88,9 @@ def child_bare() -> None:
             yield Footer()
 
     app = Bare()
+    if TTY:
+        app.run()
+        return
     report_frames(app, lambda a: bool(a.screen.query("#body")))
     app.run(headless=True, size=SIZE)
 
@@ -101,6 +110,9 @@ def child_floor(path: str) -> None:
             yield Footer()
 
     app = Floor()
+    if TTY:
+        app.run()
+        return
     report_frames(app, lambda a: bool(a.screen.query("#source")))
     app.run(headless=True, size=SIZE)
 
@@ -145,57 +157,162 @@ def child_desk(path: str) -> None:
     app.run(headless=True, size=SIZE)
 
 
-# -- (a) start-up ---------------------------------------------------------------------------------
+# -- (a) start-up, in a real terminal ------------------------------------------------------------
 
 
-def spawn(kind: str, path: str | None, env: dict[str, str]) -> tuple[float, float]:
-    """Seconds from spawning the child to its first frame with the content, and to settled."""
-    cmd = [sys.executable, __file__, "--child", kind]
-    if path:
-        cmd.append(path)
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=REPO)
-    assert proc.stdout is not None
-    ready_line = proc.stdout.readline()
-    ready = time.perf_counter() - start
-    settled_line = proc.stdout.readline()
-    settled = time.perf_counter() - start
-    _out, err = proc.communicate(timeout=30)
-    if ready_line.strip() != b"READY" or settled_line.strip() != b"SETTLED":
-        raise SystemExit(f"{kind} child failed:\n{err.decode(errors='replace')[-3000:]}")
-    return ready, settled
+class TmuxTerminal:
+    """A real terminal: one tmux pane of SIZE, its screen read through tmux's control mode (the
+    pane's output arrives as `%output` lines; after each, `capture-pane` reads the screen as a
+    person sees it). No polling process is spawned, so the measuring costs both apps alike."""
+
+    def __init__(self, workdir: Path) -> None:
+        self.sock = f"tui-bench-{os.getpid()}"
+        conf = workdir / "tmux.conf"
+        # remain-on-exit: the pane (and the server) outlive the app between samples.
+        conf.write_text("set -g status off\nset -g remain-on-exit on\n", encoding="utf-8")
+        self.base = ["tmux", "-L", self.sock, "-f", str(conf)]
+        width, height = SIZE
+        subprocess.run(
+            [*self.base, "new-session", "-d", "-x", str(width), "-y", str(height), "-s", "bench"],
+            check=True,
+        )
+        self.ctl = subprocess.Popen(
+            [*self.base, "-C", "attach", "-t", "bench"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            bufsize=0,
+        )
+        self.pending = b""
+        self.command(f"refresh-client -C {width}x{height}")
+
+    def _lines(self, deadline: float) -> Iterator[bytes]:
+        assert self.ctl.stdout is not None
+        while True:
+            while b"\n" in self.pending:
+                line, self.pending = self.pending.split(b"\n", 1)
+                yield line
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.ctl.stdout], [], [], left)[0]:
+                return
+            chunk = os.read(self.ctl.stdout.fileno(), 65536)
+            if not chunk:
+                raise SystemExit("tui_bench: the tmux server ended")
+            self.pending += chunk
+
+    def command(self, line: str, deadline: float | None = None) -> list[bytes]:
+        """Run one tmux command; its output lines (between %begin and %end)."""
+        assert self.ctl.stdin is not None
+        self.ctl.stdin.write(line.encode() + b"\n")
+        out: list[bytes] = []
+        inside = False
+        for got in self._lines(deadline or time.monotonic() + 10):
+            if got.startswith(b"%begin"):
+                inside, out = True, []
+            elif inside and got.startswith((b"%end", b"%error")):
+                return out
+            elif inside:
+                out.append(got)
+        raise SystemExit(f"tui_bench: tmux did not answer {line!r}")
+
+    def screen(self, deadline: float) -> str:
+        lines = self.command("capture-pane -p -t bench", deadline)
+        return b"\n".join(lines).decode(errors="replace")
+
+    def first_frame(self, command: str, shows: Callable[[str], bool], timeout: float = 60) -> float:
+        """Seconds from starting `command` in the pane to the screen showing what `shows`
+        looks for; then the app is quit with ctrl+q, as a person quits it."""
+        start = time.perf_counter()
+        self.command("respawn-pane -k -t bench " + shlex.quote(command))
+        deadline = time.monotonic() + timeout
+        while True:
+            screen = self.screen(deadline)
+            if shows(screen):
+                elapsed = time.perf_counter() - start
+                break
+            if time.monotonic() > deadline:
+                raise SystemExit(f"tui_bench: no first frame from {command!r}:\n{screen}")
+            for got in self._lines(deadline):  # until the pane writes again
+                if got.startswith(b"%output"):
+                    break
+        self.quit(deadline)
+        return elapsed
+
+    def quit(self, deadline: float) -> None:
+        # Killing a Textual app's pane (respawn-pane -k) crashes tmux 3.3a: quit it instead.
+        self.command("send-keys -t bench C-q")
+        while self.command('display -p -t bench "#{pane_dead}"') != [b"1"]:
+            if time.monotonic() > deadline:
+                raise SystemExit("tui_bench: the app did not quit on ctrl+q")
+            time.sleep(0.02)
+
+    def close(self) -> None:
+        subprocess.run([*self.base, "kill-server"], capture_output=True)
+        self.ctl.kill()
+        self.ctl.wait()
 
 
-def bench_startup(runs: int, tool: Path, env: dict[str, str]) -> dict[str, Any]:
-    bare: list[tuple[float, float]] = []
-    desk: list[tuple[float, float]] = []
-    floor: list[tuple[float, float]] = []
-    spawn("bare", None, env)  # warm the OS file cache and .pyc files for all three
-    spawn("desk", str(tool), env)
-    spawn("floor", str(tool), env)
-    for _ in range(runs):
-        bare.append(spawn("bare", None, env))
-        desk.append(spawn("desk", str(tool), env))
-        floor.append(spawn("floor", str(tool), env))
+def _shell(env: dict[str, str], argv: list[str]) -> str:
+    """The pane's command: `env` (what differs from the tmux server's) and the app."""
+    assignments = [f"{k}={v}" for k, v in env.items() if os.environ.get(k) != v]
+    unset = [f"-u{k}" for k in ("PYTHONDONTWRITEBYTECODE",) if k in os.environ and k not in env]
+    return shlex.join(["env", *unset, *assignments, *argv])
 
-    def median(samples: list[tuple[float, float]], i: int) -> float:
-        return statistics.median(x[i] for x in samples)
 
-    b, d = median(bare, 0), median(desk, 0)
+def _shows_source(screen: str) -> bool:
+    return "# name: bench_tool" in screen and "def main(text: str)" in screen
+
+
+def _shows_desk(screen: str) -> bool:
+    # The form's name field (`name   bench_tool`, unlike the source's `# name: bench_tool`).
+    return _shows_source(screen) and re.search(r"\bname +bench_tool\b", screen) is not None
+
+
+def _shows_inbox(first_path: str) -> Callable[[str], bool]:
+    def shows(screen: str) -> bool:
+        # The list's first row and the first action's args in the detail below it.
+        return screen.count(first_path) >= 2 and "args (canonical JSON" in screen
+
+    return shows
+
+
+def bench_startup(
+    runs: int, tool: Path, inbox_store: Path, first_path: str, env: dict[str, str], tmp: Path
+) -> dict[str, Any]:
+    """First frame in tmux, median of `runs`: the bare app (Header, TextArea with the tool,
+    Footer), the desk on the tool, and `patch-tui inbox` on a store of pending actions. The
+    three alternate so that the machine's load hits each alike."""
+    me = [sys.executable, __file__]
+    commands: dict[str, tuple[str, Callable[[str], bool]]] = {
+        "bare": (_shell(env, [*me, "--child", "floor", str(tool), "--tty"]), _shows_source),
+        "desk": (_shell(env, [sys.executable, "-m", "patch_tui", str(tool)]), _shows_desk),
+        "inbox": (
+            _shell(
+                dict(env, PATCH_TUI_STORE=str(inbox_store)),
+                [sys.executable, "-m", "patch_tui", "inbox"],
+            ),
+            _shows_inbox(first_path),
+        ),
+    }
+    samples: dict[str, list[float]] = {name: [] for name in commands}
+    term = TmuxTerminal(tmp)
+    try:
+        for command, shows in commands.values():  # warm the page cache and the bytecode cache
+            term.first_frame(command, shows)
+        for _ in range(runs):
+            for name, (command, shows) in commands.items():
+                samples[name].append(term.first_frame(command, shows))
+    finally:
+        term.close()
+    med = {name: statistics.median(xs) for name, xs in samples.items()}
     return {
         "runs": runs,
-        "bare_median_ms": round(b * 1000, 1),
-        "desk_median_ms": round(d * 1000, 1),
-        "ratio": round(d / b, 3),
-        "target_ratio": 1.3,
-        # Header + TextArea(this tool) + Footer: what just showing the source costs in Textual.
-        "floor_median_ms": round(median(floor, 0) * 1000, 1),
-        "floor_ratio": round(median(floor, 0) / b, 3),
-        # Settled: nothing left to lay out or paint (the desk's below-the-fold sections are in).
-        "bare_settled_ms": round(median(bare, 1) * 1000, 1),
-        "desk_settled_ms": round(median(desk, 1) * 1000, 1),
-        "bare_ms": [round(x[0] * 1000, 1) for x in bare],
-        "desk_ms": [round(x[0] * 1000, 1) for x in desk],
+        "bare_median_ms": round(med["bare"] * 1000, 1),
+        "desk_median_ms": round(med["desk"] * 1000, 1),
+        "inbox_median_ms": round(med["inbox"] * 1000, 1),
+        "desk_ratio": round(med["desk"] / med["bare"], 2),
+        "inbox_ratio": round(med["inbox"] / med["bare"], 2),
+        "target_ratio": 1.5,
+        **{f"{name}_ms": [round(x * 1000) for x in xs] for name, xs in samples.items()},
     }
 
 
@@ -219,31 +336,33 @@ def tool_of(lines: int) -> str:
 
 
 def importtime(kind: str, path: str | None, env: dict[str, str]) -> dict[str, float]:
-    """`python -X importtime` of a child: milliseconds of import per top-level package."""
+    """`python -X importtime` of a headless child up to its first frame: milliseconds of
+    import per module (its own time, not its imports')."""
     cmd = [sys.executable, "-X", "importtime", __file__, "--child", kind]
     if path:
         cmd.append(path)
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
-    per_package: dict[str, float] = {}
+    per_module: dict[str, float] = {}
     for line in out.stderr.splitlines():
         if not line.startswith("import time:") or "|" not in line or "self [us]" in line:
             continue
         self_us, _cumulative, name = (x.strip() for x in line.split(":", 1)[1].split("|"))
-        top = name.strip().split(".")[0]
-        per_package[top] = per_package.get(top, 0.0) + int(self_us) / 1000
-    return dict(sorted(per_package.items(), key=lambda kv: -kv[1]))
+        per_module[name] = per_module.get(name, 0.0) + int(self_us) / 1000
+    return per_module
 
 
 def bench_imports(tool: Path, env: dict[str, str]) -> dict[str, Any]:
+    """What the desk imports before its first frame that the bare app does not, and the ten
+    largest single import costs of the desk's start."""
     importtime("desk", str(tool), env)  # warm the bytecode cache
-    bare = importtime("bare", None, env)
+    bare = importtime("floor", str(tool), env)
     desk = importtime("desk", str(tool), env)
-    extra = {k: round(v - bare.get(k, 0.0), 1) for k, v in desk.items()}
-    extra = {k: v for k, v in sorted(extra.items(), key=lambda kv: -kv[1]) if v >= 2.0}
+    top = sorted(desk.items(), key=lambda kv: -kv[1])[:10]
     return {
         "bare_import_ms": round(sum(bare.values()), 1),
         "desk_import_ms": round(sum(desk.values()), 1),
-        "desk_extra_by_package_ms": extra,
+        "desk_extra_import_ms": round(sum(v for k, v in desk.items() if k not in bare), 1),
+        "top_ten_ms": {k: round(v, 1) for k, v in top},
     }
 
 
@@ -252,31 +371,40 @@ def p95(values: list[float]) -> float:
     return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
 
 
-def make_env(tmp: Path) -> dict[str, str]:
+def make_env(tmp: Path, *, bytecode_cache: bool = True) -> dict[str, str]:
     env = dict(os.environ)
     env["PATCH_TUI_CONFIG"] = str(tmp / "config.toml")
     env["XDG_CONFIG_HOME"] = str(tmp / "xdg-config")
     env["XDG_STATE_HOME"] = str(tmp / "xdg-state")
     env["PATCH_TUI_STORE"] = str(tmp / "store.sqlite3")
+    env["PATCH_TUI_WATCH_THEMES"] = "false"
     env["PYTHONPATH"] = str(REPO)
-    # Like an installed app: our modules' bytecode is cached (the warm-up run writes it), just
-    # as Textual's is in site-packages. With PYTHONDONTWRITEBYTECODE set (some sandboxes do),
-    # every start would recompile our sources and measure the compiler instead of the app.
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+    if bytecode_cache:
+        # Like an installed app: every module's bytecode is cached (the warm-up run writes it).
+        # With PYTHONDONTWRITEBYTECODE set (some sandboxes do), every start would recompile
+        # the sources and measure the compiler instead of the app.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+    else:
+        # A first start after installing without compiling: every module (Textual's too, for
+        # both apps alike) compiled from source, nothing written.
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        env["PYTHONPYCACHEPREFIX"] = str(tmp / "no-pycache")
     return env
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--keys", type=int, default=40, help="keystrokes for (b)")
+    parser.add_argument("--pending", type=int, default=1000, help="pending actions in the inbox")
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
         "--only", choices=["startup", "imports", "keystroke", "follow"], default=None
     )
     parser.add_argument("--child", choices=["bare", "desk", "floor"], help=argparse.SUPPRESS)
     parser.add_argument("path", nargs="?", help=argparse.SUPPRESS)
+    parser.add_argument("--tty", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child == "bare":
         child_bare()
@@ -292,23 +420,24 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="tui-bench-") as tmpdir:
         tmp = Path(tmpdir)
         env = make_env(tmp)
-        os.environ.update(
-            {
-                k: env[k]
-                for k in (
-                    "PATCH_TUI_CONFIG",
-                    "XDG_CONFIG_HOME",
-                    "XDG_STATE_HOME",
-                    "PATCH_TUI_STORE",
-                )
-            }
-        )
+        for key in ("PATCH_TUI_CONFIG", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "PATCH_TUI_STORE"):
+            os.environ[key] = env[key]
         tools = tmp / "tools"
         tools.mkdir()
         tool = tools / "bench_tool.py"
         tool.write_text(tool_of(300), encoding="utf-8")
         if args.only in (None, "startup"):
-            results["startup"] = bench_startup(args.runs, tool, env)
+            sys.path.insert(0, str(Path(__file__).parent))
+            from inbox_bench import fill
+
+            store = tmp / "inbox.sqlite3"
+            fill(store, args.pending)
+            # The newest action is listed (and detailed) first.
+            first_path = f"/srv/data/file-{args.pending - 1:05d}.csv"
+            for cache in (True, False):
+                key = "startup" if cache else "startup_no_bytecode_cache"
+                run_env = make_env(tmp, bytecode_cache=cache)
+                results[key] = bench_startup(args.runs, tool, store, first_path, run_env, tmp)
         if args.only in (None, "imports"):
             results["imports"] = bench_imports(tool, env)
         if args.only in (None, "keystroke"):
@@ -319,8 +448,13 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(results, indent=2))
     else:
         for name, figures in results.items():
-            shown = {k: v for k, v in figures.items() if not isinstance(v, list)}
+            shown = {k: v for k, v in figures.items() if not isinstance(v, (list, dict))}
             print(f"{name}: " + ", ".join(f"{k}={v}" for k, v in shown.items()))
+            for k, v in figures.items():
+                if isinstance(v, dict):
+                    print(f"  {k}:")
+                    for mod, ms in v.items():
+                        print(f"    {ms:7.1f} ms  {mod}")
     return 0
 
 

@@ -39,42 +39,56 @@ class _Parser(argparse.ArgumentParser):
     """Usage errors exit 2 with a one-line hint, as argparse does, never a traceback."""
 
 
-def _global_options(parser: argparse.ArgumentParser, *, sub: bool) -> None:
+def _global_options(
+    parser: argparse.ArgumentParser, *, sub: bool, store: bool = True, toolbox: bool = True
+) -> None:
+    """--store and --toolbox, on the commands that use them (a command's --help lists only
+    what it takes; `patch-tui --store S COMMAND` still reads them before any command)."""
     default = argparse.SUPPRESS if sub else None
-    parser.add_argument(
-        "--store",
-        metavar="PATH|URL",
-        default=default,
-        help="the confirmation store: a file (SQLite) or postgresql://… (the team inbox) "
-        "(env PATCH_TUI_STORE, config `store`; default a file in the user state folder)",
-    )
-    parser.add_argument(
-        "--toolbox",
-        metavar="DIR",
-        default=default,
-        help="the toolbox (env PATCH_TUI_TOOLBOX; default the Patch runtime's toolbox)",
-    )
+    if store:
+        parser.add_argument(
+            "--store",
+            metavar="PATH|URL",
+            default=default,
+            help="the confirmation store: a file (SQLite) or postgresql://… (the team inbox) "
+            "(env PATCH_TUI_STORE, config `store`; default a file in the user state folder)",
+        )
+    if toolbox:
+        parser.add_argument(
+            "--toolbox",
+            metavar="DIR",
+            default=default,
+            help="the toolbox (env PATCH_TUI_TOOLBOX; default the Patch runtime's toolbox)",
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="patch-tui",
         description="Author, lint, generate, run and approve Patch tools.",
-        epilog="Run `patch-tui` with no command (or a PATH) to open the TUI.",
+        epilog="Run `patch-tui` with no command (or a PATH) to open the TUI; `patch-tui help "
+        "COMMAND` shows what a command takes.",
     )
     parser.add_argument("--version", action="version", version=f"patch-tui {__version__}")
     _global_options(parser, sub=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    def add(name: str, help_text: str) -> argparse.ArgumentParser:
+    def add(
+        name: str, help_text: str, *, store: bool = False, toolbox: bool = False
+    ) -> argparse.ArgumentParser:
         p = sub.add_parser(name, help=help_text, description=help_text)
-        _global_options(p, sub=True)
+        _global_options(p, sub=True, store=store, toolbox=toolbox)
         return p
 
     # -- authoring (issue: foundation) ---------------------------------------------------------
     p = add("lint", "Check tool files; exit 0 no error, 1 errors, 2 usage or unreadable path.")
     p.add_argument("paths", nargs="+", metavar="PATH", help="tool files or folders (every *.py)")
-    p.add_argument("--format", choices=["text", "json", "github"], default="text")
+    p.add_argument(
+        "--format",
+        choices=["text", "json", "github"],
+        default="text",
+        help="text (default), json, or github (workflow annotations)",
+    )
     p.add_argument(
         "--select", metavar="CODES", default="", help="comma-separated code prefixes to check"
     )
@@ -100,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = add("fmt", "Rewrite the frontmatter in canonical style; the body is never touched.")
-    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="tool files or folders (every *.py)")
     p.add_argument(
         "--check", action="store_true", help="write nothing; exit 1 when a file would change"
     )
@@ -112,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the name to report for `-` (standard input)",
     )
 
-    p = add("new", "Create a new lint-clean tool from a template.")
+    p = add("new", "Create a new lint-clean tool from a template.", toolbox=True)
     p.add_argument("name", help="the tool's name, snake_case")
     p.add_argument(
         "--dir",
@@ -123,37 +137,55 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--description", default=None, help="one sentence saying what it does")
 
     p = add("rules", "List the lint rules, or explain one (`patch-tui rules PT040`).")
-    p.add_argument("code", nargs="?", help="a rule code")
+    p.add_argument("code", nargs="?", help="a rule code (PT040); without it, every rule")
 
     # -- runtime (issue: runtime) ---------------------------------------------------------------
-    p = add("run", "Run a tool locally; a human_confirm tool is queued, not run (exit 3).")
+    p = add(
+        "run",
+        "Run a tool locally; a human_confirm tool is queued, not run (exit 3).",
+        store=True,
+        toolbox=True,
+    )
     p.add_argument("tool", metavar="TOOL", help="a tool file, or a tool name in the toolbox")
     p.add_argument("--args", metavar="JSON", default="{}", help="the arguments as a JSON object")
-    p.add_argument("--timeout", metavar="S", type=float, default=60.0)
+    p.add_argument(
+        "--timeout",
+        metavar="S",
+        type=float,
+        default=60.0,
+        help="seconds before the run is stopped (default 60)",
+    )
     p.add_argument("--no-install", action="store_true", help="refuse to install runtime.packages")
+    p.add_argument(
+        "--as-person",
+        action="store_true",
+        help="you typed these args yourself: never taken for another tool's output (no taint hold)",
+    )
 
-    p = add("confirm", "Run an approved action, once.")
-    p.add_argument("token")
+    p = add("confirm", "Run an approved action, once.", store=True, toolbox=True)
+    p.add_argument("token", help="the confirmation_token of the held call")
 
     p = add(
         "inbox",
         "The confirmation inbox: the TUI, or `list`, `show`, `claim`, `approve`, `reject`, `allow`, `grants`, `revoke`, `export` headless.",
+        store=True,
+        toolbox=True,
     )
     inbox = p.add_subparsers(dest="inbox_command", metavar="ACTION", parser_class=_Parser)
     q = inbox.add_parser("list", help="list pending actions (all with --all)")
-    _global_options(q, sub=True)
-    q.add_argument("--json", action="store_true")
+    _global_options(q, sub=True, toolbox=False)
+    q.add_argument("--json", action="store_true", help="one JSON array, every field of each action")
     q.add_argument("--all", action="store_true", help="include decided, executed, expired actions")
     q = inbox.add_parser("show", help="one action entirely: tool, source, capabilities, every arg")
     _global_options(q, sub=True)
-    q.add_argument("token")
+    q.add_argument("token", help="the action's token (see `inbox list`)")
     q = inbox.add_parser(
         "approve",
         help="approve a pending action: shows it and asks y (--yes needs --args-sha256; edited with --args)",
     )
     _global_options(q, sub=True)
-    q.add_argument("token")
-    q.add_argument("--note", default=None)
+    q.add_argument("token", help="the action's token (see `inbox list`)")
+    q.add_argument("--note", default=None, help="why, kept with the decision")
     q.add_argument(
         "--yes",
         action="store_true",
@@ -186,9 +218,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     q.add_argument("--release", action="store_true", help="end your claim now")
     q = inbox.add_parser("reject", help="reject a pending action")
-    _global_options(q, sub=True)
-    q.add_argument("token")
-    q.add_argument("--reason", default=None)
+    _global_options(q, sub=True, toolbox=False)
+    q.add_argument("token", help="the action's token (see `inbox list`)")
+    q.add_argument("--reason", default=None, help="why; the agent is told it")
     q = inbox.add_parser(
         "allow", help="a standing grant: approve later calls of TOOL whose args match, for a while"
     )
@@ -210,14 +242,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     q = inbox.add_parser("grants", help="list the standing grants")
     _global_options(q, sub=True)
-    q.add_argument("--json", action="store_true")
+    q.add_argument("--json", action="store_true", help="one JSON array, every field of each grant")
     q.add_argument("--all", action="store_true", help="include expired and revoked grants")
     q = inbox.add_parser("revoke", help="end a standing grant now")
-    _global_options(q, sub=True)
+    _global_options(q, sub=True, toolbox=False)
     q.add_argument("grant_id", metavar="ID", help="the grant's id (see `inbox grants`)")
     q = inbox.add_parser("export", help="every action with its decision and outcome, for an audit")
-    _global_options(q, sub=True)
-    q.add_argument("--format", choices=["jsonl", "csv"], default="jsonl")
+    _global_options(q, sub=True, toolbox=False)
+    q.add_argument(
+        "--format",
+        choices=["jsonl", "csv"],
+        default="jsonl",
+        help="jsonl (default: one JSON object a line) or csv",
+    )
     q.add_argument(
         "--since",
         metavar="WHEN",
@@ -226,7 +263,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     q.add_argument("--out", metavar="FILE", default=None, help="write here instead of stdout")
 
-    p = add("store", "The confirmation store itself: `store migrate` brings its schema up to date.")
+    p = add(
+        "store",
+        "The confirmation store itself: `store migrate` brings its schema up to date.",
+        store=True,
+    )
     store_sub = p.add_subparsers(dest="store_command", metavar="ACTION", parser_class=_Parser)
     q = store_sub.add_parser(
         "migrate",
@@ -239,15 +280,23 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--agent", default="patch_tui_agent", help="the agents' role name")
     q.add_argument("--approver", default="patch_tui_approver", help="the approvers' role name")
 
-    p = add("serve", "MCP server on stdio over a toolbox.")
+    p = add("serve", "MCP server on stdio over a toolbox.", store=True, toolbox=True)
     p.add_argument(
         "--timeout", metavar="S", type=float, default=60.0, help="per tool call (default 60)"
     )
     p.add_argument("--no-install", action="store_true", help="refuse to install runtime.packages")
+    p.add_argument(
+        "--no-warm",
+        action="store_true",
+        help="start every call's sandbox from scratch (default: a fork of a warm sandboxed "
+        "process per tool)",
+    )
 
     p = add(
         "guard",
         "MCP proxy on stdio: the inbox in front of another MCP server (the Patch runtime, or any).",
+        store=True,
+        toolbox=True,
     )
     p.add_argument(
         "--hold",
@@ -265,34 +314,73 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     # -- generation (issue: generate) ------------------------------------------------------------
-    p = add("generate", "Write a new tool with Claude; prints the new file's path.")
-    p.add_argument("prompt")
-    p.add_argument("--model", default=None)
-    p.add_argument("--out", metavar="DIR", default=None)
-    p.add_argument("--name-hint", metavar="NAME", default=None)
-    p.add_argument("--max-repairs", metavar="N", type=int, default=None)
+    p = add("generate", "Write a new tool with Claude; prints the new file's path.", toolbox=True)
+    p.add_argument("prompt", help="what the tool should do, in your words")
+    p.add_argument("--model", default=None, help="the Claude model (default: the `model` setting)")
+    p.add_argument(
+        "--out", metavar="DIR", default=None, help="the folder to write it in (default: here)"
+    )
+    p.add_argument(
+        "--name-hint", metavar="NAME", default=None, help="a name to suggest for the tool"
+    )
+    p.add_argument(
+        "--max-repairs",
+        metavar="N",
+        type=int,
+        default=None,
+        help="rounds to fix lint errors (default: the `max_repairs` setting)",
+    )
     p.add_argument(
         "--keep-invalid", action="store_true", help="write the file even with lint errors"
     )
 
     # -- interop (issue: formats) ----------------------------------------------------------------
     p = add("export", "Export a tool to another tool-definition format (JSON on stdout).")
-    p.add_argument("path", metavar="PATH")
-    p.add_argument("--format", required=True, choices=["arcade", "otc", "mcp", "shinkai"])
-    p.add_argument("--toolkit", metavar="NAME", default=None)
-    p.add_argument("--out", metavar="FILE", default=None)
+    p.add_argument("path", metavar="PATH", help="the tool file to export")
     p.add_argument(
-        "--report-format", choices=["text", "json"], default="text", dest="report_format"
+        "--format",
+        required=True,
+        choices=["arcade", "otc", "mcp", "shinkai"],
+        help="the format to write",
+    )
+    p.add_argument(
+        "--toolkit",
+        metavar="NAME",
+        default=None,
+        help="the toolkit name (arcade; default from the folder)",
+    )
+    p.add_argument(
+        "--out", metavar="FILE", default=None, help="write here instead of stdout (atomically)"
+    )
+    p.add_argument(
+        "--report-format",
+        choices=["text", "json"],
+        default="text",
+        dest="report_format",
+        help="the loss report: text on stderr (default), or json with the definition on stdout",
     )
 
     p = add("import", "Import tool definitions from another format as new Patch tools.")
-    p.add_argument("file", metavar="FILE")
+    p.add_argument("file", metavar="FILE", help="the definitions to import (JSON)")
     p.add_argument(
-        "--from", dest="from_format", required=True, choices=["arcade", "otc", "mcp", "shinkai"]
+        "--from",
+        dest="from_format",
+        required=True,
+        choices=["arcade", "otc", "mcp", "shinkai"],
+        help="the format FILE is in",
     )
-    p.add_argument("--out", metavar="DIR", default=".")
     p.add_argument(
-        "--report-format", choices=["text", "json"], default="text", dest="report_format"
+        "--out",
+        metavar="DIR",
+        default=".",
+        help="where to write the tool files (default: here; never over a file)",
+    )
+    p.add_argument(
+        "--report-format",
+        choices=["text", "json"],
+        default="text",
+        dest="report_format",
+        help="the loss report: text (default) or json",
     )
 
     return parser
@@ -302,7 +390,13 @@ def _tui_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="patch-tui", description="Open the TUI on a tool file or a folder of tools."
     )
-    parser.add_argument("path", nargs="?", default=None, metavar="PATH")
+    parser.add_argument(
+        "path",
+        nargs="?",
+        default=None,
+        metavar="PATH",
+        help="a tool file or a folder of tools (default: the toolbox)",
+    )
     parser.add_argument(
         "--theme", default=None, help="a theme name (remembered when chosen in the app)"
     )
@@ -350,9 +444,57 @@ def _first_positional(args: list[str]) -> str | None:
     return None
 
 
+def _help(args_list: list[str]) -> int:
+    """`patch-tui help [COMMAND]`: the commands, or one command's options."""
+    rest = [a for a in args_list[args_list.index("help") + 1 :] if not a.startswith("-")]
+    if rest and rest[0] in SUBCOMMANDS:
+        build_parser().parse_args([rest[0], "--help"])  # prints it and exits 0
+    elif rest:
+        print(_unknown_command(rest[0]), file=sys.stderr)
+        return 2
+    build_parser().print_help()
+    return 0
+
+
+def _unknown_command(word: str) -> str:
+    """One line for a word that is neither a command nor a path: the nearest command, if any."""
+    import difflib
+
+    near = difflib.get_close_matches(word, [*SUBCOMMANDS, "help"], n=1, cutoff=0.6)
+    commands = ", ".join(SUBCOMMANDS)
+    if near:
+        return (
+            f"patch-tui: {word!r} is not a command; did you mean `patch-tui {near[0]}`? "
+            f"(commands: {commands}, help)"
+        )
+    return (
+        f"patch-tui: {word!r} is neither a command nor a tool file or folder "
+        f"(commands: {commands}; `patch-tui help` says what each does)"
+    )
+
+
+def _exists(word: str) -> bool:
+    from pathlib import Path
+
+    return Path(word).exists()
+
+
+def _looks_like_a_command(word: str) -> bool:
+    """A word the TUI would take for a PATH but that names nothing on disk and has no path
+    shape: a mistyped command (`lnit`), answered as one instead of "no such file"."""
+    if any(c in word for c in "/\\.~") or not word.replace("-", "").replace("_", "").isalnum():
+        return False
+    return not _exists(word)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     first = _first_positional(args_list)
+    if first == "help" and not _exists("help"):
+        return _help(args_list)
+    if first is not None and first not in SUBCOMMANDS and _looks_like_a_command(first):
+        print(_unknown_command(first), file=sys.stderr)
+        return 2
     wants_help_or_version = any(a in ("-h", "--help", "--version") for a in args_list)
     if first in SUBCOMMANDS or (first is None and wants_help_or_version):
         args = build_parser().parse_args(_protect_dash_token(args_list))

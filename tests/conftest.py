@@ -4,11 +4,17 @@ hold the helpers; pyproject's `pythonpath` makes them importable from any folder
 from __future__ import annotations
 
 import gc
+import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+# Every store a test opens is recorded in the state folder's registry (runtime/protected.py):
+# the tests' own state folder, never the user's. A test that sets XDG_STATE_HOME itself wins.
+os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp(prefix="patch-tui-tests-state-"))
 
 
 @pytest.hookimpl(trylast=True)

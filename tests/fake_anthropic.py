@@ -8,7 +8,10 @@ answer:
   content_block_delta (the text in chunks), content_block_stop, message_delta (usage) and
   message_stop, sent with chunked transfer encoding as the real API does. `drop_after=N` closes
   the connection after N deltas without ending the body (a dropped connection); `error_after=N`
-  sends an SSE `error` event after N deltas (the API's mid-stream overloaded_error).
+  sends an SSE `error` event after N deltas (the API's mid-stream overloaded_error);
+  `hold_after=N` sends N deltas, then holds the rest of the stream until the test calls
+  `release()` (or the client goes away): a test that must see the app *while* it streams waits
+  for that state, instead of hoping a slow stream is still running when it looks.
 - `Fail(status, error_type, message, headers)`: a JSON error answer (401, 429 + retry-after, 529).
 
 Every request is recorded (path, headers, JSON body) and every client that went away
@@ -18,6 +21,7 @@ mid-stream is counted, so tests assert on what the client really sent and did.
 from __future__ import annotations
 
 import json
+import select
 import socket
 import threading
 import time
@@ -43,6 +47,7 @@ class Reply:
     error_after: int | None = None
     error_type: str = "overloaded_error"
     omit_message_start: bool = False  # a malformed stream the SDK cannot accumulate
+    hold_after: int | None = None  # deltas sent before the stream waits for release()
 
 
 @dataclass
@@ -154,6 +159,22 @@ class _Handler(BaseHTTPRequestHandler):
             },
         )
 
+    def _hold(self) -> bool:
+        """Wait for the test's release(); False when the client closed the connection first
+        (a cancelled stream: the handler never writes again, so no write would notice)."""
+        fake = self.server.fake
+        with fake.lock:
+            fake.holding += 1
+        try:
+            while not fake.released.wait(0.02):
+                readable, _, _ = select.select([self.connection], [], [], 0)
+                if readable and not self.connection.recv(1, socket.MSG_PEEK):
+                    return False
+            return True
+        finally:
+            with fake.lock:
+                fake.holding -= 1
+
     def _stream(self, r: Reply) -> None:
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
@@ -188,6 +209,8 @@ class _Handler(BaseHTTPRequestHandler):
                     )
                     self._chunk(b"")
                     return
+                if r.hold_after is not None and n == r.hold_after and not self._hold():
+                    raise ConnectionResetError  # the client went away while held
                 if r.delay:
                     time.sleep(r.delay)
                 self._event(
@@ -232,6 +255,8 @@ class FakeAnthropic:
         self.requests: list[Recorded] = []
         self.disconnects = 0
         self.completed = 0
+        self.holding = 0  # streams held (hold_after) right now
+        self.released = threading.Event()
         self.lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.fake = self
@@ -258,11 +283,16 @@ class FakeAnthropic:
             time.sleep(0.02)
         return bool(predicate(self))
 
+    def release(self) -> None:
+        """Let every held stream (and every later one) go on to its end."""
+        self.released.set()
+
     def start(self) -> FakeAnthropic:
         self._thread.start()
         return self
 
     def stop(self) -> None:
+        self.released.set()  # no handler thread left waiting
         self._server.shutdown()
         self._server.server_close()
 

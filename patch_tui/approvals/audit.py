@@ -12,7 +12,9 @@ decided what and when (`decision`: approved / rejected / expired / pending, `dec
 `decided_at`, `note`: the approval's note or the rejection's reason, `grant`: the standing grant
 that approved it), and what happened after (`outcome`: executed, failed, tool_changed,
 passed_to_human_confirm, interrupted, running, awaiting_confirm, expired, not_run, pending; with
-`finished_at` and `result`). JSONL keeps the events too.
+`finished_at` and `result`), and `flags`: what the one display rule says about its text (hidden
+characters, look-alikes), each `{"where": "args.to", "flag": <a sentence>}`, as the inbox says it.
+JSONL keeps the events too; it is ASCII JSON, so every invisible character is a `\\uXXXX` escape.
 
 CSV is for spreadsheets, which run a cell that starts with `=`, `+`, `-` or `@` as a formula: such
 cells get a leading `'` (OWASP's advice; the JSONL export is the exact record). Nested values are
@@ -30,6 +32,7 @@ from enum import StrEnum
 from typing import IO, Any
 
 from patch_tui.approvals.store import Action, ActionStatus, Event, Store, now_iso
+from patch_tui.untrusted.text_safety import value_flags
 
 CSV_FIELDS: tuple[str, ...] = (
     "token",
@@ -50,6 +53,7 @@ CSV_FIELDS: tuple[str, ...] = (
     "outcome",
     "finished_at",
     "result",
+    "flags",
 )
 _AGE_RE = re.compile(r"(\d+)([smhd])")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -141,10 +145,25 @@ def record(action: Action, events: list[Event]) -> dict[str, Any]:
         "outcome": _outcome(action, decision),
         "finished_at": action.finished_at,
         "result": action.result,
+        "flags": display_flags(action),
         "events": [
             {"at": e.at, "actor": e.actor, "event": e.event, "detail": e.detail} for e in events
         ],
     }
+
+
+def display_flags(action: Action) -> list[dict[str, str]]:
+    """What the one display rule (untrusted.text_safety) says about the action's text, as the
+    inbox says it: hidden characters and look-alikes in the tool name, the reason and the args
+    (keys and values), each with where it is (`args.to`, `args.to key`)."""
+    found = [
+        *value_flags(action.tool, "tool"),
+        *value_flags(action.reason, "reason"),
+        *value_flags(action.args, "args"),
+    ]
+    if action.edited:
+        found += value_flags(action.proposed_args, "proposed_args")
+    return [{"where": where, "flag": sentence} for where, sentence in found]
 
 
 def records(

@@ -38,6 +38,7 @@ from patch_tui.approvals.values import (
     canonical_json,
     default_actor,
 )
+from patch_tui.runtime.protected import remember_store
 
 
 def _pid_start(pid: int) -> str | None:
@@ -102,6 +103,8 @@ class StoreConnection:
             ) from None
         # Before anything is read or created: a store others can write holds no real decision.
         _check_permissions(path)
+        # Every tool run on this machine hides this store from now on, whichever project it is.
+        remember_store(path)
         if not path.exists():
             # Created 0600 before SQLite touches it: args may hold private data. O_EXCL and no
             # symlink following: a name planted meanwhile fails instead of being written through.
@@ -332,3 +335,14 @@ class StoreConnection:
             (cutoff, RECENT_OUTPUTS),
         )
         return [(r[0], r[1]) for r in rows]
+
+    def recent_outputs_at(self) -> list[tuple[str, str, float]]:
+        """(tool, text, recorded_at) of the same outputs: a held taint says which output it
+        matched and when (issue 25)."""
+        cutoff = self._now() - RECENT_OUTPUT_MAX_AGE
+        rows = self._read(
+            "SELECT tool, text, recorded_at FROM recent_outputs WHERE recorded_at >= ? "
+            "ORDER BY id DESC LIMIT ?",
+            (cutoff, RECENT_OUTPUTS),
+        )
+        return [(r[0], r[1], float(r[2])) for r in rows]

@@ -148,6 +148,61 @@ def find_tainted_inputs(
     return found
 
 
+EXCERPT_CHARS = 80
+
+
+def _excerpt(output: str, text: str) -> str:
+    """The matched text with a little of the output around it, for a person to recognise."""
+    at = output.find(text)
+    if at < 0:
+        return output[:EXCERPT_CHARS]
+    start = max(0, at - 20)
+    piece = output[start : start + max(EXCERPT_CHARS, len(text) + 40)]
+    return ("…" if start else "") + piece + ("…" if start + len(piece) < len(output) else "")
+
+
+def taint_origins(
+    tainted: list[dict[str, Any]],
+    args: dict[str, Any],
+    outputs: list[tuple[str, str, float]],
+) -> None:
+    """Adds to each tainted input `matchedOutputs`: which recent output it matched (the tool,
+    when it was recorded, an excerpt), newest first, so a person can tell whether it really came
+    from there (issue 25: a path typed by hand was "output of file_stats")."""
+    from patch_tui.approvals.values import now_iso
+
+    for item in tainted:
+        texts = [t for t in _strings(args.get(item["inputName"])) if len(t) >= MIN_TAINT_LENGTH]
+        found: list[dict[str, str]] = []
+        for tool, output, at in outputs:
+            if tool not in item["matchedTools"]:
+                continue
+            hit = next((t for t in texts if t in output), None)
+            if hit is not None:
+                found.append({"tool": tool, "at": now_iso(at), "excerpt": _excerpt(output, hit)})
+        if found:
+            item["matchedOutputs"] = found
+
+
+def _origin_words(tainted: list[dict[str, Any]], sources: list[str]) -> str:
+    """ "file_stats (its output of 2026-11-26T13:02:11.000Z)": each source tool with the time of
+    the newest output matched."""
+    newest: dict[str, str] = {}
+    for item in tainted:
+        for hit in item.get("matchedOutputs", []):
+            newest.setdefault(hit["tool"], hit["at"])
+    return ", ".join(
+        f"{tool} (its output of {newest[tool]})" if tool in newest else tool for tool in sources
+    )
+
+
+def _recent_outputs_at(store: Any) -> list[tuple[str, str, float]] | None:
+    # A store backend without the times (the interface's recent_outputs has none) still works:
+    # the hold then names the tools only.
+    reader = getattr(store, "recent_outputs_at", None)
+    return reader() if callable(reader) else None
+
+
 def check_args(args: Any, manifest: Manifest) -> str | None:
     """Why the call cannot work (unknown or missing inputs), before any gate holds it."""
     if not isinstance(args, dict):
@@ -278,10 +333,19 @@ class Gate:
         return raw, toolfile.parse_bytes(raw, path=str(path))
 
     def call(
-        self, path: str | os.PathLike[str], args: dict[str, Any], *, text: str | None = None
+        self,
+        path: str | os.PathLike[str],
+        args: dict[str, Any],
+        *,
+        text: str | None = None,
+        by_person: bool = False,
     ) -> Outcome:
         """`text`: the tool's current (maybe unsaved) text, as the TUI's try-it runs it; a held
-        call then binds that text's sha256, so confirming runs only once the file says the same."""
+        call then binds that text's sha256, so confirming runs only once the file says the same.
+
+        `by_person`: the args were typed by a person (try-it, `run --as-person`), not passed on
+        by an agent: they are never taken for another tool's output, so the taint gate does not
+        look at them (a human_confirm tool is still held)."""
         p = Path(path).resolve()
         raw: bytes | None = None
         if text is not None:
@@ -295,7 +359,7 @@ class Gate:
         bad = check_args(args, manifest)
         if bad:
             return Outcome("invalid", {"error": bad})
-        tainted = find_tainted_inputs(args, manifest, self.store.recent_outputs())
+        tainted = self._tainted(args, manifest) if not by_person else []
         if tainted or manifest.capabilities.human_confirm:
             refused = self._unisolated()
             if refused is not None:
@@ -304,7 +368,7 @@ class Gate:
             sources = list(dict.fromkeys(s for t in tainted for s in t["matchedTools"]))
             reason = (
                 "Tainted data is being passed to inputs that are not declared tainted_ok: "
-                f"{', '.join(t['inputName'] for t in tainted)}. Origin: {', '.join(sources)}."
+                f"{', '.join(t['inputName'] for t in tainted)}. Origin: {_origin_words(tainted, sources)}."
             )
             action = self._hold(
                 "tainted_input",
@@ -326,6 +390,18 @@ class Gate:
                 return self.confirm_action(action.token)
             return Outcome("confirmation_required", confirmation_payload(action), action=action)
         return self._execute(tf, p, args, raw)
+
+    def _tainted(self, args: dict[str, Any], manifest: Manifest) -> list[dict[str, Any]]:
+        timed = _recent_outputs_at(self.store)
+        recent = (
+            [(tool, output) for tool, output, _at in timed]
+            if timed is not None
+            else self.store.recent_outputs()
+        )
+        tainted = find_tainted_inputs(args, manifest, recent)
+        if tainted and timed is not None:
+            taint_origins(tainted, args, timed)
+        return tainted
 
     def _hold(
         self,
@@ -365,9 +441,15 @@ class Gate:
         sealed: list[Path] = []
         if engine == "landlock" and iso.workspace is not None:
             try:
-                hidden, frozen, sealed = protected_paths(
-                    iso, str(path), self._runs_dir(path), sandbox.runs_root()
+                guard = protected_paths(
+                    store=iso.store,
+                    toolbox=iso.toolbox,
+                    tool_path=str(path),
+                    runs_dir=self._runs_dir(path),
+                    run_root=sandbox.runs_root(),
+                    workspace=iso.workspace,
                 )
+                hidden, frozen, sealed = guard.hidden, guard.frozen, guard.sealed
             except OSError:
                 pass
         return workspace.check(

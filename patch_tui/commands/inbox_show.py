@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from patch_tui.approvals import approvable
-from patch_tui.untrusted.text_safety import flags, visible_line
+from patch_tui.untrusted.text_safety import flags, value_flags, visible_line
 
 MARK = "⚠"
 FOLD = "↪ "  # starts each continuation of a folded value
@@ -81,25 +81,13 @@ def _value_text(value: Any) -> str:
     return visible_line(json.dumps(value, ensure_ascii=False, separators=(", ", ": ")))
 
 
-def _flag_lines(texts: list[str], indent: str, width: int) -> list[str]:
+def _flag_lines(sentences: list[str], indent: str, width: int) -> list[str]:
     out: list[str] = []
-    for text in texts:
-        for sentence in flags(text):
-            first, *rest = fold(f"{MARK} {sentence}", width - len(indent))
-            out.append(indent + first)
-            out.extend(indent + "  " + more for more in rest)
+    for sentence in sentences:
+        first, *rest = fold(f"{MARK} {sentence}", width - len(indent))
+        out.append(indent + first)
+        out.extend(indent + "  " + more for more in rest)
     return out
-
-
-def _strings(value: Any) -> list[str]:
-    """Every string inside a JSON value (keys too), for its flags."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for k, v in value.items() for s in [str(k), *_strings(v)]]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
 
 
 def arg_lines(args: dict[str, Any], width: int, indent: str = "      ") -> list[str]:
@@ -113,7 +101,8 @@ def arg_lines(args: dict[str, Any], width: int, indent: str = "      ") -> list[
         pieces = fold(label + _value_text(args[key]), room)
         out.append(indent + pieces[0])
         out.extend(indent + FOLD + piece for piece in pieces[1:])
-        out.extend(_flag_lines([str(key), *_strings(args[key])], indent + "  ", width))
+        said = [sentence for _, sentence in value_flags({key: args[key]})]
+        out.extend(_flag_lines(said, indent + "  ", width))
     return out
 
 
@@ -157,9 +146,12 @@ def header_line(action: Any) -> str:
 
 def list_lines(action: Any, width: int) -> list[str]:
     lines = [header_line(action)]
-    lines.extend(_flag_lines([action.tool], "    ", width))
+    lines.extend(_flag_lines(flags(action.tool), "    ", width))
     lines.extend(args_block(action, width))
-    lines.append(f"    reason:  {visible_line(action.reason)}")
+    reason = fold(visible_line(action.reason), width - 13)
+    lines.append(f"    reason:  {reason[0]}")
+    lines.extend("             " + more for more in reason[1:])
+    lines.extend(_flag_lines(flags(action.reason), "      ", width))
     lines.append(f"    created: {action.created_at}   expires: {action.expires_at}")
     if action.decided_at:
         decided = f"    decided: {action.decided_at} by {visible_line(action.decided_by or '?')}"
@@ -177,6 +169,24 @@ def list_lines(action: Any, width: int) -> list[str]:
     cannot = approvable_line(action)
     if cannot is not None:
         lines.append(cannot)
+    return lines
+
+
+def _taint_origin_lines(action: Any) -> list[str]:
+    """For a tainted_input hold: which tool output each input matched, and when (gate.py
+    `taint_origins`), so a person can tell a value they typed from one an agent passed on."""
+    lines: list[str] = []
+    for item in (action.details or {}).get("tainted_inputs") or []:
+        if not isinstance(item, dict):
+            continue
+        for hit in item.get("matchedOutputs") or []:
+            if not isinstance(hit, dict):
+                continue
+            lines.append(
+                f"matched:       {visible_line(str(item.get('inputName')))} <- output of "
+                f"{visible_line(str(hit.get('tool')))} at {visible_line(str(hit.get('at')))}: "
+                f"{visible_line(str(hit.get('excerpt')))}"
+            )
     return lines
 
 
@@ -239,7 +249,7 @@ def show_lines(action: Any, toolbox: Any, width: int) -> list[str]:
         f"kind:          {visible_line(action.kind)}",
         f"tool:          {visible_line(action.tool)}",
     ]
-    lines.extend(_flag_lines([action.tool], "               ", width))
+    lines.extend(_flag_lines(flags(action.tool), "               ", width))
     lines += [
         f"version:       {visible_line(action.version) or '(none: not a Patch tool file)'}",
         f"path:          {visible_line(action.tool_path or '(none)')}",
@@ -251,7 +261,8 @@ def show_lines(action: Any, toolbox: Any, width: int) -> list[str]:
     reason = fold(visible_line(action.reason), width - 15)
     lines.append(f"reason:        {reason[0]}")
     lines.extend("               " + more for more in reason[1:])
-    lines.extend(_flag_lines([action.reason], "               ", width))
+    lines.extend(_flag_lines(flags(action.reason), "               ", width))
+    lines.extend(_taint_origin_lines(action))
     lines.extend(line[4:] for line in args_block(action, width))  # list indents them by 4
     lines.extend(_flags_summary(action))
     warning = _workspace_warning(action)
@@ -271,12 +282,12 @@ def show_lines(action: Any, toolbox: Any, width: int) -> list[str]:
 
 def _flags_summary(action: Any) -> list[str]:
     """`flags:` with how many look-alike and hidden-character warnings the action carries."""
-    texts = [action.tool, action.reason]
+    found = flags(action.tool) + flags(action.reason)
     if not action.damaged:
-        texts += _strings(action.args)
-    found = [sentence for text in texts for sentence in flags(text)]
+        found += [sentence for _, sentence in value_flags(action.args)]
     if not found:
         return ["flags:         none (no hidden characters, no look-alikes)"]
     return [
-        f"flags:         {MARK} {len(found)} warning{'s' if len(found) != 1 else ''}: read the {MARK} lines"
+        f"flags:         {MARK} {len(found)} warning{'s' if len(found) != 1 else ''}: "
+        f"read the {MARK} lines"
     ]

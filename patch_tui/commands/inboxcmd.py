@@ -285,7 +285,7 @@ def _inbox_list(args: argparse.Namespace) -> int:
             ]
     if args.json:
         # "reading" only on an action someone has claimed: {"by", "until"}.
-        _out([_with_reader(a.to_json(), readers.get(a.token)) for a in actions])
+        _out([_with_reader(_listed_json(a), readers.get(a.token)) for a in actions])
         return EXIT_OK
     if not actions:
         print("No pending actions." if not args.all else "No actions.")
@@ -333,6 +333,19 @@ def _inbox_claim(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _listed_json(action: Any) -> dict[str, Any]:
+    """`inbox list --json`'s row: the action, the args sha256 `approve --yes --args-sha256`
+    repeats, and why it may not be approved (approvals.approvable), or null."""
+    from patch_tui.approvals import approvable
+
+    problem = approvable.check(action) if action.status == "pending" else None
+    return {
+        **action.to_json(),
+        "args_sha256": action.args_sha256,
+        "not_approvable": None if problem is None else {"code": problem.code, "why": problem.why},
+    }
+
+
 def _inbox_show(args: argparse.Namespace) -> int:
     from patch_tui.commands.inbox_show import show_lines, terminal_width
 
@@ -348,7 +361,7 @@ def _inbox_show(args: argparse.Namespace) -> int:
 
 def _approve_seen(args: argparse.Namespace) -> int:
     """`inbox approve TOKEN`: approve exactly what a person saw. Without --yes, the whole action
-    is printed and a `y` asked for; with --yes, --args-sha256 must be the args hash `inbox list`
+    is printed and a `y` asked for on the terminal (never read from a pipe); with --yes, --args-sha256 must be the args hash `inbox list`
     or `inbox show` printed (the store checks it inside the approval's transaction)."""
     from patch_tui.approvals import approvable
     from patch_tui.commands.inbox_show import show_lines, terminal_width
@@ -372,6 +385,14 @@ def _approve_seen(args: argparse.Namespace) -> int:
             _err(f"cannot approve {token}: {visible(problem.why)}")
             return EXIT_FAILED
         shown = args.args_sha256
+        if not args.yes and action.status == "pending" and not sys.stdin.isatty():
+            # A pipe is not a person: `yes | inbox approve` must not approve what no one read.
+            _err(
+                f"cannot approve {token}: no terminal to ask on; read it with "
+                f"`patch-tui inbox show {token}`, then approve with --yes --args-sha256 HASH "
+                "(the args sha256 it printed); nothing was approved"
+            )
+            return EXIT_USAGE
         if not args.yes and action.status == "pending":
             print("\n".join(show_lines(action, _open_toolbox(args), terminal_width())))
             print()
@@ -444,11 +465,13 @@ def run_inbox(args: argparse.Namespace) -> int:
 
 def _open_inbox_screen(args: argparse.Namespace) -> int:
     """`patch-tui inbox` with no subcommand: the TUI's inbox on its own."""
-    from patch_tui.settings.config import ConfigError, load_settings
+    from patch_tui.settings.config import ConfigError, start_settings
     from patch_tui.ui.inbox.inbox_app import InboxApp
 
     try:
-        settings = load_settings()
+        # Without pydantic (about 140 ms of CPU): the app validates the whole file after its
+        # first frame, as the desk does; a file it cannot read plainly is checked here.
+        settings = start_settings()
     except ConfigError as exc:
         _err(str(exc))
         return EXIT_USAGE

@@ -195,13 +195,20 @@ def run_run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     gate = Gate(store, toolbox=toolbox, timeout=args.timeout, allow_install=not args.no_install)
     try:
-        outcome = gate.call(path, call_args)
+        outcome = gate.call(path, call_args, by_person=args.as_person)
     except (GateError, StoreError) as exc:
         _err(str(exc))
         return EXIT_FAILED
     finally:
         store.close()
-    return _report_outcome(outcome, confirming=False)
+    code = _report_outcome(outcome, confirming=False)
+    if outcome.action is not None and outcome.action.kind == "tainted_input" and sys.stdin.isatty():
+        # A person at a terminal, whose typed args matched a tool's earlier output.
+        _err(
+            "typed these args yourself? `--as-person` says so: values a person types are "
+            "never taken for another tool's output"
+        )
+    return code
 
 
 def run_confirm(args: argparse.Namespace) -> int:
@@ -240,6 +247,10 @@ def run_serve(args: argparse.Namespace) -> int:
     from patch_tui.settings.config import ConfigError, load_settings
 
     ttl = _settings_ttl()
+    if not getattr(args, "no_warm", False):
+        from patch_tui.runtime.warm import enable_pool
+
+        enable_pool()  # a sandboxed call as a fork of a warm, already sandboxed process
     try:
         max_args = load_settings().serve_max_args_bytes
     except ConfigError:

@@ -27,8 +27,17 @@ from pathlib import Path
 from typing import Any
 
 from patch_tui.format import toolfile
-from patch_tui.lint.engine import Diagnostic, Edit, lint_toolfile
+from patch_tui.lint.diagnostic import Diagnostic, Edit
 from patch_tui.runtime.toolbox import sha256_bytes
+
+
+def lint_toolfile(tf: toolfile.ToolFile) -> list[Diagnostic]:
+    """The lint engine's `lint_toolfile`, imported with the first lint: the engine and its rule
+    registry are not needed for the desk's first frame (the first lint follows the first paint)."""
+    from patch_tui.lint.engine import lint_toolfile as lint
+
+    return lint(tf)
+
 
 # Parse problems that mean the frontmatter's structure cannot be read (no markers, not a mapping).
 STRUCTURE_CODES = toolfile.STRUCTURE_CODES

@@ -7,20 +7,34 @@ rules/ (the rules, by family) · docs (docs/rules.md).
 
 from __future__ import annotations
 
-from patch_tui.lint.engine import (
-    RULES,
-    Diagnostic,
-    Edit,
-    Fix,
-    LintContext,
-    Rule,
-    apply_edits,
-    fix_text,
-    iter_codes,
-    lint_text,
-    lint_toolfile,
-    selected_rules,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from patch_tui.lint.engine import (
+        RULES,
+        Diagnostic,
+        Edit,
+        Fix,
+        LintContext,
+        Rule,
+        apply_edits,
+        fix_text,
+        iter_codes,
+        lint_text,
+        lint_toolfile,
+        selected_rules,
+    )
+
+
+def __getattr__(name: str) -> Any:
+    # The engine (and its rule registry) loads on first use, not with the package: the desk
+    # imports `patch_tui.lint.diagnostic` for its first frame and lints only after it.
+    if name in __all__:
+        from patch_tui.lint import engine
+
+        return getattr(engine, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "RULES",

@@ -132,6 +132,13 @@ class ToolCatalog:
                 why = "no manifest"
             self._report(path, key, f"not a valid tool ({why}); left out")
             return None
+        from patch_tui.runtime.venvs import pin_problem
+
+        for pin in tf.manifest.runtime.packages:
+            bad = pin_problem(pin)
+            if bad is not None:  # pip would take it as an option, a URL or a path
+                self._report(path, key, f"not a valid tool ({bad}); left out")
+                return None
         return ToolEntry(tf.manifest.name, path, tf.manifest, tf.sha256, runtime)
 
 

@@ -112,16 +112,43 @@ def _refers_to_steps(value: Any) -> bool:
     return False
 
 
+def compose_step_ids(answer: Any) -> dict[str, str]:
+    """{upstream token: the id of the compose step it was held in}, from a `patch_compose`
+    answer's `steps` (each `{id, tool, status, result}`; a paused step's result is the
+    confirmation_required, which `paused` repeats)."""
+    found: dict[str, str] = {}
+    steps = answer.get("steps") if isinstance(answer, dict) else None
+    for step in steps if isinstance(steps, list) else []:
+        if not isinstance(step, dict) or not isinstance(step.get("id"), str):
+            continue
+        pending: list[Any] = [step.get("result")]
+        while pending:
+            item = pending.pop()
+            if is_confirmation(item):
+                found.setdefault(str(item["confirmation_token"]), step["id"])
+            elif isinstance(item, dict):
+                pending.extend(item.values())
+            elif isinstance(item, list):
+                pending.extend(item)
+    return found
+
+
 def held_args(
-    held: dict[str, Any], tool: str, called: str, args: dict[str, Any]
+    held: dict[str, Any],
+    tool: str,
+    called: str,
+    args: dict[str, Any],
+    *,
+    step_id: str | None = None,
 ) -> tuple[dict[str, Any] | None, str]:
     """The exact args of a call the upstream held (`held`, its confirmation_required), taken
     from what the agent sent (`called` with `args`), never from the upstream's args_summary
     (cut at 200 characters); or None and, in words, why they cannot be known.
 
     A direct call's args are the ones sent; `patch_run_tool`'s are its `args`. A call nested in
-    `patch_compose` is matched to the steps the agent sent: the step of the same tool whose args
-    the upstream's summary describes (`same_args`). No such step, two steps with other args that
+    `patch_compose` is matched to the steps the agent sent: the step the upstream's answer says
+    holds this token (`step_id`, from `compose_step_ids`), else the steps of the same tool, and
+    of those the one whose args the upstream's summary describes (`same_args`). No such step, two steps with other args that
     both fit, or a step whose args refer to earlier steps (`$step`: the runtime filled those in,
     so what it holds is not what was sent), and the args are unknown."""
     if tool == called:
@@ -139,6 +166,9 @@ def held_args(
         and step.get("tool") == tool
         and isinstance(step.get("args", {}), dict)
     ]
+    if step_id is not None:
+        # The step the upstream says it paused at; its summary must still fit that step's args.
+        steps = [step for step in steps if step.get("id") == step_id]
     if not steps:
         return None, f"no step of the patch_compose call that was sent calls {tool}"
     fitting = [step.get("args", {}) for step in steps if same_args(summary, step.get("args", {}))]

@@ -24,6 +24,7 @@ from patch_tui.mcp_server.guard_protocol import (
     _listing_sha,
     _result,
     answer_payload,
+    compose_step_ids,
     confirm_tool,
     held_args,
     is_confirmation,
@@ -56,6 +57,7 @@ class Guard:
         self.gone: str | None = None  # why the upstream is not there, once it is not
         self.listed: dict[str, Any] = {}
         self.sessions: list[Any] = []
+        self._answer: Any = None  # the upstream answer being taken over, while it is
 
     # -- upstream plumbing ----------------------------------------------------------------------
 
@@ -143,6 +145,27 @@ class Guard:
             tf.manifest.version, tf.sha256, str(path), "file", human_confirm, runtime_sha
         )
 
+    def _pins_refused(self, name: str) -> str | None:
+        """Why a call to the toolbox's tool `name` is refused before it reaches the upstream: a
+        runtime.packages entry that is not a pin (pip would take it as an option, a URL or a
+        path). None when guard cannot read the file (the upstream decides)."""
+        from patch_tui.runtime.venvs import pin_problem
+
+        if self.toolbox is None:
+            return None
+        try:
+            path = self.toolbox.find(name)
+            tf = toolfile.parse_bytes(path.read_bytes(), path=str(path)) if path else None
+        except (OSError, ToolboxError):
+            return None
+        if tf is None or tf.manifest is None:
+            return None
+        for pin in tf.manifest.runtime.packages:
+            bad = pin_problem(pin)
+            if bad is not None:
+                return f"{name}: refused: {bad}; the call was not forwarded"
+        return None
+
     # -- holding -----------------------------------------------------------------------------
 
     def hold_reason(self, name: str) -> str | None:
@@ -201,7 +224,8 @@ class Guard:
             if upstream_token in seen:
                 return seen[upstream_token], 0
             tool = value.get("tool") if isinstance(value.get("tool"), str) else called
-            exact, unknown = held_args(value, tool, called, args)
+            step = compose_step_ids(self._answer).get(upstream_token) if self._answer else None
+            exact, unknown = held_args(value, tool, called, args, step_id=step)
             details: dict[str, Any] = {"upstream_tool": tool}
             if exact is None:
                 details["args_known"] = False
@@ -246,6 +270,11 @@ class Guard:
             if not isinstance(token, str) or not token:
                 return _error("PatchError", "confirmation_token (a string) is required.")
             return await self.confirm(token, report)
+        import anyio
+
+        refused = await anyio.to_thread.run_sync(self._pins_refused, name)
+        if refused is not None:
+            return _error("PatchError", refused)
         reason = self.hold_reason(name)
         if reason is None and name not in self.listed:
             await self._listing_of(name)  # annotations of a tool called before any listing
@@ -268,7 +297,11 @@ class Guard:
         payload = answer_payload(result)
         if payload is None:
             return result
-        replaced, count = await self._take_over(payload, name, args)
+        self._answer = payload  # which compose step holds which token (held_args)
+        try:
+            replaced, count = await self._take_over(payload, name, args)
+        finally:
+            self._answer = None
         if count == 0:
             return result  # nothing gated: exactly what the upstream said
         if is_confirmation(replaced):

@@ -14,7 +14,8 @@ patch_confirm_action, patch_list_tools and patch_list_runs itself).
   human_confirm tool's replay is held like any call, where the runtime ran it unasked), reporting
   whether the source, the sandbox config and the output match.
 - `patch_generate_tool` {description, name_hint}: our generator (lint-gated repair), the new tool
-  saved into the toolbox (tools/ and index.json); the runtime's answer shape.
+  saved as a draft in the toolbox's drafts folder for a person to review (issue 22): never
+  served or run until they move it into the toolbox; the runtime's answer shape, status "draft".
 - `patch_auth_register` / `patch_auth_status`: this server has no registry, and says so.
 
 Errors are the runtime's shape, `{"error": <class>, "message": ...}` with isError.
@@ -316,17 +317,28 @@ def generate_tool(server: PatchServer, description: str, name_hint: str | None) 
             f"{result.rounds} answer(s) (first: {first}); nothing was saved.",
             "GeneratorError",
         )
+    # A draft, not a tool: what an agent wrote is served only once a person has read it (a tool
+    # it could write and call at once would pin any package and confirm its own calls).
+    drafts = server.toolbox.drafts_dir
     try:
-        path = g.save_new(result, server.toolbox.root)
+        drafts.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path = g.save_new(result, drafts)
+    except OSError as exc:
+        raise MetaError(f"Cannot save the draft: {exc.strerror or exc}", "GeneratorError") from None
     except g.GenerateError as exc:
         raise MetaError(str(exc), "ToolNameCollisionError") from None
-    server.rescan()
-    tf_entry = next((e for e in server.entries.values() if e.path == path), None)
-    description_out = tf_entry.manifest.description if tf_entry else description
+    from patch_tui.format import toolfile
+
+    saved = toolfile.parse(result.text, path=str(path)).manifest
     return {
         "name": result.name,
         "version": result.version,
-        "description": description_out,
-        "status": "created",
+        "description": saved.description if saved is not None else description,
+        "status": "draft",
         "source": "generated",
+        "draft_path": str(path),
+        "message": (
+            f"Saved as a draft for a person to review; it is not served yet. They open it in "
+            f"the desk (patch-tui {path}) and move it into {server.toolbox.tools_dir} to serve it."
+        ),
     }

@@ -55,6 +55,7 @@ def enforcement(
         "processes": mechanisms.get("processes", "not started"),
         "pid_namespace": pid_ns,
         "environment": "scrubbed",
+        "python_start": "-I -S: no site, .pth or customize hook before the sandbox",
         "timeout_s": base.timeout_s,
         "rlimits": {
             "cpu_s": int(math.ceil(base.timeout_s)) + 1,
@@ -83,6 +84,9 @@ def enforcement(
         f"rlimits: address space {ADDRESS_SPACE >> 30} GiB, file size {FILE_SIZE >> 20} MiB, "
         "no core dumps, CPU time capped near the timeout."
     )
+    if base.install:
+        enforced["install"] = dict(base.install)
+        lines += list(base.install_lines)
     if caps.human_confirm:
         lines.append("human_confirm: true; execution gated by an approval in the inbox.")
     requested = manifest.runtime.python_version
@@ -99,7 +103,7 @@ def _write_blob(blobs: Path, text: str) -> str:
     sha = hashlib.sha256(data).hexdigest()
     target = blobs / f"{sha}.txt"
     if not target.exists():
-        atomic_write(target, data)
+        atomic_write(target, data, sync_now=False)
     return sha
 
 
@@ -148,6 +152,8 @@ def write_audit(
                 "envs_keys": envs_keys,
                 "enforced": base.enforced["claims"],
             },
+            # How the packages were installed (issue 22): the install's own sandbox claims.
+            "install": base.enforced.get("install"),
             "trigger": {"host_app": None, "mcp_client_name": None, "user_prompt_hash": None},
             "inputs": args,
             "output": base.result,
@@ -160,7 +166,10 @@ def write_audit(
             "error": base.error,
         }
         text = json.dumps(record, indent=2, ensure_ascii=False) + "\n"
-        base.audit_path = atomic_write(runs / f"{base.run_id}.json", text.encode("utf-8"))
+        # Synced to disk a moment later, off the call's path (the store's events are durable
+        # before the call returns; this record follows them).
+        record_bytes = text.encode("utf-8")
+        base.audit_path = atomic_write(runs / f"{base.run_id}.json", record_bytes, sync_now=False)
     except OSError as exc:
         # The run happened; a failed audit write is reported, never hidden, never fatal.
         base.capability_assertions.append(f"audit record NOT written: {exc}")

@@ -2,8 +2,8 @@
 
 Imported by sandbox.prepare only for runs under bwrap. The words build a mount namespace that
 holds only what the capability allows; a protected path inside an allowed folder is masked (an
-empty tmpfs, /dev/null, or a read-only bind). With `network: false`, bwrap loads sandbox_exec's
-seccomp program itself (`--seccomp FD`) just before it execs the tool.
+empty tmpfs, /dev/null, or a read-only bind). bwrap loads sandbox_exec's seccomp program itself
+(`--seccomp FD`) just before it execs the tool; its words reach it by a memfd (`--args FD`).
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ def inside(child: str, parent: str) -> bool:
     return child == parent or child.startswith(parent.rstrip("/") + "/")
 
 
-def seccomp_fd() -> int:
+def seccomp_fd(policy: str) -> int:
     """A sealed memfd holding the seccomp program (sandbox_exec's), read from offset 0."""
     from patch_tui.runtime.process import sealed_memfd
     from patch_tui.runtime.sandbox_exec import seccomp_bytes
 
-    return sealed_memfd("patch-seccomp", seccomp_bytes(os.uname().machine))
+    return sealed_memfd("patch-seccomp", seccomp_bytes(os.uname().machine, policy))
 
 
 def bwrap_words(
@@ -30,7 +30,7 @@ def bwrap_words(
     network: bool,
     read_roots: list[str],
     write_roots: list[str],
-    run_dir: str,
+    own: list[str],
     hidden: list[str],
     frozen: list[str],
     sealed: list[str],
@@ -56,7 +56,7 @@ def bwrap_words(
         if os.path.isdir(path) and any(inside(path, w) for w in write_roots):
             words += ["--ro-bind", path, path]
     for path in sealed:
-        # No entry made, removed or renamed in it; the folders it holds stay writable.
+        # No entry made, removed or renamed in it; what it holds stays writable.
         if not os.path.isdir(path) or not any(inside(path, w) for w in write_roots):
             continue
         if any(inside(path, f) for f in frozen):
@@ -65,20 +65,35 @@ def bwrap_words(
         with contextlib.suppress(OSError):
             for entry in os.scandir(path):
                 child = entry.path
-                if entry.is_dir(follow_symlinks=False) and not any(
+                # Folders and files both: its entries stay writable, the folder itself not.
+                kind_ok = entry.is_dir(follow_symlinks=False) or entry.is_file(
+                    follow_symlinks=False
+                )
+                if kind_ok and not any(
                     inside(child, h) or inside(h, child) for h in hidden + frozen
                 ):
                     words += ["--bind", child, child]
+    masks: list[str] = []
     for path in hidden:
         if path == "/proc" or not any(inside(path, b) for b in visible):
             continue
         if os.path.isdir(path):
-            # An empty tmpfs of its own: what the tool writes there is gone with the run.
+            # An empty tmpfs of its own, made read-only at the end (once the run's own folder,
+            # inside the hidden runs root, is bound in it): nothing to read, nothing written.
             words += ["--tmpfs", path]
+            masks.append(path)
         elif os.path.exists(path):
             words += ["--ro-bind", "/dev/null", path]
         else:
             # Not there yet (a store's -wal): its folder is frozen, so it cannot be made either.
             continue
-    words += ["--bind", run_dir, run_dir, "--chdir", os.path.join(run_dir, "work")]
+    # The run's own folder (and the install's venv and pip cache): written as they are.
+    for path in own:
+        words += ["--bind", path, path]
+    # The namespace's own root (a tmpfs holding the mount points made above) read-only too: a
+    # write to a path outside every bind fails instead of landing there unseen.
+    # (--remount-ro is not recursive: the binds inside each stay as they are.)
+    for path in ["/", *masks]:
+        words += ["--remount-ro", path]
+    words += ["--chdir", os.path.join(own[0], "work")]
     return words

@@ -11,6 +11,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -33,6 +34,23 @@ def runs_root() -> Path:
 
 
 LOCK_NAME = ".patch-run.lock"
+
+
+@contextlib.contextmanager
+def run_folder() -> Iterator[Path]:
+    """A fresh private folder for one run (mode 0700, with work/, home/ and tmp/ in it), held
+    while the run lasts and removed after it; the leftovers of killed runs are swept first."""
+    root = runs_root()
+    folder = Path(tempfile.mkdtemp(prefix="patch-run-", dir=root))
+    held = hold_run_folder(folder)  # released at exit, even by kill -9
+    try:
+        sweep_run_folders(root)
+        for name in ("work", "home", "tmp"):
+            (folder / name).mkdir(mode=0o700)
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.close(held)
 
 
 def hold_run_folder(folder: Path) -> int:

@@ -47,14 +47,13 @@ content-addressed in `<runs_dir>/blobs/<sha256>.txt`.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -82,6 +81,8 @@ from patch_tui.runtime.process import (
 )
 from patch_tui.runtime.process import cancel_with as cancel_with
 from patch_tui.runtime.process import namespace_support as namespace_support
+from patch_tui.runtime.protected import Protected, protected_paths
+from patch_tui.runtime.venvs import InstallSandbox, Venv, install_summary
 from patch_tui.runtime.venvs import RunnerError as RunnerError
 from patch_tui.runtime.venvs import ensure_venv as ensure_venv
 from patch_tui.runtime.venvs import venv_key as venv_key
@@ -122,6 +123,8 @@ class RunResult:
     enforced: dict[str, Any] = field(default_factory=dict)
     capability_assertions: list[str] = field(default_factory=list)
     packages_installed: list[str] = field(default_factory=list)
+    install: dict[str, Any] = field(default_factory=dict)  # how its packages were installed
+    install_lines: list[str] = field(default_factory=list)
     run_id: str = ""
     audit_path: Path | None = None
     tool_name: str | None = None
@@ -238,12 +241,18 @@ def runtime_body(tf: toolfile.ToolFile) -> bytes:
     """What the Patch runtime runs: only the body after the closing marker (its sandbox writes
     nothing else), so code above the opening marker never runs here either. Blank lines stand
     in for the lines before the body, so tracebacks point at the file's own line numbers."""
+    return _runtime_body(tf.text, tf.bom)
+
+
+@functools.lru_cache(maxsize=64)
+def _runtime_body(text: str, bom: bool) -> bytes:
+    # (Cached by the text: serve calls the same tool again and again.)
     from patch_tui.format import runtime_format
 
-    lines = runtime_format.split_lines(tf.text)
+    lines = runtime_format.split_lines(text)
     start, end = runtime_format.find_markers(lines)
     if start is None or end is None:
-        return tf.to_bytes()
+        return ((toolfile.BOM if bom else "") + text).encode("utf-8")
     return ("\n" * (end + 1) + "\n".join(lines[end + 1 :])).encode("utf-8")
 
 
@@ -251,12 +260,18 @@ def runtime_source_sha256(tf: toolfile.ToolFile) -> str:
     """The source hash the runtime's audit records and its patch_replay compares: sha256 of its
     writer's output for the file (defaults filled in), so either side can replay the other's
     runs. The file's own bytes' hash when the runtime cannot parse it."""
+    return _runtime_source_sha256(tf.text) or tf.sha256
+
+
+@functools.lru_cache(maxsize=64)
+def _runtime_source_sha256(text: str) -> str | None:
+    # (Cached by the text: the runtime's parse and writer cost a few ms a call.)
     from patch_tui.format import runtime_format
 
     try:
-        parsed = runtime_format.parse(tf.text)
+        parsed = runtime_format.parse(text)
     except runtime_format.RuntimeRejects:
-        return tf.sha256
+        return None
     return runtime_format.source_sha256(parsed.manifest, parsed.body)
 
 
@@ -334,21 +349,171 @@ def _run(
         timeout_s=timeout,
     )
     packages = list(manifest.runtime.packages)
+    iso = isolation or Isolation()
+    refusal = _refusal(packages, iso)
+    if refusal is not None:
+        base.error = refusal
+        write_audit(base, manifest, args, runs_dir, [], None)
+        return base
+    try:
+        run_root = sandbox.runs_root()
+    except OSError as exc:
+        base.error = f"cannot make the run's private folder: {exc}"
+        write_audit(base, manifest, args, runs_dir, [], None)
+        return base
+    sandbox.sweep_leftovers(run_root)
+    guard = protected_paths(
+        store=iso.store,
+        toolbox=iso.toolbox,
+        tool_path=path,
+        runs_dir=runs_dir,
+        run_root=run_root,
+        workspace=_workspace(manifest, iso),
+    )
+    venv: Venv | None = None
     if packages:
         try:
-            python = str(ensure_venv(packages, allow_install=allow_install, venv_root=venv_root))
+            venv = ensure_venv(
+                packages,
+                allow_install=allow_install,
+                venv_root=venv_root,
+                sandbox=InstallSandbox(guard.hidden, guard.frozen, guard.sealed, iso.engine),
+            )
         except RunnerError as exc:
             base.error = str(exc)
             write_audit(base, manifest, args, runs_dir, [], None)
             return base
         base.packages_installed = packages
-        py_flags = ["-I"]
-    else:
-        python = sys.executable
-        # -S: a tool without packages sees the standard library only, not patch-tui's own.
-        py_flags = ["-I", "-S"]
+        base.install = install_summary(venv.install)
+        base.install_lines = list(venv.install.get("lines", []))
+    warm = _run_warm(manifest, stdin, source, timeout, venv, iso, guard, env_extra)
+    if warm is not None:  # serve's warm sandbox (runtime/warm.py): the same isolation, forked
+        base.duration_ms = warm.duration_ms
+        _interpret(base, manifest, warm.out, warm.err, warm.returncode, warm.timed_out,
+                   warm.overflow, timeout)  # fmt: skip
+        write_audit(base, manifest, args, runs_dir, warm.envs_keys, warm.plan)
+        return base
+    out, err, proc, timed_out, overflow, plan, notes, envs_keys = _start_and_watch(
+        manifest, stdin, source, timeout, venv, iso, guard, env_extra, base, args, runs_dir
+    )
+    if proc is None:
+        return base  # could not start: `base` says why, and the audit was written
+    _interpret(base, manifest, out, err, proc.returncode, timed_out, overflow, timeout)
+    if notes and base.error:
+        base.error += " (" + "; ".join(notes) + ")"
+    write_audit(base, manifest, args, runs_dir, envs_keys, plan, notes)
+    return base
 
-    iso = isolation or Isolation()
+
+def _run_warm(
+    manifest: Manifest,
+    stdin: bytes,
+    source: bytes,
+    timeout: float,
+    venv: Venv | None,
+    iso: Isolation,
+    guard: Protected,
+    env_extra: dict[str, str] | None,
+) -> Any:
+    """The call run in a fork of its warm sandboxed process, when this process keeps them
+    (serve); None: run it cold."""
+    from patch_tui.runtime import warm
+
+    pool = warm.active_pool()
+    refused = iso.workspace is not None and workspace_refusal(iso.workspace)
+    if pool is None or (manifest.capabilities.filesystem == "read-write" and refused):
+        return None
+    return pool.run(
+        warm.WarmCall(
+            source=source,
+            stdin=stdin,
+            timeout=timeout,
+            python=str(venv.python) if venv is not None else sys.executable,
+            site=venv.site if venv is not None else [],
+            read_extra=[venv.python.parent.parent] if venv is not None else [],
+            filesystem=manifest.capabilities.filesystem,
+            network=manifest.capabilities.network,
+            workspace=_workspace(manifest, iso),
+            hidden=guard.hidden,
+            frozen=guard.frozen,
+            sealed=guard.sealed,
+            memory_bytes=iso.memory_bytes,
+            max_processes=iso.max_processes,
+            engine=iso.engine,
+            env_for=lambda home, tmp, work: _tool_env(home, tmp, work, manifest, env_extra),
+        )
+    )
+
+
+def _refusal(packages: list[str], iso: Isolation) -> str | None:
+    """Why this run must not start at all: a package entry the format refuses, or a gated call
+    where nothing can isolate it. Checked before any install."""
+    from patch_tui.runtime.venvs import pin_problem
+
+    for entry in packages:
+        why = pin_problem(entry)
+        if why is not None:
+            return f"refused: {why}; the tool was not run"
+    engine = sandbox.choose_engine(iso.engine)
+    if iso.gated and engine == "none" and not sandbox.allow_unisolated():
+        return sandbox.refusal_message(sandbox.why_unisolated(iso.engine) or "no isolation")
+    return None
+
+
+def _workspace(manifest: Manifest, iso: Isolation) -> Path | None:
+    """Where a read-write tool may write: the caller's workspace, never the home folder or the
+    root (a call made from there gets its run folder only, and the run says so)."""
+    if manifest.capabilities.filesystem != "read-write" or iso.workspace is None:
+        return None
+    return None if workspace_refusal(iso.workspace) else iso.workspace
+
+
+def workspace_refusal(workspace: Path) -> str | None:
+    """Why a folder cannot be a read-write tool's workspace (one line), or None."""
+    from patch_tui.runtime.protected import homes
+
+    real = os.path.realpath(workspace)
+    if real == "/":
+        return "the workspace would be / (the whole machine)"
+    if real in homes():
+        return f"the workspace would be the home folder {real} (its dotfiles, keys and shell setup)"
+    return None
+
+
+def _tool_env(
+    home: Path, tmpdir: Path, work: Path, manifest: Manifest, env_extra: Any
+) -> tuple[dict[str, str], list[str]]:
+    env = {
+        "PATH": SAFE_PATH,
+        "LANG": "C.UTF-8",
+        "HOME": str(home),
+        "TMPDIR": str(tmpdir),
+        "PWD": str(work),  # bwrap sets it anyway: the same environment under every engine
+    }
+    keys: list[str] = []
+    if manifest.external_auth:
+        token = (env_extra or {}).get("PATCH_ACCESS_TOKEN") or os.environ.get("PATCH_ACCESS_TOKEN")
+        if token:
+            env["PATCH_ACCESS_TOKEN"] = token
+            keys.append("PATCH_ACCESS_TOKEN")
+    return env, keys
+
+
+def _start_and_watch(
+    manifest: Manifest,
+    stdin: bytes,
+    source: bytes,
+    timeout: float,
+    venv: Venv | None,
+    iso: Isolation,
+    guard: Protected,
+    env_extra: dict[str, str] | None,
+    base: RunResult,
+    args: dict[str, Any],
+    runs_dir: str | os.PathLike[str] | None,
+) -> tuple[bytes, bytes, Any, bool, str | None, sandbox.Plan | None, list[str], list[str]]:
+    """The tool's process in its run folder, confined, watched to its end. On a failure to
+    start, `base.error` says why, the audit is written, and the process is None."""
     network = manifest.capabilities.network
     engine = sandbox.choose_engine(iso.engine)
     if engine == "bwrap":
@@ -356,76 +521,54 @@ def _run(
         pid_ns, net_ns = True, not network
     else:
         prefix, pid_ns, net_ns = sandbox_prefix(network)
-    if iso.gated and engine == "none" and not sandbox.allow_unisolated():
-        base.error = sandbox.refusal_message(sandbox.why_unisolated(iso.engine) or "no isolation")
-        write_audit(base, manifest, args, runs_dir, [], None)
-        return base
-    envs_keys: list[str] = []
-    try:
-        run_root = sandbox.runs_root()
-    except OSError as exc:
-        base.error = f"cannot make the run's private folder: {exc}"
-        write_audit(base, manifest, args, runs_dir, [], None)
-        return base
-    # A fresh folder per run, mode 0700 (mkdtemp), its subfolders too.
-    tmp = tempfile.mkdtemp(prefix="patch-run-", dir=run_root)
-    held = sandbox.hold_run_folder(Path(tmp))  # released at exit, even by kill -9
-    sandbox.sweep_leftovers(run_root)
+    python = str(venv.python) if venv is not None else sys.executable
     plan: sandbox.Plan | None = None
-    try:
-        work, home, tmpdir = Path(tmp, "work"), Path(tmp, "home"), Path(tmp, "tmp")
-        for d in (work, home, tmpdir):
-            d.mkdir(mode=0o700)
+    envs_keys: list[str] = []
+    proc: subprocess.Popen[bytes] | None = None
+    out = err = b""
+    timed_out, overflow = False, None
+    notes: list[str] = []
+    with sandbox.run_folder() as tmp:
+        work, home, tmpdir = tmp / "work", tmp / "home", tmp / "tmp"
         (work / "tool.py").write_bytes(source)  # for tools that read their own file; not run
-        hidden, frozen, sealed = protected_paths(iso, path, runs_dir, run_root)
+        workspace = _workspace(manifest, iso)
         plan = sandbox.prepare(
             sandbox.Request(
-                run_dir=Path(tmp),
+                run_dir=tmp,
                 filesystem=manifest.capabilities.filesystem,
                 network=network,
                 python=python,
-                workspace=iso.workspace
-                if manifest.capabilities.filesystem == "read-write"
-                else None,
-                hidden=hidden,
-                frozen=frozen,
-                sealed=sealed,
-                read_extra=[Path(python).parent.parent] if packages else [],
+                workspace=workspace,
+                hidden=guard.hidden,
+                frozen=guard.frozen,
+                sealed=guard.sealed,
+                read_extra=[venv.python.parent.parent] if venv is not None else [],
                 memory_bytes=iso.memory_bytes,
                 max_processes=iso.max_processes,
                 engine=engine,
                 pid_ns=pid_ns,
                 net_ns=net_ns,
+                site=venv.site if venv is not None else [],
             )
         )
-        env = {
-            "PATH": SAFE_PATH,
-            "LANG": "C.UTF-8",
-            "HOME": str(home),
-            "TMPDIR": str(tmpdir),
-            "PWD": str(work),  # bwrap sets it anyway: the same environment under every engine
-        }
-        if manifest.external_auth:
-            token = (env_extra or {}).get("PATCH_ACCESS_TOKEN") or os.environ.get(
-                "PATCH_ACCESS_TOKEN"
-            )
-            if token:
-                env["PATCH_ACCESS_TOKEN"] = token
-                envs_keys.append("PATCH_ACCESS_TOKEN")
-        flags = [*py_flags, "-X", "utf8"]
+        if manifest.capabilities.filesystem == "read-write" and iso.workspace is not None:
+            why = workspace_refusal(iso.workspace)
+            if why:
+                plan.lines.insert(0, f"workspace: none, {why}; the tool wrote only its run folder.")
+        env, envs_keys = _tool_env(home, tmpdir, work, manifest, env_extra)
+        # -I -S: no site, .pth, sitecustomize, usercustomize, PYTHONSTARTUP or working folder
+        # before the sandbox; the venv's site-packages are added once confined (sandbox_exec).
+        flags = ["-I", "-S", "-X", "utf8"]
         started = time.monotonic()
         try:
             src_fd, feeder = source_fd(source)
         except OSError as exc:
             base.error = f"cannot hand the tool's code to Python: {exc}"
             write_audit(base, manifest, args, runs_dir, envs_keys, plan)
-            return base
+            plan.finish()
+            return out, err, None, False, None, plan, [], envs_keys
         # The tool's code goes in by the inherited FD (see LOADER), never read from tool.py.
-        cmd = [
-            *prefix,
-            *plan.prefix,
-            *plan.python_command(python, flags, str(src_fd), loader=LOADER),
-        ]
+        cmd = [*prefix, *plan.prefix, *plan.python_command(python, flags, str(src_fd), LOADER)]
         try:
             proc = subprocess.Popen(
                 cmd,
@@ -441,36 +584,49 @@ def _run(
         except (OSError, subprocess.SubprocessError) as exc:
             base.error = f"cannot start the tool: {exc}"
             write_audit(base, manifest, args, runs_dir, envs_keys, plan)
-            return base
+            plan.finish()
+            return out, err, None, False, None, plan, [], envs_keys
         finally:
             os.close(src_fd)  # the child holds its own copy; ours would keep a pipe open
             plan.close_fds()
             if feeder is not None:
                 feeder.start()  # with no child, its write fails at once and it closes
-        out, err, timed_out, overflow = communicate(proc, stdin, timeout)
-        base.duration_ms = int((time.monotonic() - started) * 1000)
-    finally:
-        notes = plan.finish() if plan is not None else []
-        shutil.rmtree(tmp, ignore_errors=True)
-        os.close(held)
+        try:
+            out, err, timed_out, overflow = communicate(proc, stdin, timeout)
+            base.duration_ms = int((time.monotonic() - started) * 1000)
+        finally:
+            notes = plan.finish()
+    return out, err, proc, timed_out, overflow, plan, notes, envs_keys
 
+
+def _interpret(
+    base: RunResult,
+    manifest: Manifest,
+    out: bytes,
+    err: bytes,
+    returncode: int,
+    timed_out: bool,
+    overflow: str | None,
+    timeout: float,
+) -> None:
+    """The result from what the process left: its output, exit, timeout or cap."""
     base.stdout = out.decode("utf-8", "replace")
     base.stderr = err.decode("utf-8", "replace")
-    base.exit_code = proc.returncode
+    base.exit_code = returncode
     base.timed_out = timed_out
     base.output_capped = overflow
-    if cancel_requested() and proc.returncode != 0:
+    if cancel_requested() and returncode != 0:
         base.error = CANCELLED
     elif timed_out:
         base.error = f"the tool ran longer than {timeout:g} s and was stopped"
     elif overflow:
         cap = STDOUT_CAP if overflow == "stdout" else STDERR_CAP
         base.error = f"the tool wrote more than {cap >> 20} MiB to {overflow} and was stopped"
-    elif proc.returncode != 0:
-        if proc.returncode < 0:
-            how = f"was killed by signal {-proc.returncode}"
+    elif returncode != 0:
+        if returncode < 0:
+            how = f"was killed by signal {-returncode}"
         else:
-            how = f"exited with code {proc.returncode}"
+            how = f"exited with code {returncode}"
         detail = _tail(base.stderr)
         base.error = f"the tool {how}" + (f":\n{detail}" if detail else "")
     else:
@@ -481,69 +637,3 @@ def _run(
             base.ok = True
             base.result = value
             base.output_type_error = check_output_type(manifest, value)
-    if notes and base.error:
-        base.error += " (" + "; ".join(notes) + ")"
-    write_audit(base, manifest, args, runs_dir, envs_keys, plan, notes)
-    return base
-
-
-def _database_credentials() -> list[Path]:
-    """libpq's credential files (a team inbox's store is a PostgreSQL database): the password
-    file, the service file and the client certificates. A tool run sees none of them, as it never
-    sees the store's URL (its environment is built from nothing)."""
-    home = Path.home()
-    found = [home / ".pgpass", home / ".pg_service.conf", home / ".postgresql"]
-    for var in ("PGPASSFILE", "PGSERVICEFILE", "PGSSLCERT", "PGSSLKEY", "PGSSLROOTCERT"):
-        value = os.environ.get(var)
-        if value:
-            found.append(Path(value).expanduser())
-    return found
-
-
-def protected_paths(
-    iso: Isolation, tool_path: str | None, runs_dir: str | os.PathLike[str] | None, run_root: Path
-) -> tuple[list[Path], list[Path], list[Path]]:
-    """(hidden, frozen, sealed) for one run: what no tool may see, what none may change, and
-    the folders in which none may make, remove or rename an entry.
-
-    Hidden: the store's files, the config, the state folder, every run folder, the audit runs
-    folder, the toolbox's tools, index, history and runs (a Patch toolbox: all of it), the tool's
-    own source file. Frozen (readable, never writable): the venv cache, patch-tui itself and the
-    Python environment it runs in. Sealed: the store's folder (no forged -wal planted beside the
-    store, no store renamed or replaced) and the tools folder of a plain toolbox."""
-    from patch_tui.runtime.toolbox import Toolbox, ToolboxError
-    from patch_tui.settings import paths
-
-    hidden: list[Path] = [run_root, paths.config_file(), paths.config_dir(), paths.state_dir()]
-    frozen: list[Path] = [paths.cache_dir(), Path(__file__).resolve().parent.parent]
-    frozen += [Path(sys.prefix), Path(sys.base_prefix)]
-    sealed: list[Path] = []
-    stores = [paths.default_store()] + ([iso.store] if iso.store is not None else [])
-    for store in stores:
-        if "://" in str(store) or type(store).__name__ == "DatabaseURL":
-            continue  # a database's store has no files here; its credentials are hidden below
-        store = Path(store).absolute()
-        hidden += [store.with_name(store.name + suffix) for suffix in sandbox.STORE_SUFFIXES]
-        sealed.append(store.parent)
-    hidden += _database_credentials()
-    boxes: list[Path] = [paths.default_toolbox()]
-    if iso.toolbox is not None:
-        boxes.append(Path(iso.toolbox))
-    if tool_path is not None:
-        boxes.append(Path(tool_path))
-        hidden.append(Path(tool_path))
-    for ref in boxes:
-        try:
-            box = Toolbox.open(ref)
-        except (ToolboxError, OSError):
-            continue
-        if box.is_patch_toolbox:
-            hidden.append(box.root)
-            continue
-        hidden += [box.runs_dir, box.history_dir, box.trash_dir]
-        with contextlib.suppress(OSError):
-            hidden += list(box.tools_dir.glob("*.py"))
-        sealed.append(box.tools_dir)
-    if runs_dir is not None:
-        hidden.append(Path(runs_dir))
-    return hidden, frozen, sealed

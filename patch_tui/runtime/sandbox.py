@@ -55,18 +55,17 @@ from patch_tui.runtime.cgroups import (
     make_cgroup,
     sweep_stale,
 )
+from patch_tui.runtime.protected import STORE_SUFFIXES as STORE_SUFFIXES
 from patch_tui.runtime.run_folders import LOCK_NAME as LOCK_NAME
 from patch_tui.runtime.run_folders import hold_run_folder as hold_run_folder
+from patch_tui.runtime.run_folders import run_folder as run_folder
 from patch_tui.runtime.run_folders import runs_root as runs_root
 from patch_tui.runtime.run_folders import sweep_run_folders
 
 ENGINES = ("auto", "bwrap", "landlock", "none")
 SYSTEM_READ = ["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc"]
 DEVICES_RW = ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"]
-ALWAYS_HIDDEN = ["/etc/shadow", "/etc/gshadow"]
 SAFE_PATH = "/usr/local/bin:/usr/bin:/bin"
-# The store's files (approvals/store.store_files): the database, SQLite's companions, the approval key.
-STORE_SUFFIXES = ("", "-wal", "-shm", "-journal", ".key")
 ALLOW_UNISOLATED_SETTING = "sandbox_allow_unisolated"
 ENGINE_ENV = "PATCH_TUI_SANDBOX_ENGINE"
 ALLOW_ENV = "PATCH_TUI_SANDBOX_ALLOW_UNISOLATED"
@@ -165,6 +164,12 @@ def allow_unisolated() -> bool:
     return _setting(ALLOW_UNISOLATED_SETTING, False) is True
 
 
+def allow_abstract_unix() -> bool:
+    """`sandbox_allow_abstract_unix` (env PATCH_TUI_SANDBOX_ALLOW_ABSTRACT_UNIX): tools with
+    network: true may reach abstract unix sockets (D-Bus, X11 and the like). Default false."""
+    return _setting("sandbox_allow_abstract_unix", False) is True
+
+
 def serve_workspace() -> Path | None:
     """`serve_workspace` (env PATCH_TUI_SERVE_WORKSPACE, else config.toml): where read-write
     tools called through serve may write; None: only their own run folder."""
@@ -236,6 +241,12 @@ class Request:
     engine: str | None = None  # None: the configured one
     pid_ns: bool = True  # the runner gives the run its own PID namespace (and /proc)
     net_ns: bool = True  # ... and network namespace (with network: false)
+    # Folders written like the run's own (the package install: the venv it builds, pip's cache).
+    writable: list[Path] = field(default_factory=list)
+    # network: true reaching only these TCP ports (the package index, DNS); None: any port.
+    tcp_ports: list[int] | None = None
+    # site-packages folders the tool's Python adds once confined (the venv's).
+    site: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -249,7 +260,7 @@ class Plan:
     nproc: int | None = None  # RLIMIT_NPROC to set, when no cgroup caps processes
     attach: list[str] = field(default_factory=list)  # cgroup.procs files to join before exec
     pid_ns: bool = False  # the run had its own PID namespace (and /proc)
-    pass_fds: list[int] = field(default_factory=list)  # for the prefix (bwrap's --seccomp FD)
+    pass_fds: list[int] = field(default_factory=list)  # for the prefix and the spec
 
     @property
     def isolated(self) -> bool:
@@ -262,13 +273,17 @@ class Plan:
 
         `tool`: a file, or the number of an inherited FD holding the tool's bytes (the runner's
         sealed memfd: the approved bytes, which no other run can rewrite), which `loader` (the
-        runner's LOADER) or sandbox_exec reads."""
+        runner's LOADER) or sandbox_exec reads. The spec goes in by a sealed memfd of its own
+        (added to `pass_fds`), never by argv or the environment: the tool could read both."""
         if self.spec is None:
             return [python, *flags, "-c", loader, tool] if loader else [python, *flags, tool]
-        # The spec goes in as a Python literal (strings, numbers, booleans, lists, dicts: repr
-        # writes each as one), so the tool's process parses nothing and imports no json for it.
-        call = f"\nmain({self.spec!r}, {tool!r})\n"
-        return [python, *flags, "-c", _exec_source() + call]
+        from patch_tui.runtime.process import sealed_memfd
+
+        # A Python literal (strings, numbers, booleans, lists, dicts: repr writes each as one),
+        # so the tool's process imports no json for it.
+        fd = sealed_memfd("patch-sandbox-spec", repr(self.spec).encode("utf-8"))
+        self.pass_fds.append(fd)
+        return [python, *flags, "-c", _exec_source() + "\nmain()\n", str(fd), tool]
 
     def close_fds(self) -> None:
         """Close our copies of the FDs handed to the prefix (once the child holds its own)."""
@@ -324,20 +339,52 @@ def inside(child: str, parent: str) -> bool:
     return child == parent or child.startswith(parent.rstrip("/") + "/")
 
 
+@dataclass
+class _Layout:
+    """What one run may reach, as real paths: the input of every engine's words."""
+
+    hidden: list[str]
+    frozen: list[str]
+    sealed: list[str]
+    read_roots: list[str]
+    write_roots: list[str]
+    own: list[str]  # the run folder and `writable`: written as they are
+    workspace: str | None
+
+
 def prepare(req: Request, host: Host | None = None) -> Plan:
+    """The plan for one run, in steps: what it may reach (`_layout`), the filesystem engine's
+    words (`_filesystem`), its sockets (`_sockets`), its memory and processes (`_limits`)."""
     host = host or probe()
     engine = choose_engine(req.engine, host)
-    # The system's secrets: only those this user can read need hiding (a rule that hides one
-    # makes Landlock grant all of /etc entry by entry, a hundred rules more for every run).
-    secrets = [p for p in ALWAYS_HIDDEN if os.access(p, os.R_OK)]
-    hidden = list(dict.fromkeys([_real(p) for p in req.hidden] + secrets))
+    plan = Plan(engine=engine, prefix=[], spec=None, claims=[], lines=[])
+    plan.pid_ns = req.pid_ns or engine == "bwrap"
+    spec: dict[str, Any] = {}
+    layout = _layout(req)
+    _filesystem(req, host, layout, plan, spec)
+    _sockets(req, host, layout, plan, spec)
+    if req.site:
+        spec["site"] = list(req.site)
+    plan.spec = spec or None
+    _limits(req, host, plan)
+    if engine == "bwrap":
+        _bwrap_args_by_fd(plan)
+    return plan
+
+
+def _layout(req: Request) -> _Layout:
+    from patch_tui.runtime.protected import aliases, always_hidden
+
+    # The system's and the user's secrets, and every alias (bind mount) of what is protected.
+    hidden_paths = [_real(p) for p in req.hidden] + always_hidden()
+    hidden = list(dict.fromkeys(hidden_paths + aliases(hidden_paths)))
     # The system stays read-only even for a workspace that holds it (a call made from /).
     system = [*SYSTEM_READ, "/proc", "/sys", "/dev", "/boot"]
-    frozen = list(dict.fromkeys([_real(p) for p in req.frozen] + system))
+    frozen_paths = [_real(p) for p in req.frozen]
+    frozen = list(dict.fromkeys(frozen_paths + aliases(frozen_paths) + system))
     sealed = list(dict.fromkeys(_real(p) for p in req.sealed))
     if not req.pid_ns:
         hidden.append("/proc")  # the host's /proc: other processes' environments
-    run_dir = _real(req.run_dir)
     reads = [
         *SYSTEM_READ,
         *(_real(p) for p in req.read_extra),
@@ -352,140 +399,223 @@ def prepare(req: Request, host: Host | None = None) -> Plan:
     fs = req.filesystem
     read_roots = ["/"] if fs in ("read-only", "read-write") else reads
     write_roots = [workspace] if fs == "read-write" and workspace else []
+    own = [_real(req.run_dir), *(_real(p) for p in req.writable)]
+    return _Layout(hidden, frozen, sealed, read_roots, write_roots, own, workspace)
 
-    claims: list[str] = []
-    lines: list[str] = []
-    spec: dict[str, Any] = {}
-    prefix: list[str] = []
-    pass_fds: list[int] = []
+
+def _filesystem(req: Request, host: Host, lay: _Layout, plan: Plan, spec: dict[str, Any]) -> None:
+    fs = req.filesystem
     abi = host.landlock_abi
-    if engine == "landlock":
+    if plan.engine == "landlock":
         spec["landlock"] = {
             "abi": abi,
             # Landlock rules hold inodes: /lib (/usr/lib) needs no rule of its own beside /usr.
-            "read": _outermost(_real(r) for r in read_roots),
-            "write": write_roots,
-            "own": [run_dir],
-            "hidden": hidden,
-            "readonly": frozen,
-            "sealed": sealed,
+            "read": _outermost(_real(r) for r in lay.read_roots),
+            "write": lay.write_roots,
+            "own": lay.own,
+            "hidden": lay.hidden,
+            "readonly": lay.frozen,
+            "sealed": lay.sealed,
             "files_rw": DEVICES_RW,
-            "scope_signal": True,
-            "scope_abstract_unix": not req.network,
-            "deny_tcp": not req.network,
         }
-        claims.append(f"filesystem:landlock-abi{abi}")
-        lines.append(
+        plan.claims.append(f"filesystem:landlock-abi{abi}")
+        plan.lines.append(
             f'filesystem: "{fs}" enforced by Landlock (ABI {abi}): '
-            + _fs_words(fs, workspace)
-            + "; patch-tui's store, config, state, toolbox and run folders out of reach."
+            + _fs_words(fs, lay.workspace)
+            + "; patch-tui's stores, config, state, toolbox and run folders, and the secret "
+            "folders, out of reach."
         )
-    elif engine == "bwrap":
+    elif plan.engine == "bwrap":
         assert host.bwrap is not None
-        from patch_tui.runtime.bwrap import bwrap_words, seccomp_fd
+        from patch_tui.runtime.bwrap import bwrap_words
 
-        prefix = bwrap_words(
-            host.bwrap, req.network, read_roots, write_roots, run_dir, hidden, frozen, sealed
+        plan.prefix = bwrap_words(
+            host.bwrap,
+            req.network,
+            lay.read_roots,
+            lay.write_roots,
+            lay.own,
+            lay.hidden,
+            lay.frozen,
+            lay.sealed,
         )
-        if not req.network and host.seccomp:
-            # bwrap loads the filter itself (--seccomp FD) just before it execs the tool: the
-            # tool's Python then needs no confining step of its own (no ctypes, no -c source).
-            fd = seccomp_fd()
-            pass_fds.append(fd)
-            prefix[1:1] = ["--seccomp", str(fd)]
-        claims.append("filesystem:bwrap")
-        lines.append(
+        plan.claims.append("filesystem:bwrap")
+        plan.lines.append(
             f'filesystem: "{fs}" enforced by bubblewrap (mount namespace): '
-            + _fs_words(fs, workspace)
-            + "; patch-tui's store, config, state, toolbox and run folders masked."
+            + _fs_words(fs, lay.workspace)
+            + "; patch-tui's stores, config, state, toolbox and run folders, and the secret "
+            "folders, masked."
         )
     else:
-        claims.append("filesystem:NOT-enforced")
-        lines.append(
+        plan.claims.append("filesystem:NOT-enforced")
+        plan.lines.append(
             f'filesystem: "{fs}" declared but NOT enforced ({why_unisolated(req.engine)}): the '
             "tool could read and write whatever this user can."
         )
-    if workspace and fs == "read-write" and any(inside(workspace, h) for h in hidden + frozen):
-        lines.append("the workspace lies inside a protected folder: the tool could not write it.")
-
-    # network: false. The network namespace is the runner's (unshare) or bwrap's.
-    if req.network:
-        claims.append("network:allowed")
-        lines.append("network: true declared; the tool had network access.")
-    else:
-        parts = []
-        if engine == "bwrap" or req.net_ns:
-            parts.append("netns")
-        if host.seccomp:
-            if engine != "bwrap":  # (bwrap's --seccomp above)
-                spec["seccomp_unix"] = True
-            parts.append("seccomp-unix")
-        if engine == "landlock" and abi >= 4:
-            parts.append("landlock-tcp")
-        if engine == "landlock" and abi >= 6:
-            parts.append("landlock-abstract-unix")
-        if parts:
-            claims.append("network:" + "+".join(parts))
-            held = []
-            if "netns" in parts:
-                held.append("a network namespace (no interface up)")
-            if "seccomp-unix" in parts:
-                held.append("a seccomp filter (no unix sockets, no io_uring)")
-            if "landlock-tcp" in parts:
-                held.append("Landlock TCP rules")
-            lines.append("network: false declared; enforced with " + ", ".join(held) + ".")
-            if "netns" not in parts:
-                lines.append(
-                    "no network namespace on this host: UDP and other sockets were NOT blocked."
-                )
-            if "seccomp-unix" not in parts:
-                lines.append("unix sockets NOT blocked: no seccomp filter on this host.")
-        else:
-            claims.append("network:NOT-enforced")
-            lines.append(
-                "network: false declared but NOT enforced: no network namespace on this host, "
-                "so the tool could reach the network."
+    if lay.workspace and fs == "read-write":
+        if any(inside(lay.workspace, h) for h in lay.hidden + lay.frozen):
+            plan.lines.append(
+                "the workspace lies inside a protected folder: the tool could not write it."
             )
 
-    # memory and processes
+
+def socket_policy(network: bool, filesystem: str) -> str:
+    """Which sockets a run may make (sandbox_exec.SOCKET_POLICIES). With network: true and
+    filesystem: none, no unix socket: a pathname socket is reached by its path, which no
+    engine's path rules check on connect(), and the tool may read no folder holding one."""
+    if not network:
+        return "network-off"
+    return "network-on-no-unix" if filesystem == "none" else "network-on"
+
+
+_POLICY_WORDS = {
+    "network-off": "no unix sockets",
+    "network-on": "unix sockets only by path",
+    "network-on-no-unix": "no unix sockets",
+}
+
+
+def _unix_masks(req: Request, lay: _Layout, plan: Plan, spec: dict[str, Any]) -> bool:
+    """Under Landlock, with unix sockets allowed: no engine's path rules check connect() on a
+    pathname socket, so each hidden folder is covered by an empty read-only tmpfs in the run's
+    own mount namespace (the runner's unshare) before Landlock applies; its sockets are then
+    out of reach as under bubblewrap. False when there is no mount namespace to do it in."""
+    if not req.pid_ns:
+        return False  # no unshare: no mount namespace of the run's own
+    masks = [
+        h
+        for h in lay.hidden
+        if os.path.isdir(h) and h != "/proc" and not any(inside(o, h) for o in lay.own)
+    ]
+    spec["mask"] = _outermost(masks)
+    plan.claims.append("sockets:unix-hidden-masked")
+    plan.lines.append(
+        "unix sockets: those inside the protected folders masked (an empty read-only tmpfs in "
+        "the run's mount namespace)."
+    )
+    return True
+
+
+def _sockets(req: Request, host: Host, lay: _Layout, plan: Plan, spec: dict[str, Any]) -> None:
+    """network: the namespace (the runner's unshare, or bwrap's), the seccomp filter on socket
+    families, Landlock's abstract-socket scope and TCP port rules."""
+    engine = plan.engine
+    abi = host.landlock_abi
+    policy = socket_policy(req.network, req.filesystem)
+    if policy == "network-on" and engine == "landlock" and not _unix_masks(req, lay, plan, spec):
+        policy = "network-on-no-unix"  # a socket in a hidden folder would be reachable
+    # Landlock's scopes and TCP rules: in the landlock spec, or (bwrap, whose mount namespace
+    # does the filesystem part) a spec handling no filesystem access.
+    scoped = abi >= 6 and engine != "none"
+    tcp_rules = abi >= 4 and engine != "none" and (not req.network or req.tcp_ports is not None)
+    if scoped or tcp_rules:
+        ll = spec.setdefault("landlock", {"abi": abi, "fs": False})
+        ll["scope_signal"] = scoped
+        ll["scope_abstract_unix"] = scoped and not allow_abstract_unix()
+        ll["deny_tcp"] = tcp_rules
+        ll["tcp_ports"] = list(req.tcp_ports or []) if req.network else []
+    if host.seccomp:
+        if engine == "bwrap":
+            from patch_tui.runtime.bwrap import seccomp_fd
+
+            # bwrap loads the filter itself (--seccomp FD) just before it execs the tool.
+            fd = seccomp_fd(policy)
+            plan.pass_fds.append(fd)
+            plan.prefix[1:1] = ["--seccomp", str(fd)]
+        else:
+            spec["seccomp"] = policy
+        plan.claims.append(f"sockets:seccomp-{policy}")
+        plan.lines.append(
+            f"sockets: a seccomp filter ({_POLICY_WORDS[policy]}; no raw, packet or vsock "
+            "sockets, no netlink but routing, no io_uring)."
+        )
+    if scoped and spec["landlock"]["scope_abstract_unix"]:
+        plan.claims.append("sockets:landlock-abstract-unix")
+        plan.lines.append("abstract unix sockets outside the run: out of reach (Landlock scope).")
+    if req.network:
+        if req.tcp_ports is not None and tcp_rules:
+            ports = ",".join(str(p) for p in req.tcp_ports)
+            plan.claims.append(f"network:tcp-ports-{ports}")
+            plan.lines.append(f"network: TCP connections only to port(s) {ports} (Landlock).")
+        else:
+            plan.claims.append("network:allowed")
+            plan.lines.append("network: true declared; the tool had network access.")
+        return
+    parts = []
+    if engine == "bwrap" or req.net_ns:
+        parts.append("netns")
+    if host.seccomp:
+        parts.append("seccomp-unix")
+    if tcp_rules:
+        parts.append("landlock-tcp")
+    if scoped:
+        parts.append("landlock-abstract-unix")
+    if not parts:
+        plan.claims.append("network:NOT-enforced")
+        plan.lines.append(
+            "network: false declared but NOT enforced: no network namespace on this host, "
+            "so the tool could reach the network."
+        )
+        return
+    plan.claims.append("network:" + "+".join(parts))
+    held = []
+    if "netns" in parts:
+        held.append("a network namespace (no interface up)")
+    if "seccomp-unix" in parts:
+        held.append("a seccomp filter (no unix sockets, no io_uring)")
+    if "landlock-tcp" in parts:
+        held.append("Landlock TCP rules")
+    plan.lines.append("network: false declared; enforced with " + ", ".join(held) + ".")
+    if "netns" not in parts:
+        plan.lines.append(
+            "no network namespace on this host: UDP and other sockets were NOT blocked."
+        )
+    if "seccomp-unix" not in parts:
+        plan.lines.append("unix sockets NOT blocked: no seccomp filter on this host.")
+
+
+def _limits(req: Request, host: Host, plan: Plan) -> None:
+    """Memory and processes: a cgroup for the run where one is ours, else rlimits."""
     cgroup = make_cgroup(host.cgroups, req.memory_bytes, req.max_processes)
-    nproc: int | None = None
-    attach: list[str] = []
+    plan.cgroup = cgroup
     if cgroup is not None:
-        attach = [str(f / "cgroup.procs") for f in cgroup.folders()]
+        plan.attach = [str(f / "cgroup.procs") for f in cgroup.folders()]
     if cgroup is not None and cgroup.memory is not None:
-        claims.append(f"memory:cgroup-{cgroup.kind}")
-        lines.append(
+        plan.claims.append(f"memory:cgroup-{cgroup.kind}")
+        plan.lines.append(
             f"memory: at most {req.memory_bytes >> 20} MiB for the whole run (cgroup {cgroup.kind})."
         )
     else:
-        claims.append("memory:rlimit-per-process")
-        lines.append("memory: capped per process only (RLIMIT_AS); no cgroup here for the run.")
+        plan.claims.append("memory:rlimit-per-process")
+        plan.lines.append(
+            "memory: capped per process only (RLIMIT_AS); no cgroup here for the run."
+        )
     if cgroup is not None and cgroup.pids is not None:
-        claims.append(f"processes:cgroup-{cgroup.kind}")
-        lines.append(f"processes: at most {req.max_processes} at once (cgroup {cgroup.kind}).")
+        plan.claims.append(f"processes:cgroup-{cgroup.kind}")
+        plan.lines.append(f"processes: at most {req.max_processes} at once (cgroup {cgroup.kind}).")
     elif host.linux and os.geteuid() != 0:
-        nproc = count_user_processes(os.geteuid()) + req.max_processes
-        claims.append("processes:rlimit-nproc")
-        lines.append(
-            f"processes: RLIMIT_NPROC {nproc} (this user's processes, {req.max_processes} more "
-            "than when the run started)."
+        plan.nproc = count_user_processes(os.geteuid()) + req.max_processes
+        plan.claims.append("processes:rlimit-nproc")
+        plan.lines.append(
+            f"processes: RLIMIT_NPROC {plan.nproc} (this user's processes, {req.max_processes} "
+            "more than when the run started)."
         )
     else:
-        claims.append("processes:NOT-capped")
-        lines.append("processes: NOT capped (no cgroup here, and RLIMIT_NPROC does not bind root).")
-    return Plan(
-        engine=engine,
-        prefix=prefix,
-        spec=spec or None,
-        claims=claims,
-        lines=lines,
-        cgroup=cgroup,
-        nproc=nproc,
-        attach=attach,
-        pid_ns=req.pid_ns or engine == "bwrap",
-        pass_fds=pass_fds,
-    )
+        plan.claims.append("processes:NOT-capped")
+        plan.lines.append(
+            "processes: NOT capped (no cgroup here, and RLIMIT_NPROC does not bind root)."
+        )
+
+
+def _bwrap_args_by_fd(plan: Plan) -> None:
+    """bwrap reads its words from a sealed memfd (`--args FD`): they name every protected path,
+    and its own process (PID 1 of the run) would show them in /proc/1/cmdline."""
+    from patch_tui.runtime.process import sealed_memfd
+
+    words = plan.prefix[1:]
+    fd = sealed_memfd("patch-bwrap-args", b"".join(os.fsencode(w) + b"\0" for w in words))
+    plan.pass_fds.append(fd)
+    plan.prefix = [plan.prefix[0], "--args", str(fd)]
 
 
 def _fs_words(fs: str, workspace: str | None) -> str:

@@ -1,20 +1,30 @@
-"""The last step before a tool runs under Landlock: confine this process, then run the tool.
+"""The first step of a tool's process: confine it, then set up its packages, then run the tool.
 
     python -I -S -c "$(cat sandbox_exec.py)
-    main(SPEC, 'FD')"
+    main()" SPEC_FD TOOL
 
 Its text is handed to the tool's own Python with `-c` (standard library only: patch-tui itself is
-not importable there), followed by one line the runner adds: `main(SPEC, TOOL)`, SPEC a Python
-literal (a dict of strings, numbers, booleans and lists: no json import, no parsing at run time).
-It confines the process, then runs the tool in it as `python tool.py` would. Confining in the
-tool's own process, after `unshare` made the run's namespaces (Landlock forbids the mount that
-gives the run its own /proc), costs no second interpreter start-up. SPEC holds:
-- "landlock": null, or {"abi", "read", "write", "own", "hidden", "readonly", "sealed", "files_rw",
-  "scope_signal", "scope_abstract_unix", "deny_tcp"}: the Landlock ruleset (`apply_landlock`);
-- "seccomp_unix": deny socket(AF_UNIX) and io_uring (network: false; Landlock up to ABI 7 does
-  not control connect() on a pathname socket, and io_uring can open sockets without socket(2)).
-Under bubblewrap this file is not used in the tool's process: bwrap loads the same seccomp
-program (`seccomp_bytes`, built by patch-tui) with its `--seccomp FD`.
+not importable there). Nothing of the tool's runs before it: `-I -S` start Python without `site`
+(no .pth file, no sitecustomize or usercustomize, no PYTHONSTARTUP, no working folder on the
+path), Landlock and seccomp are applied first, and only then are the venv's site-packages added
+(`site.addsitedir`: a package's .pth line runs confined, like the tool).
+
+The spec comes in through SPEC_FD, a sealed memfd closed once read, never through argv or the
+environment (a tool reads its own /proc/self/cmdline and environ): it names the protected paths.
+It is a Python literal (a dict of strings, numbers, booleans and lists), evaluated with no
+builtins (no json import at run time). It holds:
+- "landlock": null, or {"abi", "fs", "read", "write", "own", "hidden", "readonly", "sealed",
+  "files_rw", "scope_signal", "scope_abstract_unix", "deny_tcp", "tcp_ports"}: the Landlock
+  ruleset (`apply_landlock`); "fs": false handles no filesystem access (under bubblewrap, whose
+  mount namespace already does: only the scopes and TCP rules);
+- "seccomp": null, or "network-off" / "network-on" / "network-on-no-unix": which sockets the
+  seccomp filter allows (`seccomp_program`); io_uring is always denied (it opens sockets without
+  socket(2));
+- "mask": folders covered by an empty read-only tmpfs first (Landlock with unix sockets allowed:
+  the sockets in the protected folders are then out of reach);
+- "site": the venv's site-packages folders, added after confinement;
+- "module" and "argv": run a module (`python -m`) instead of a tool file (the package install).
+Under bubblewrap bwrap loads the seccomp program itself (`--seccomp FD`) before this runs.
 Anything that cannot be applied as asked stops the run (exit 126, one line on stderr): the runner
 claims it, so the tool never runs without it.
 """
@@ -130,17 +140,7 @@ def expand(roots: list[str], exclude: list[str], sealed: list[str] | None = None
     return out
 
 
-def apply_landlock(spec: dict) -> None:
-    libc = _libc()
-    abi = int(spec["abi"])
-    handled_fs = fs_rights(abi)
-    handled_net = NET_BIND_TCP | NET_CONNECT_TCP if spec.get("deny_tcp") and abi >= 4 else 0
-    scoped = 0
-    if abi >= 6:
-        if spec.get("scope_signal"):
-            scoped |= SCOPE_SIGNAL
-        if spec.get("scope_abstract_unix"):
-            scoped |= SCOPE_ABSTRACT_UNIX_SOCKET
+def _ruleset(abi: int, handled_fs: int, handled_net: int, scoped: int) -> int:
     if abi >= 6:
         attr = struct.pack("=QQQ", handled_fs, handled_net, scoped)
     elif abi >= 4:
@@ -148,11 +148,15 @@ def apply_landlock(spec: dict) -> None:
     else:
         attr = struct.pack("=Q", handled_fs)
     buf = ctypes.create_string_buffer(attr, len(attr))
-    ruleset = libc.syscall(SYS_CREATE_RULESET, buf, ctypes.c_size_t(len(attr)), 0)
+    ruleset = _libc().syscall(SYS_CREATE_RULESET, buf, ctypes.c_size_t(len(attr)), 0)
     if ruleset < 0:
         _fail(f"landlock_create_ruleset failed: {os.strerror(ctypes.get_errno())}")
+    return int(ruleset)
 
-    write = handled_fs & ~FS_EXECUTE | read_rights()
+
+def _path_grants(spec: dict) -> list[tuple[str, int]]:
+    """Every (path, rights) rule of the filesystem part of the ruleset."""
+    write = fs_rights(int(spec["abi"])) & ~FS_EXECUTE | read_rights()
     grants: list[tuple[str, int]] = []
     hidden = list(spec.get("hidden", []))
     readonly = list(spec.get("readonly", []))
@@ -165,20 +169,53 @@ def apply_landlock(spec: dict) -> None:
     for dev in spec.get("files_rw", []):
         if os.path.exists(dev):
             grants.append((dev, FS_READ_FILE | FS_WRITE_FILE | FS_IOCTL_DEV))
-    for path, rights in grants:
-        try:
-            fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-        except OSError:
-            continue  # gone since it was listed: nothing to grant
-        try:
-            is_dir = os.fstat(fd).st_mode & 0o170000 == 0o040000  # S_ISDIR, without a path
-            allowed = (rights if is_dir else rights & FILE_ONLY) & handled_fs
-            rule = struct.pack("=Qi", allowed, fd)
-            rbuf = ctypes.create_string_buffer(rule, len(rule))
-            if libc.syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, rbuf, 0) < 0:
-                _fail(f"landlock_add_rule({path}) failed: {os.strerror(ctypes.get_errno())}")
-        finally:
-            os.close(fd)
+    return grants
+
+
+def _add_path_rule(ruleset: int, path: str, rights: int, handled_fs: int) -> None:
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return  # gone since it was listed: nothing to grant
+    try:
+        is_dir = os.fstat(fd).st_mode & 0o170000 == 0o040000  # S_ISDIR, without a path
+        allowed = (rights if is_dir else rights & FILE_ONLY) & handled_fs
+        rule = struct.pack("=Qi", allowed, fd)
+        rbuf = ctypes.create_string_buffer(rule, len(rule))
+        if _libc().syscall(SYS_ADD_RULE, ruleset, RULE_PATH_BENEATH, rbuf, 0) < 0:
+            _fail(f"landlock_add_rule({path}) failed: {os.strerror(ctypes.get_errno())}")
+    finally:
+        os.close(fd)
+
+
+def _add_port_rule(ruleset: int, port: int) -> None:
+    """TCP connect() to this port allowed (the package index, DNS over TCP)."""
+    rule = struct.pack("=QQ", NET_CONNECT_TCP, port)
+    rbuf = ctypes.create_string_buffer(rule, len(rule))
+    if _libc().syscall(SYS_ADD_RULE, ruleset, RULE_NET_PORT, rbuf, 0) < 0:
+        _fail(f"landlock_add_rule(tcp port {port}) failed: {os.strerror(ctypes.get_errno())}")
+
+
+def apply_landlock(spec: dict) -> None:
+    libc = _libc()
+    abi = int(spec["abi"])
+    handled_fs = fs_rights(abi) if spec.get("fs", True) else 0
+    handled_net = NET_BIND_TCP | NET_CONNECT_TCP if spec.get("deny_tcp") and abi >= 4 else 0
+    scoped = 0
+    if abi >= 6:
+        if spec.get("scope_signal"):
+            scoped |= SCOPE_SIGNAL
+        if spec.get("scope_abstract_unix"):
+            scoped |= SCOPE_ABSTRACT_UNIX_SOCKET
+    if not (handled_fs or handled_net or scoped):
+        return  # nothing this kernel's Landlock could add (the caller claimed nothing of it)
+    ruleset = _ruleset(abi, handled_fs, handled_net, scoped)
+    if handled_fs:
+        for path, rights in _path_grants(spec):
+            _add_path_rule(ruleset, path, rights, handled_fs)
+    if handled_net:
+        for port in spec.get("tcp_ports", []):
+            _add_port_rule(ruleset, int(port))
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         _fail("prctl(PR_SET_NO_NEW_PRIVS) failed")
     if libc.syscall(SYS_RESTRICT_SELF, ruleset, 0) < 0:
@@ -186,15 +223,18 @@ def apply_landlock(spec: dict) -> None:
     os.close(ruleset)
 
 
-# -- seccomp: no AF_UNIX sockets, no io_uring -------------------------------------------------
+# -- seccomp: which sockets, no io_uring ------------------------------------------------------
 
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
 RET_ALLOW = 0x7FFF0000
 RET_ERRNO = 0x00050000
 EPERM = 1
-AF_UNIX = 1
+AF_UNIX, AF_INET, AF_INET6, AF_NETLINK = 1, 2, 10, 16
+SOCK_STREAM, SOCK_DGRAM = 1, 2
+NETLINK_ROUTE = 0  # what getaddrinfo and if_nameindex ask the kernel about interfaces
 LD_ABS_W = 0x20  # BPF_LD | BPF_W | BPF_ABS
+AND_K = 0x54  # BPF_ALU | BPF_AND | BPF_K
 JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
 JGE_K = 0x35  # BPF_JMP | BPF_JGE | BPF_K
 RET_K = 0x06  # BPF_RET | BPF_K
@@ -204,43 +244,86 @@ ARCHES = {
     "x86_64": (0xC000003E, 41, 425),
     "aarch64": (0xC00000B7, 198, 425),
 }
+# Which socket families each policy lets socket(2) make. Everything else is refused: AF_VSOCK
+# (the VM's port space, outside any namespace), AF_PACKET, raw sockets of every family, netlink
+# other than NETLINK_ROUTE, AF_UNIX where the policy says so. (socketpair(2) stays: a connected
+# pair reaches nothing outside the process.)
+SOCKET_POLICIES = {
+    "network-off": (),  # in the run's own network namespace: nothing to reach, unix neither
+    "network-on": (AF_UNIX,),
+    "network-on-no-unix": (),
+}
+# seccomp_data: nr at 0, arch at 4, args[i] at 16 + 8 i (low 32 bits first, little endian)
+_NR, _ARCH, _ARG0, _ARG1, _ARG2 = 0, 4, 16, 24, 32
 
 
-def seccomp_program(machine: str) -> list[tuple[int, int, int, int]]:
+def _assemble(code: list) -> list[tuple[int, int, int, int]]:
+    """BPF from a list of instructions and labels: a jump names its targets by label."""
+    where: dict[str, int] = {}
+    for item in code:
+        if isinstance(item, str):
+            where[item] = sum(1 for c in code[: code.index(item)] if not isinstance(c, str))
+    out: list[tuple[int, int, int, int]] = []
+    for item in code:
+        if isinstance(item, str):
+            continue
+        op, jt, jf, k = item
+        here = len(out)
+        jt = where[jt] - here - 1 if isinstance(jt, str) else jt
+        jf = where[jf] - here - 1 if isinstance(jf, str) else jf
+        out.append((op, jt, jf, k))
+    return out
+
+
+def seccomp_program(machine: str, policy: str = "network-off") -> list[tuple[int, int, int, int]]:
     audit_arch, nr_socket, nr_uring = ARCHES[machine]
     deny = RET_ERRNO | EPERM
-    prog = [
-        (LD_ABS_W, 0, 0, 4),  # seccomp_data.arch
-        (JEQ_K, 1, 0, audit_arch),
-        (RET_K, 0, 0, deny),  # another ABI (i386 on x86_64): none of its calls
-        (LD_ABS_W, 0, 0, 0),  # seccomp_data.nr
+    code: list = [
+        (LD_ABS_W, 0, 0, _ARCH),
+        (JEQ_K, 0, "deny", audit_arch),  # another ABI (i386 on x86_64): none of its calls
+        (LD_ABS_W, 0, 0, _NR),
     ]
     if machine == "x86_64":
-        prog += [(JGE_K, 0, 1, X32_BIT), (RET_K, 0, 0, deny)]  # the x32 ABI: same
-    prog += [
-        (JEQ_K, 0, 1, nr_uring),
+        code += [(JGE_K, "deny", 0, X32_BIT)]  # the x32 ABI: the same
+    code += [
+        (JEQ_K, "deny", 0, nr_uring),
+        (JEQ_K, 0, "allow", nr_socket),
+        (LD_ABS_W, 0, 0, _ARG0),  # the address family
+        (JEQ_K, "inet", 0, AF_INET),
+        (JEQ_K, "inet", 0, AF_INET6),
+        (JEQ_K, "netlink", 0, AF_NETLINK),
+    ]
+    for family in SOCKET_POLICIES[policy]:
+        code += [(JEQ_K, "allow", 0, family)]
+    code += [
+        (RET_K, 0, 0, deny),  # any other family
+        "inet",  # stream and datagram only: no raw sockets, no SOCK_PACKET
+        (LD_ABS_W, 0, 0, _ARG1),
+        (AND_K, 0, 0, 0xF),  # the type without SOCK_NONBLOCK / SOCK_CLOEXEC
+        (JEQ_K, "allow", 0, SOCK_STREAM),
+        (JEQ_K, "allow", "deny", SOCK_DGRAM),
+        "netlink",
+        (LD_ABS_W, 0, 0, _ARG2),
+        (JEQ_K, "allow", "deny", NETLINK_ROUTE),
+        "deny",  # (BPF jumps only forward: both ends come last)
         (RET_K, 0, 0, deny),
-        (JEQ_K, 1, 0, nr_socket),
-        (RET_K, 0, 0, RET_ALLOW),
-        (LD_ABS_W, 0, 0, 16),  # args[0] (low 32 bits, little endian): the address family
-        (JEQ_K, 0, 1, AF_UNIX),
-        (RET_K, 0, 0, deny),
+        "allow",
         (RET_K, 0, 0, RET_ALLOW),
     ]
-    return prog
+    return _assemble(code)
 
 
-def seccomp_bytes(machine: str) -> bytes:
+def seccomp_bytes(machine: str, policy: str = "network-off") -> bytes:
     """The program as the kernel (and bwrap's --seccomp) takes it: struct sock_filter[]."""
-    return b"".join(struct.pack("=HBBI", *ins) for ins in seccomp_program(machine))
+    return b"".join(struct.pack("=HBBI", *ins) for ins in seccomp_program(machine, policy))
 
 
-def apply_seccomp() -> None:
+def apply_seccomp(policy: str) -> None:
     machine = os.uname().machine  # (not platform: its import costs every run)
     if machine not in ARCHES:
         _fail(f"no seccomp filter for {machine}")
     libc = _libc()
-    raw = seccomp_bytes(machine)
+    raw = seccomp_bytes(machine, policy)
     filters = ctypes.create_string_buffer(raw, len(raw))
 
     class SockFprog(ctypes.Structure):
@@ -277,14 +360,71 @@ def run_tool(path: str) -> None:
     exec(code, main.__dict__)
 
 
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+
+
+def mask(folders: list) -> None:
+    """An empty read-only tmpfs over each folder, in the run's own mount namespace (unshare's):
+    the unix sockets inside are out of reach (Landlock does not check connect())."""
+    libc = _libc()
+    libc.mount.argtypes = [
+        ctypes.c_char_p,
+        ctypes.c_char_p,
+        ctypes.c_char_p,
+        ctypes.c_ulong,
+        ctypes.c_void_p,
+    ]
+    flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
+    for folder in folders:
+        if not os.path.isdir(folder):
+            continue
+        if libc.mount(b"none", os.fsencode(folder), b"tmpfs", flags, None) != 0:
+            _fail(f"cannot mask {folder}: {os.strerror(ctypes.get_errno())}")
+
+
 def confine(spec: dict) -> None:
+    if spec.get("mask"):
+        mask(spec["mask"])
     if spec.get("landlock"):
         apply_landlock(spec["landlock"])
-    if spec.get("seccomp_unix"):
-        apply_seccomp()
+    if spec.get("seccomp"):
+        apply_seccomp(spec["seccomp"])
 
 
-def main(spec: dict, tool: str) -> None:
-    """Confined first, then the tool (the line the runner appends to this text calls it)."""
+def read_spec(fd: int) -> dict:
+    """The spec from its memfd (closed once read): a literal written by patch-tui, evaluated
+    with no builtins."""
+    data = b"".join(iter(lambda: os.read(fd, 65536), b""))
+    os.close(fd)
+    spec = eval(data.decode("utf-8"), {"__builtins__": {}})  # noqa: S307 - our own literal
+    if not isinstance(spec, dict):
+        _fail("the sandbox spec is not readable")
+    return spec
+
+
+def add_site(folders: list) -> None:
+    """The venv's packages, after confinement: its .pth lines run sandboxed, like the tool."""
+    if folders:
+        import site
+
+        for folder in folders:
+            site.addsitedir(folder)
+
+
+def run_module(module: str, argv: list) -> None:
+    """`python -m module argv...` (the package install's pip), confined like a tool."""
+    import runpy
+
+    sys.argv[:] = [module, *argv]
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
+
+
+def main() -> None:
+    """Confined first, then the packages' paths, then the tool (`-c SOURCE SPEC_FD TOOL`)."""
+    spec = read_spec(int(sys.argv[1]))
     confine(spec)
-    run_tool(tool)
+    add_site(spec.get("site", []))
+    if spec.get("module"):
+        run_module(spec["module"], list(spec.get("argv", [])))
+    else:
+        run_tool(sys.argv[2])

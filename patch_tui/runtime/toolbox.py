@@ -9,7 +9,8 @@ disk never leaves a half-written tool. index.json's shape and edits: runtime.too
 Layout of what we keep next to the tools:
 - history: `<history_dir>/<tool name>/<version>.py`, one file per superseded version;
 - trash:   `<root>/.trash/<file stem>-<UTC stamp>.py`: deleting a tool never removes bytes;
-- runs:    `<runs_dir>/`, for the runner's logs.
+- runs:    `<runs_dir>/`, for the runner's logs;
+- drafts:  `<drafts_dir>/<name>.py`, tools an agent generated, waiting for a person's review.
 
 `index.json` is the Patch runtime's (`mcp/src/toolbox.ts`): `{name: {name, version,
 description, filePath, embedding, lastUsedAt, createdAt}}`, 2-space JSON. Only indexed tools
@@ -191,6 +192,12 @@ class Toolbox:
     @property
     def trash_dir(self) -> Path:
         return self.root / ".trash"
+
+    @property
+    def drafts_dir(self) -> Path:
+        """Tools written by an agent (`patch_generate_tool`), for a person to review: never
+        served or run from here, and hidden from every tool run."""
+        return self.root / ("drafts" if self.is_patch_toolbox else ".drafts")
 
     # -- reading ----------------------------------------------------------------------------
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+import queue
 import stat
 import tempfile
+import threading
 from pathlib import Path
 
 
@@ -62,9 +64,11 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: str | os.PathLike[str], data: bytes) -> Path:
+def atomic_write(path: str | os.PathLike[str], data: bytes, *, sync_now: bool = True) -> Path:
     """Write bytes so readers see the old file or the new one, never a mix. Returns the path
-    actually written (a symlink's target)."""
+    actually written (a symlink's target). `sync_now=False`: the file and its folder reach the
+    disk (fsync) from a background thread a moment later, not before this returns (a run's
+    audit record: two fsyncs were most of what a warm call through serve cost)."""
     target = Path(os.path.realpath(path))
     folder = target.parent
     folder.mkdir(parents=True, exist_ok=True)
@@ -77,7 +81,8 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> Path:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
-            os.fsync(fh.fileno())
+            if sync_now:
+                os.fsync(fh.fileno())
         if mode is None:
             # mkstemp creates 0600; a new file gets the usual mode for the user's umask.
             umask = os.umask(0)
@@ -89,8 +94,41 @@ def atomic_write(path: str | os.PathLike[str], data: bytes) -> Path:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _fsync_dir(folder)
+    if sync_now:
+        _fsync_dir(folder)
+    else:
+        _sync_later(target, folder)
     return target
+
+
+_SYNC_QUEUE: queue.SimpleQueue[tuple[Path, Path]] = queue.SimpleQueue()
+_SYNCER: list[threading.Thread] = []
+_SYNCER_LOCK = threading.Lock()
+
+
+def _sync_later(target: Path, folder: Path) -> None:
+    """Hand the file and its folder to the one background thread that fsyncs them."""
+    with _SYNCER_LOCK:
+        if not _SYNCER:
+            _SYNCER.append(threading.Thread(target=_syncer, name="fsync later", daemon=True))
+            _SYNCER[0].start()
+    _SYNC_QUEUE.put((target, folder))
+
+
+def _syncer() -> None:
+    while True:
+        target, folder = _SYNC_QUEUE.get()
+        try:
+            fd = os.open(target, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            os.fsync(fd)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        _fsync_dir(folder)
 
 
 def _note_own_write(path: Path, data: bytes | None) -> None:

@@ -116,6 +116,29 @@ SETTINGS: tuple[Setting, ...] = (
         "PATCH_TUI_STORE come first.",
     ),
     Setting(
+        "sandbox_allow_abstract_unix",
+        "bool",
+        False,
+        doc="Let tools with network: true reach abstract unix sockets (D-Bus, X11). Off: "
+        "Landlock's scope keeps them out (Linux 6.12+).",
+    ),
+    Setting(
+        "packages_index_url",
+        "str",
+        None,
+        doc="The package index a tool's runtime.packages are installed from (unset: "
+        "PIP_INDEX_URL, else https://pypi.org/simple). The install inside the sandbox reaches "
+        "only this index's port.",
+    ),
+    Setting(
+        "packages_allow_sdist",
+        "bool",
+        False,
+        doc="Install packages that have no wheel by building their source distribution (still "
+        "inside the sandbox). Off: wheels only (pip --only-binary :all:), so no package code "
+        "runs at install time.",
+    ),
+    Setting(
         "serve_workspace",
         "str",
         None,

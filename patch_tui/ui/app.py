@@ -20,18 +20,21 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from textual import work
 from textual.app import App
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from patch_tui.runtime.toolbox import Toolbox
-from patch_tui.settings.config import ConfigError, StartSettings, load_settings, start_settings
+from patch_tui.settings.config import StartSettings, start_settings
 from patch_tui.ui.commands import Command, CommandList
 from patch_tui.ui.desk.editor import EditorCommands, EditorScreen
 from patch_tui.ui.desk.host import DeskHost
 from patch_tui.ui.dialogs.dialog import DialogKeyGuard
+from patch_tui.ui.first_frame import (  # noqa: F401 - CONFIG_CHECK_DELAY: tests wait on it
+    CONFIG_CHECK_DELAY,
+    check_config_later,
+)
 from patch_tui.ui.safe_text import SafeTitles
 from patch_tui.ui.services import Services, ServicesHost
 
@@ -67,10 +70,6 @@ SCREENS_LAZY: dict[str, tuple[str, str, str]] = {
         "Export the open tool to Arcade, spec 1.0, MCP or Shinkai, or import theirs",
     ),
 }
-
-# The whole config file is validated (pydantic-settings) this long after the first frame, in a
-# thread: its import would otherwise compete with the first highlight and lint.
-CONFIG_CHECK_DELAY = 0.5
 
 
 def _load(target: str) -> type[Screen[Any]]:
@@ -171,26 +170,7 @@ class PatchApp(ServicesHost, DeskHost, SafeTitles, DialogKeyGuard, App[None]):
 
             self.tool_watch = install_tool_watch(self, [toolbox.tools_dir], enabled=True)
         if isinstance(self.settings, StartSettings):  # a Settings given was validated already
-            self.set_timer(CONFIG_CHECK_DELAY, self._check_config)
-
-    @work(thread=True, exclusive=True, group="config", exit_on_error=False)
-    def _check_config(self) -> None:
-        """Validate the whole config file: one notification if it is broken (start-up read
-        only what it needed, and the app runs on)."""
-        try:
-            load_settings()
-        except ConfigError as exc:
-            try:
-                self.call_from_thread(
-                    self.notify,
-                    str(exc),
-                    title="Config file",
-                    severity="error",
-                    timeout=12,
-                    markup=False,
-                )
-            except RuntimeError:
-                pass  # the app is closing
+            check_config_later(self)
 
     def get_system_commands(self, screen: Screen[Any]) -> Any:
         """Textual's own commands, less its "Theme": "theme: switch" is ours (one way to do it,

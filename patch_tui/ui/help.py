@@ -64,6 +64,10 @@ The desk edits one tool file at a time. The file's text is the single source of 
   manifest, dimmed.
 • Lint panel: diagnostics for the file. Select one to jump to its line or form field; apply a
   quick fix with its key.
+• Tab and shift+Tab move from pane to pane (tool list, form, source, problems); in the
+  form they go field by field first, and Esc leaves any pane at once. In the source, Tab
+  indents while text is selected or the cursor stands in a line's indentation (shift+Tab
+  dedents); anywhere else it leaves. ctrl+t shows the form or the source, ctrl+l problems.
 • Saving is atomic. A file changed on disk is never overwritten silently, and quitting or
   switching tools with unsaved changes asks first. A tool changed by another editor follows
   on its own while you have no unsaved changes; otherwise a banner offers to reload.

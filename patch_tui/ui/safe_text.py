@@ -89,7 +89,7 @@ class SafeReport:
         parts: list[str] = []
         if self.hidden_total:
             kinds = ", ".join(
-                f"{n} {KIND_WORDS.get(k, k.replace('_', ' '))}"
+                f"{n} {KIND_WORDS.get(k, k.replace('_', ' '))}{'s' if n != 1 else ''}"
                 for k, n in self.hidden.most_common()
             )
             noun = "character" if self.hidden_total == 1 else "characters"
@@ -100,8 +100,7 @@ class SafeReport:
             parts.append(
                 f"{self.mixed} {noun} (underlined): "
                 + "; ".join(said)
-                + ". Letters from another alphabet can make an address or a name read as one it "
-                "is not: check it letter by letter"
+                + ": check it letter by letter"
             )
         return "; ".join(parts)
 

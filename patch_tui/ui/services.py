@@ -84,7 +84,7 @@ class Services:
                 from patch_tui.approvals.open_store import open_store
 
                 try:
-                    ttl = float(getattr(self.settings, "confirm_ttl", 300) or 300)
+                    ttl = float(self._setting("confirm_ttl", 300) or 300)
                 except Exception:  # an unreadable config: the default TTL, the store still opens
                     ttl = 300.0
                 self._store = open_store(
@@ -94,6 +94,15 @@ class Services:
                     busy_timeout_ms=TUI_BUSY_TIMEOUT_MS,
                 )
             return self._store
+
+    def _setting(self, name: str, default: Any) -> Any:
+        """A setting the start-up settings lack, read plainly (validating the whole config
+        file imports pydantic: about 140 ms the inbox's first frame would wait for)."""
+        from patch_tui.settings.config import StartSettings, plain_setting
+
+        if isinstance(self.settings, StartSettings):
+            return plain_setting(name, default)
+        return getattr(self.settings, name, default)
 
     def open_store(self) -> Store | None:
         """The store when it is open or its file exists; None otherwise (nothing is created)."""

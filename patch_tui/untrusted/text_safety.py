@@ -30,6 +30,7 @@ the UI (`ui.safe_text` styles the same findings).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
@@ -66,8 +67,8 @@ KIND_WORDS: dict[str, str] = {
     "private_use": "private-use character",
     "unassigned": "unassigned code point",
     "surrogate": "lone surrogate",
-    "blank": "blank that is not a space",
-    "lone_mark": "combining mark with no letter",
+    "blank": "Braille blank",
+    "lone_mark": "lone combining mark",
 }
 
 _BIDI = frozenset(
@@ -182,15 +183,17 @@ def hidden_kind(ch: str) -> HiddenKind | None:
     return _kind_of_code_point(cp)
 
 
+@lru_cache(maxsize=8192)
 def _is_mark(ch: str) -> bool:
     return not ch.isascii() and unicodedata.category(ch)[0] == "M"
 
 
+@lru_cache(maxsize=8192)
 def _carries_marks(ch: str) -> bool:
     """Whether a combining mark after `ch` sits on something a person sees (a letter, a digit,
     a symbol, another mark on one): not after a space, a control or nothing."""
     if ch.isascii():
-        return ch.isalnum() or (0x21 <= ord(ch) < 0x7F)
+        return 0x21 <= ord(ch) < 0x7F
     return unicodedata.category(ch)[0] in ("L", "N", "M", "S", "P")
 
 
@@ -211,8 +214,11 @@ def find_hidden(text: str) -> list[Hidden]:
     out: list[Hidden] = []
     carries = False  # whether the previous character shown as itself can carry a mark
     for index, ch in enumerate(text):
+        if " " <= ch <= "~":  # printable ASCII, the bulk of most text
+            carries = ch != " "
+            continue
         kind = hidden_kind(ch)
-        if kind is None and _is_mark(ch) and not carries:
+        if kind is None and not carries and _is_mark(ch):
             kind = "lone_mark"
         if kind is not None:
             out.append(Hidden(index, ch, ord(ch), kind))
@@ -265,8 +271,6 @@ _TOGETHER = (
     frozenset(["LATIN", "HAN", "BOPOMOFO"]),
     frozenset(["LATIN", "HAN", "HANGUL"]),
 )
-# Characters that separate the components of an address (domain, e-mail, URL, path).
-_ADDRESS_SEPARATORS = frozenset("./\\@:")
 
 
 @dataclass(frozen=True)
@@ -346,6 +350,7 @@ def _mixed(scripts: list[str]) -> bool:
     return not any(wanted <= together for together in _TOGETHER)
 
 
+@lru_cache(maxsize=8192)
 def _is_word_char(ch: str) -> bool:
     # Hidden joiners inside a word must not split it: "p\u200bаypal" is still one word.
     if ch.isascii():
@@ -353,17 +358,30 @@ def _is_word_char(ch: str) -> bool:
     return ch.isalnum() or _is_mark(ch) or hidden_kind(ch) is not None
 
 
+# Runs with no whitespace and no ASCII punctuation (but `_`): the candidate words, found by `re`
+# so that ASCII text costs no per-character Python loop.
+_RUNS = re.compile(r"[^\s!-/:-@\[-^`{-~]+")
+_NON_SPACE = re.compile(r"\S+")
+_SEPARATOR = re.compile(r"[./\\@:]")
+
+
 def _words(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
-    i, n = start, len(text) if end is None else end
-    while i < n:
-        if not _is_word_char(text[i]):
-            i += 1
+    stop = len(text) if end is None else end
+    for run in _RUNS.finditer(text, start, stop):
+        a, b = run.span()
+        if text.isascii() or text[a:b].isascii():
+            out.append((a, b))  # letters, digits and `_` only
             continue
-        first = i
-        while i < n and _is_word_char(text[i]):
-            i += 1
-        out.append((first, i))
+        i = a
+        while i < b:  # non-ASCII punctuation and symbols split words too
+            if not _is_word_char(text[i]):
+                i += 1
+                continue
+            first = i
+            while i < b and _is_word_char(text[i]):
+                i += 1
+            out.append((first, i))
     return out
 
 
@@ -414,18 +432,11 @@ def _mixed_word(text: str, start: int, end: int) -> LookAlike | None:
 
 def _addresses(text: str) -> list[tuple[int, int]]:
     """Runs of non-space characters holding an address separator (`a@b.com`, `/etc/x`)."""
-    out: list[tuple[int, int]] = []
-    i, n = 0, len(text)
-    while i < n:
-        if text[i].isspace():
-            i += 1
-            continue
-        first = i
-        while i < n and not text[i].isspace():
-            i += 1
-        if any(ch in _ADDRESS_SEPARATORS for ch in text[first:i]):
-            out.append((first, i))
-    return out
+    return [
+        run.span()
+        for run in _NON_SPACE.finditer(text)
+        if not run.group().isascii() and _SEPARATOR.search(run.group())
+    ]
 
 
 def _other_script_components(text: str, start: int, end: int) -> list[LookAlike]:
@@ -514,4 +525,21 @@ def flags(text: str) -> list[str]:
     if hidden:
         out.append(hidden_sentence(hidden))
     out.extend(x.sentence() for x in look_alikes(text))
+    return out
+
+
+def value_flags(value: object, where: str = "") -> list[tuple[str, str]]:
+    """`flags` of every string inside a JSON value (keys too), each with where it is:
+    `("to", sentence)`, `("to key", ...)`, `("items[2]", ...)` under `where`."""
+    out: list[tuple[str, str]] = []
+    if isinstance(value, str):
+        out.extend((where, sentence) for sentence in flags(value))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            name = f"{where}.{key}" if where else str(key)
+            out.extend((f"{name} key", sentence) for sentence in flags(str(key)))
+            out.extend(value_flags(item, name))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            out.extend(value_flags(item, f"{where}[{index}]"))
     return out

@@ -69,6 +69,8 @@ async def test_a_compose_nested_hold_records_the_exact_args_the_agent_sent(
         assert f'to: "{EXFIL}"' in shown.stdout
         assert f"args sha256:   {args_sha256(held[0].args)}" in shown.stdout
         assert "approvable:    yes" in shown.stdout
+        (row,) = json.loads(cli(box["env"], "inbox", "list", "--json").stdout)
+        assert row["args_sha256"] == args_sha256(held[0].args) and row["not_approvable"] is None
 
         approve = cli(
             box["env"],
@@ -101,6 +103,8 @@ async def test_args_guard_cannot_know_are_never_approvable_and_can_be_rejected(
 
         listed = cli(box["env"], "inbox", "list")
         assert "NOT KNOWN" in listed.stdout and "CANNOT BE APPROVED" in listed.stdout
+        (row,) = json.loads(cli(box["env"], "inbox", "list", "--json").stdout)
+        assert row["not_approvable"]["code"] == "args_unknown"
         approve = cli(
             box["env"],
             "inbox",
@@ -212,33 +216,82 @@ def test_approve_yes_needs_the_hash_of_what_was_read(inbox: dict[str, Any]) -> N
         assert store.get(action.token).status == "approved"
 
 
-def test_approve_without_yes_shows_everything_and_asks(inbox: dict[str, Any]) -> None:
+def _on_a_terminal(argv: list[str], env: dict[str, str], answer: bytes | None) -> tuple[int, str]:
+    """The CLI with a pseudo-terminal as its stdin and stdout, as a person runs it: waits for the
+    question, types `answer` (None: closes the terminal, as ctrl+d does), returns the exit code
+    and everything it printed."""
+    import os
+    import pty
+    import select
+    import subprocess
+    import time
+
+    from tests.runtimekit import PATCH_TUI
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [*PATCH_TUI, *argv], env=env, stdin=slave, stdout=slave, stderr=slave, close_fds=True
+    )
+    os.close(slave)
+    out = b""
+    deadline = time.monotonic() + 60
+
+    def read_some() -> bool:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if not ready:
+            return True
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed its side
+            return False
+        nonlocal out
+        out += chunk
+        return bool(chunk)
+
+    while b"Type y to approve" not in out and time.monotonic() < deadline:
+        if not read_some() and proc.poll() is not None:
+            break
+    if answer is None:
+        os.write(master, b"\x04")  # end of input on a terminal
+    else:
+        os.write(master, answer)
+    while proc.poll() is None and time.monotonic() < deadline:
+        read_some()
+    while read_some() and time.monotonic() < deadline:
+        pass
+    os.close(master)
+    return proc.wait(timeout=10), out.decode("utf-8", errors="replace")
+
+
+def test_approve_without_yes_shows_everything_and_asks_on_the_terminal(
+    inbox: dict[str, Any],
+) -> None:
+    action = hold(inbox, LONG)
+    argv = ["inbox", "approve", action.token]
+    code, said_no = _on_a_terminal(argv, inbox["env"], b"n\n")
+    assert code == 1 and f'zz_to: "{EXFIL}"' in said_no and "Type y to approve" in said_no
+    code, _ = _on_a_terminal(argv, inbox["env"], None)  # no answer at all: not approved
+    assert code == 1
+    # A pipe is no person: `yes | patch-tui inbox approve TOKEN` approves nothing.
+    piped = cli_with_stdin(inbox["env"], argv, "y\n")
+    assert piped.returncode == 2 and "--args-sha256" in piped.stderr
+    with Store(inbox["store"]) as store:
+        assert store.get(action.token).status == "pending"
+    code, said_yes = _on_a_terminal(argv, inbox["env"], b"y\n")
+    assert code == 0, said_yes
+    assert f"approved {action.token}" in said_yes
+    with Store(inbox["store"]) as store:
+        assert store.get(action.token).status == "approved"
+
+
+def cli_with_stdin(env: dict[str, str], argv: list[str], text: str) -> Any:
     import subprocess
 
     from tests.runtimekit import PATCH_TUI
 
-    action = hold(inbox, LONG)
-
-    def approve(answer: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [*PATCH_TUI, "inbox", "approve", action.token],
-            env=inbox["env"],
-            input=answer,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-
-    said_no = approve("n\n")
-    assert said_no.returncode == 1 and f'zz_to: "{EXFIL}"' in said_no.stdout
-    assert "Type y to approve" in said_no.stdout
-    nothing = approve("")  # no answer at all (a closed stdin): not approved
-    assert nothing.returncode == 1
-    with Store(inbox["store"]) as store:
-        assert store.get(action.token).status == "pending"
-    said_yes = approve("y\n")
-    assert said_yes.returncode == 0, said_yes.stderr
-    assert f"approved {action.token}" in said_yes.stdout
+    return subprocess.run(
+        [*PATCH_TUI, *argv], env=env, input=text, capture_output=True, text=True, timeout=60
+    )
 
 
 LOOK_ALIKES = {
@@ -280,3 +333,24 @@ def test_a_damaged_or_too_long_action_says_it_cannot_be_approved(inbox: dict[str
     )
     assert approve.returncode == 1 and "more than the" in approve.stderr
     assert cli(inbox["env"], "inbox", "reject", action.token).returncode == 0
+
+
+def test_the_jsonl_export_escapes_invisibles_and_says_each_look_alike(
+    inbox: dict[str, Any],
+) -> None:
+    args = {f"to{i}": value for i, value in enumerate(LOOK_ALIKES)}
+    args["body"] = "pay" + "".join(INVISIBLES) + "now"
+    action = hold(inbox, args)
+    out = cli(inbox["env"], "inbox", "export", "--format", "jsonl")
+    assert out.returncode == 0, out.stderr
+    raw = out.stdout.encode("utf-8")
+    assert raw.isascii()  # every invisible (and every look-alike letter) is a \\uXXXX escape
+    (row,) = [json.loads(line) for line in out.stdout.splitlines()]
+    assert row["token"] == action.token and row["args"] == args  # the exact record
+    said = {(f["where"], f["flag"]) for f in row["flags"]}
+    assert ("args.to0", f"{LOOK_ALIKES['payments@асе.com']}") in said
+    assert any(w == "args.to1" and f.startswith(LOOK_ALIKES["billing@pаypal.com"]) for w, f in said)
+    (hidden,) = [f for w, f in said if w == "args.body"]
+    assert hidden.startswith("5 hidden characters shown as ⟦U+…⟧")
+    for ch in INVISIBLES:
+        assert f"U+{ord(ch):04X}" in hidden

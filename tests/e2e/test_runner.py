@@ -19,6 +19,7 @@ from patch_tui.runtime.runner import (
     run_source,
     venv_key,
 )
+from tests.pkgindex import PackageIndex
 from tests.runtimekit import tool_text, write_tool
 
 NS = namespace_support()
@@ -268,44 +269,19 @@ def test_packages_need_install_permission(tmp_path: Path) -> None:
     assert venv_key(["a==2"]) != venv_key(["a==3"])
 
 
-def _local_wheel(folder: Path, name: str, version: str) -> Path:
-    """A minimal pure-Python wheel, so installing needs no package index (tests stay offline)."""
-    import base64
-    import hashlib
-    import zipfile
-
-    folder.mkdir(parents=True, exist_ok=True)
-    dist = f"{name}-{version}.dist-info"
-    files = {
-        f"{name}.py": f"__version__ = {version!r}\n",
-        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
-        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    record = []
-    for path, text in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=")
-        record.append(f"{path},sha256={digest.decode()},{len(text.encode())}")
-    record.append(f"{dist}/RECORD,,")
-    wheel = folder / f"{name}-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as zf:
-        for path, text in files.items():
-            zf.writestr(path, text)
-        zf.writestr(f"{dist}/RECORD", "\n".join(record) + "\n")
-    return wheel
-
-
 def test_pinned_packages_install_into_a_cached_venv(tmp_path: Path, monkeypatch) -> None:
-    # pip reads these from the environment: install from a local folder, never the network.
-    _local_wheel(tmp_path / "wheels", "patchdemo", "1.2.3")
-    monkeypatch.setenv("PIP_NO_INDEX", "1")
-    monkeypatch.setenv("PIP_FIND_LINKS", str(tmp_path / "wheels"))
-    root = tmp_path / "venvs"
-    body = 'def main() -> dict:\n    import patchdemo\n    return {"v": patchdemo.__version__}'
-    text = tool_text("uses_demo", body, packages=["patchdemo==1.2.3"])
-    r = run_source(text, {}, venv_root=root, timeout=30)
+    # A package index on 127.0.0.1 holding one wheel: the tests never touch the network.
+    with PackageIndex(tmp_path / "index") as index:
+        index.add_wheel("patchdemo", "1.2.3", {"patchdemo.py": "__version__ = '1.2.3'\n"})
+        monkeypatch.setenv("PATCH_TUI_PACKAGES_INDEX_URL", index.url)
+        root = tmp_path / "venvs"
+        body = 'def main() -> dict:\n    import patchdemo\n    return {"v": patchdemo.__version__}'
+        text = tool_text("uses_demo", body, packages=["patchdemo==1.2.3"])
+        r = run_source(text, {}, venv_root=root, timeout=30)
     assert r.ok, r.error
     assert r.result == {"v": "1.2.3"} and r.packages_installed == ["patchdemo==1.2.3"]
-    # The second run reuses it: even with installing refused.
+    # The second run reuses it: even with installing refused, and with no index.
     again = run_source(text, {}, venv_root=root, allow_install=False)
     assert again.ok and again.result == {"v": "1.2.3"}
-    assert ensure_venv(["patchdemo==1.2.3"], allow_install=False, venv_root=root).exists()
+    assert again.enforced["install"] == r.enforced["install"]  # how it was installed, kept
+    assert ensure_venv(["patchdemo==1.2.3"], allow_install=False, venv_root=root).python.exists()

@@ -63,7 +63,7 @@ def test_this_host_isolates() -> None:
 def test_none_cannot_read_home(engine: str, tmp_path: Path, monkeypatch) -> None:
     home = tmp_path / "home"
     home.mkdir()
-    secret = home / ".netrc"
+    secret = home / "notes.txt"
     secret.write_text("machine example.net password hunter2")
     monkeypatch.setenv("HOME", str(home))
     iso = Isolation(engine=engine)
@@ -232,8 +232,12 @@ def unix_servers(tmp_path: Path):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_network_false_blocks_unix_sockets(engine: str, unix_servers: tuple[str, str]) -> None:
+def test_network_false_blocks_unix_sockets(
+    engine: str, unix_servers: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     path, abstract = unix_servers
+    # Abstract sockets are out of reach even with network: true, unless the user allows them.
+    monkeypatch.setenv("PATCH_TUI_SANDBOX_ALLOW_ABSTRACT_UNIX", "1")
     inputs = [{"name": "path"}, {"name": "abstract"}]
     iso = Isolation(engine=engine)
     args = {"path": path, "abstract": abstract}
@@ -354,6 +358,10 @@ def test_every_claim_is_true_for_the_run(engine: str, tmp_path: Path) -> None:
                 assert seen["net_ns"] != os.readlink("/proc/self/ns/net")
             if "seccomp-unix" in how:
                 assert seen["seccomp"] == "2"
+        elif kind == "sockets":
+            assert how.startswith("seccomp-") or how == "landlock-abstract-unix"
+            if how.startswith("seccomp-"):
+                assert seen["seccomp"] == "2"
         elif kind in ("memory", "processes"):
             if how.startswith("cgroup"):
                 controller = "memory" if kind == "memory" else "pids"
@@ -448,15 +456,25 @@ def test_run_file_audits_its_claims(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("engine", ENGINES)
-def test_a_workspace_at_the_root_leaves_the_system_read_only(engine: str, tmp_path: Path) -> None:
-    # A read-write call made from / may write the user's files, never the system's.
+def test_a_workspace_at_the_root_is_the_run_folder_only(engine: str, tmp_path: Path) -> None:
+    # A read-write call made from / gets no workspace at all: its run folder only, and says why.
     target = Path("/etc") / f"patch-sandbox-test-{uuid.uuid4().hex}"
     ok = tmp_path / "ok.txt"
-    iso = Isolation(engine=engine, workspace=Path("/"))
     text = probe_tool("read-write")
+    iso = Isolation(engine=engine, workspace=Path("/"))
     r = run_source(text, {"path": str(target), "write": True}, isolation=iso)
     assert r.ok and "denied" in r.result and not target.exists()
     r = run_source(text, {"path": str(ok), "write": True}, isolation=iso)
+    assert r.ok and "denied" in r.result and not ok.exists()
+    assert "workspace: none, the workspace would be /" in r.capability_assertions[0]
+    own = run_source(text, {"path": "scratch.txt", "write": True}, isolation=iso)
+    assert own.ok and own.result == {"ok": "written"}
+    # From a real project folder, the same tool writes there.
+    r = run_source(
+        text,
+        {"path": str(ok), "write": True},
+        isolation=Isolation(engine=engine, workspace=tmp_path),
+    )
     assert r.ok and r.result == {"ok": "written"} and ok.read_text() == "pwned"
 
 

@@ -280,20 +280,31 @@ async def test_generate_tool(box: dict[str, Any]) -> None:
                 "patch_generate_tool", {"description": "count words", "name_hint": "count_words"}
             )
             assert not made.is_error, made.content[0].text
-            assert data(made) == {
+            draft = box["root"] / "drafts" / "count_words.py"
+            answer = data(made)
+            assert answer.pop("message").startswith("Saved as a draft for a person to review")
+            assert answer == {
                 "name": "count_words",
                 "version": "1.0.0",
                 "description": "Count the words, lines and characters in a text.",
-                "status": "created",
+                "status": "draft",
                 "source": "generated",
+                "draft_path": str(draft),
             }
             assert len(fake.requests) == 2
-            assert (box["tools"] / "count_words.py").is_file()
+            # A draft for a person to review: not in the toolbox, not served, not callable.
+            assert draft.is_file() and not (box["tools"] / "count_words.py").exists()
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert "count_words" not in names
+            refused = await client.call_tool("count_words", {"text": "a b c"})
+            assert refused.is_error
+            # Once a person moves it into the toolbox, it is served.
+            draft.rename(box["tools"] / "count_words.py")
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert "count_words" in names
             index = json.loads((box["root"] / "index.json").read_text())
             listed = index["tools"] if isinstance(index, dict) and "tools" in index else index
             assert "count_words" in json.dumps(listed)
-            names = {t.name for t in (await client.list_tools()).tools}
-            assert "count_words" in names
             counted = await client.call_tool("count_words", {"text": "a b c"})
             assert not counted.is_error
             fake.add(Reply(broken), Reply(broken), Reply(broken))

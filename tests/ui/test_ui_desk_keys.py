@@ -239,7 +239,8 @@ DESK_KEYS = [
     for binding in __import__(
         "patch_tui.ui.desk.editor", fromlist=["EditorScreen"]
     ).EditorScreen.BINDINGS
-    if binding.id not in ("desk.next_field", "desk.previous_field")
+    # Tab moves the focus (its own tests); Esc in the filter clears it first (tool_browser.py).
+    if binding.id not in ("desk.next_pane", "desk.previous_pane", "desk.leave_pane")
     for key in binding.key.split(",")
 ]
 

@@ -77,7 +77,8 @@ async def start(pilot, screen: GenerateScreen, prompt: str) -> None:
 async def test_generate_streams_then_accept_saves_and_dismisses(
     fake: FakeAnthropic, tmp_path: Path
 ) -> None:
-    fake.add(Reply(BROKEN, chunk=20, delay=0.03), Reply(TOOL, cache_read_input_tokens=2000))
+    # The first answer holds after 60 characters, until the test has seen it streaming.
+    fake.add(Reply(BROKEN, chunk=20, hold_after=3), Reply(TOOL, cache_read_input_tokens=2000))
     out = tmp_path / "out"
     screen = GenerateScreen(out_dir=out, options=options(fake.base_url))
     app = Host(screen)
@@ -88,6 +89,7 @@ async def test_generate_streams_then_accept_saves_and_dismisses(
             lambda: screen.state == "running" and "# name: count_words" in preview_text(screen),
         )
         assert "if __name__" not in preview_text(screen)  # part of the answer, as it streams
+        fake.release()
         await until(pilot, lambda: screen.state == "done")
         assert screen.result is not None and screen.result.ok
         assert "def main(text: str" in preview_text(screen)
@@ -108,7 +110,7 @@ async def test_generate_streams_then_accept_saves_and_dismisses(
 async def test_cancel_stops_the_stream_and_writes_nothing(
     fake: FakeAnthropic, tmp_path: Path
 ) -> None:
-    fake.add(Reply(TOOL, chunk=5, delay=0.02))
+    fake.add(Reply(TOOL, chunk=5, hold_after=5))  # streams 25 characters, then holds
     screen = GenerateScreen(out_dir=tmp_path / "out", options=options(fake.base_url))
     app = Host(screen)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -316,12 +318,14 @@ async def test_in_the_app_generate_opens_the_tool_and_refine_fills_the_editor(
 
 async def test_round_labels_say_how_each_round_ended(fake: FakeAnthropic, tmp_path: Path) -> None:
     """A round's label says "streaming…" only while it streams (issue 12: it stayed for good)."""
-    fake.add(Reply(BROKEN, chunk=20, delay=0.02), Reply(TOOL, chunk=20, delay=0.02))
+    # The first answer holds after its first delta until the test has seen its round streaming.
+    fake.add(Reply(BROKEN, chunk=20, hold_after=1), Reply(TOOL, chunk=20))
     screen = GenerateScreen(out_dir=tmp_path / "out", options=options(fake.base_url))
     app = Host(screen)
     async with app.run_test(size=(120, 36)) as pilot:
         await start(pilot, screen, "Count the words in a text")
         await until(pilot, lambda: "first answer: streaming…" in rounds_text(screen))
+        fake.release()
         await until(pilot, lambda: screen.state == "done")
         await pilot.pause()
         log = rounds_text(screen)
@@ -331,7 +335,7 @@ async def test_round_labels_say_how_each_round_ended(fake: FakeAnthropic, tmp_pa
 
 
 async def test_a_cancelled_round_says_cancelled(fake: FakeAnthropic, tmp_path: Path) -> None:
-    fake.add(Reply(TOOL, chunk=5, delay=0.02))
+    fake.add(Reply(TOOL, chunk=5, hold_after=5))  # streams 25 characters, then holds
     screen = GenerateScreen(out_dir=tmp_path / "out", options=options(fake.base_url))
     app = Host(screen)
     async with app.run_test(size=(120, 36)) as pilot:

@@ -1,9 +1,11 @@
-"""Holds that can run (issue 25), in the TUI's inbox: a call the gate held with a path outside
+"""Holds a person understands (issue 25), in the TUI: a call the gate held with a path outside
 the workspace says it will fail in its row, in the detail and in the approve dialog, before the
-person presses y."""
+person presses y; a value the person typed into try-it is never taken for a tool's output."""
 
 from __future__ import annotations
 
+import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,7 @@ from inboxkit import inbox_app, isolate, open_inbox, read_to_end, tools, wait_fo
 
 from patch_tui.approvals.gate import Gate
 from patch_tui.approvals.store import Store
+from patch_tui.ui.desk.try_it import TryItScreen
 from patch_tui.ui.inbox.inbox_dialogs import DecideModal
 
 
@@ -57,3 +60,35 @@ async def test_a_call_inside_the_workspace_has_no_warning(env) -> None:
         row = "".join(seg.text for seg in screen.list.render_line(0))
         assert "will fail" not in row
         assert "workspace" not in str(screen.query_one("#detail-reason").render())
+
+
+async def test_a_path_typed_into_try_it_is_never_another_tools_output(env) -> None:
+    """An earlier run of file_stats printed the path; the person then types the same path into
+    try-it for delete_file: held for human_confirm only, never as file_stats' output."""
+    from inboxkit import SAMPLES, make_app
+
+    folder, store, ws = env
+    shutil.copy(SAMPLES / "file_stats.py", folder / "file_stats.py")
+    victim = ws / "typed-by-hand-victim.txt"
+    victim.write_text("keep me")
+    with Store(store, actor="agent") as s:
+        stats = Gate(s, workspace=ws).call(folder / "file_stats.py", {"path": str(victim)})
+        assert stats.status == "ok" and str(victim) in json.dumps(stats.payload)
+    app = make_app(folder, store, folder / "delete_file.py")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause(0.3)
+        await pilot.press("ctrl+j")
+        await wait_for(pilot, lambda: isinstance(app.screen, TryItScreen), what="try it")
+        screen = app.screen
+        field = screen.query_one("#in-path")
+        field.focus()
+        await pilot.pause()
+        await pilot.press(*str(victim))  # typed, key by key
+        assert field.value == str(victim)
+        before = screen.run_count
+        await pilot.press("f5")
+        await wait_for(pilot, lambda: screen.run_count > before, timeout=30, what="the run")
+    with Store(store, actor="check") as s:
+        [held] = s.list_actions(statuses=("pending",))
+    assert held.kind == "human_confirm" and "tainted_inputs" not in (held.details or {})
+    assert victim.read_text() == "keep me"

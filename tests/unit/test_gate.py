@@ -42,10 +42,14 @@ def test_taint_rules(setup) -> None:
     assert short.status == "ok"
     held = gate.call(tools["sink"], {"marker": str(marker), "text": "forward everything"})
     assert held.status == "confirmation_required" and held.payload["kind"] == "tainted_input"
-    assert held.action.details == {
-        "tainted_inputs": [{"inputName": "text", "matchedTools": ["source"]}],
-        "source_tools": ["source"],
-    }
+    details = held.action.details
+    assert details["source_tools"] == ["source"]
+    [taint] = details["tainted_inputs"]
+    assert (taint["inputName"], taint["matchedTools"]) == ("text", ["source"])
+    # Which output it matched, and when (issue 25).
+    [origin] = taint["matchedOutputs"]
+    assert origin["tool"] == "source" and "forward everything" in origin["excerpt"]
+    assert origin["at"].endswith("Z")
     # A string nested in an array is found too.
     nested = gate.call(tools["nested"], {"items": [{"note": "attacker@example.net right now"}]})
     assert nested.status == "confirmation_required"

@@ -362,7 +362,7 @@ async def test_unknown_model_404(fake: FakeAnthropic) -> None:
 
 
 async def test_cancel_mid_stream_stops_the_stream(fake: FakeAnthropic) -> None:
-    fake.add(Reply(TOOL, chunk=5, delay=0.02))  # ~6 seconds if read to the end
+    fake.add(Reply(TOOL, chunk=5, hold_after=1))  # held after its first delta, never released
     rec = Recorder()
     started = asyncio.Event()
 

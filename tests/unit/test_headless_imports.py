@@ -172,3 +172,119 @@ def test_desk_start_imports_no_pydantic_store_or_sdk(tmp_path) -> None:
     assert not set(START_FREE) & shown
     assert "patch_tui.format.manifest" not in seen["shown"]
     assert "patch_tui.settings.model" not in seen["shown"]
+
+
+# The inbox's first frame (`patch-tui inbox`, as the command opens it): the list and the first
+# action's details shown.
+_INBOX_PROBE = """
+import argparse, json, os, sys
+from patch_tui.commands import inboxcmd
+from patch_tui.ui.inbox.inbox_app import InboxApp
+
+run = InboxApp.run
+seen = {}
+
+def first_frame_run(app, *args, **kwargs):
+    display = app._display
+
+    def shown(screen, renderable):
+        display(screen, renderable)
+        if renderable is None or seen:
+            return
+        parts = app.screen.query("#detail Static")
+        if any(sys.argv[2] in str(part.render()) for part in parts):
+            seen["shown"] = sorted(sys.modules)
+            app.exit()
+
+    app._display = shown
+    return run(app, headless=True, size=(120, 36))
+
+InboxApp.run = first_frame_run
+args = argparse.Namespace(inbox_command=None, store=sys.argv[1], toolbox=None, theme=None)
+inboxcmd.run_inbox(args)
+print(json.dumps(seen))
+"""
+
+
+def _first_frame_env(tmp_path) -> dict[str, str]:
+    import os
+
+    env = dict(os.environ)
+    env.update(
+        PATCH_TUI_CONFIG=str(tmp_path / "config.toml"),
+        XDG_CONFIG_HOME=str(tmp_path / "config"),
+        XDG_STATE_HOME=str(tmp_path / "state"),
+        PATCH_TUI_STORE=str(tmp_path / "store.sqlite3"),
+        PATCH_TUI_WATCH_TOOLS="false",
+        PATCH_TUI_WATCH_THEMES="false",
+    )
+    # A config with a setting the start-up does not read: validating it (pydantic) must wait.
+    (tmp_path / "config.toml").write_text('theme = "patch-light"\nconfirm_ttl = 120\n')
+    return env
+
+
+def _lazy_loaded(modules: list[str], *, needed: frozenset[str] = frozenset()) -> list[str]:
+    from patch_tui.ui.first_frame import LAZY_MODULES
+
+    loaded = set(modules)
+    return [
+        lazy
+        for lazy in LAZY_MODULES
+        if lazy not in needed and (lazy in loaded or any(m.startswith(lazy + ".") for m in loaded))
+    ]
+
+
+def test_desk_first_frame_leaves_the_lazy_modules_unimported(tmp_path) -> None:
+    """Every module listed in ui/first_frame.py LAZY_MODULES is still unimported when the desk
+    shows its first frame (the tool's source and form)."""
+    from patch_tui.settings import paths
+
+    tool = paths.sample_tools_dir() / "word_count.py"
+    out = subprocess.run(
+        [sys.executable, "-c", _DESK_PROBE, str(tool)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_first_frame_env(tmp_path),
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert _lazy_loaded(seen["shown"]) == []
+
+
+def test_inbox_first_frame_leaves_the_lazy_modules_unimported(tmp_path) -> None:
+    """`patch-tui inbox` shows its list and the first action's details without importing any
+    LAZY_MODULES but the manifest model its details need (pydantic-settings among them: the
+    config file is validated after the first frame)."""
+    from patch_tui.approvals.store import Store
+    from patch_tui.format import toolfile
+    from patch_tui.settings import paths
+    from patch_tui.ui.first_frame import INBOX_FIRST_FRAME_NEEDS
+
+    tool = paths.sample_tools_dir() / "delete_file.py"
+    tf = toolfile.read(tool)
+    store = tmp_path / "inbox.sqlite3"
+    held = Store(store)
+    try:
+        held.create_pending(
+            "human_confirm",
+            "delete_file",
+            "1.0.0",
+            tf.sha256,
+            {"path": "/srv/data/first-frame.csv"},
+            "Tool is marked capabilities.human_confirm: true.",
+            tool_path=str(tool),
+        )
+    finally:
+        held.close()
+    out = subprocess.run(
+        [sys.executable, "-c", _INBOX_PROBE, str(store), "first-frame.csv"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=_first_frame_env(tmp_path),
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen, "the inbox never showed the action's details"
+    assert _lazy_loaded(seen["shown"], needed=INBOX_FIRST_FRAME_NEEDS) == []

@@ -40,9 +40,9 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Header, Label, Static, TextArea
 
-from patch_tui.desk.buffer import STRUCTURE_CODES, ToolBuffer, structure_broken
+from patch_tui.desk.buffer import STRUCTURE_CODES, ToolBuffer, lint_toolfile, structure_broken
 from patch_tui.format import toolfile
-from patch_tui.lint.engine import Diagnostic, lint_toolfile
+from patch_tui.lint.diagnostic import Diagnostic
 from patch_tui.runtime.toolbox import Toolbox, ToolboxError
 from patch_tui.ui.commands import CommandList
 from patch_tui.ui.desk.conflicts import ChangeBanner, ConflictHandling
@@ -56,6 +56,7 @@ from patch_tui.ui.desk.source_pane import POST_PAINT_DELAY, SourceArea
 from patch_tui.ui.desk.tool_actions import ToolActions
 from patch_tui.ui.desk.tool_browser import ToolBrowser, ToolEntry
 from patch_tui.ui.desk.view_actions import ViewActions
+from patch_tui.ui.first_frame import StyledOnMount
 from patch_tui.ui.widgets.key_bar import KeyBar
 from patch_tui.untrusted.text_safety import visible
 
@@ -70,12 +71,19 @@ __all__ = [
     "EditorScreen",
 ]
 
+
 # Quiet time after a keystroke before the file is re-parsed and linted (issue: <= 150 ms).
 LINT_DEBOUNCE = 0.12
 
 
 class EditorScreen(
-    ConflictHandling, ToolActions, FileActions, ProblemActions, ViewActions, Screen[None]
+    ConflictHandling,
+    ToolActions,
+    FileActions,
+    ProblemActions,
+    ViewActions,
+    StyledOnMount,
+    Screen[None],
 ):
     """The main screen."""
 
@@ -83,6 +91,20 @@ class EditorScreen(
     # (TextArea takes F6 and F7 for "select line" and "select all", which left New version
     # and $EDITOR dead in the source pane while F1 listed them as working everywhere).
     BINDINGS = [
+        # Tab and shift+Tab: field to field in the form, pane to pane elsewhere; the focus moves
+        # before the next key is read (see ViewActions.action_cycle_focus).
+        Binding("tab", "cycle_focus(1)", "Next pane", id="desk.next_pane", priority=True),
+        Binding(
+            "shift+tab",
+            "cycle_focus(-1)",
+            "Previous pane",
+            id="desk.previous_pane",
+            show=False,
+            priority=True,
+        ),
+        # Esc leaves a pane at once (the form without tabbing through all its fields); not a
+        # priority key, so a dialog's or a picker's own Esc comes first.
+        Binding("escape", "leave_pane", "Leave pane", id="desk.leave_pane", show=False),
         Binding("ctrl+s,f2", "save", "Save", id="desk.save", priority=True),
         Binding("f6", "save_version", "New version", id="desk.new_version", priority=True),
         Binding("ctrl+b,f3", "toggle_browser", "Tools", id="desk.browser", priority=True),
@@ -94,25 +116,6 @@ class EditorScreen(
         Binding("f10", "history", "History", id="desk.history", show=False, priority=True),
         Binding("ctrl+n", "new_tool", "New tool", id="desk.new_tool", show=False, priority=True),
         Binding("alt+z", "toggle_wrap", "Wrap", id="desk.wrap", show=False, priority=True),
-        # Tab in the form moves the focus before the next key is read (see action_form_tab).
-        Binding(
-            "tab",
-            "form_tab(1)",
-            "Next field",
-            id="desk.next_field",
-            show=False,
-            priority=True,
-            system=True,
-        ),
-        Binding(
-            "shift+tab",
-            "form_tab(-1)",
-            "Previous field",
-            id="desk.previous_field",
-            show=False,
-            priority=True,
-            system=True,
-        ),
     ]
 
     AUTO_FOCUS = "#browser-list"
@@ -185,7 +188,9 @@ class EditorScreen(
                         "",
                         id="source",
                         show_line_numbers=True,
-                        tab_behavior="indent",
+                        # Tab is the desk's (ViewActions.action_cycle_focus): it indents only where
+                        # indenting is meant, and otherwise leaves the pane.
+                        tab_behavior="focus",
                         soft_wrap=True,
                     )
                 yield Label("No tool open: press ctrl+n to create one.", id="empty")

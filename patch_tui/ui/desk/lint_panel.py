@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
-from patch_tui.lint.engine import Diagnostic
+from patch_tui.lint.diagnostic import Diagnostic
 from patch_tui.untrusted.text_safety import visible
 
 # Severity -> the theme variable that colours it.

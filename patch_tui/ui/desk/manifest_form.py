@@ -108,7 +108,9 @@ def _widget(f: FieldSpec, path: FieldPath, data: dict[str, Any]) -> Widget:
     elif f.widget == "switch":
         widget = Switch(_switch_flag(f, path, data), id=wid, animate=False)
         value = _field_value(f, path, data)
-        widget.set_class(value is not None and not isinstance(value, bool), "-invalid")
+        # A new widget: styled once when it mounts, not now.
+        invalid = value is not None and not isinstance(value, bool)
+        widget.set_class(invalid, "-invalid", update=False)
     elif f.widget in ("choice", "type"):
         options = fields.spec("items.type").choices if f.widget == "type" else f.choices
         value = _enum_text(_field_value(f, path, data))

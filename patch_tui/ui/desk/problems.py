@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from patch_tui.lint.engine import Diagnostic, Edit
-from patch_tui.lint.rules.structure.lone_cr import PT027
+from patch_tui.lint.diagnostic import Diagnostic, Edit
 from patch_tui.ui.desk.lint_panel import LintPanel
 
 if TYPE_CHECKING:
@@ -59,6 +58,8 @@ class ProblemActions:
     def _fix_read_only(self, diagnostic: Diagnostic) -> bool:
         """A read-only file takes one fix: PT027's, which ends its lone \\r's (all of them, so
         the editor can show the text as the runtime reads it) and makes it editable."""
+        from patch_tui.lint.rules.structure.lone_cr import PT027  # the rules load with the lint
+
         if diagnostic.code != PT027.code or not (count := self.buffer.end_lone_carriage_returns()):
             self._say(f"Read-only: {self.read_only_reason}", severity="warning")
             return False

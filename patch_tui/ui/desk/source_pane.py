@@ -462,3 +462,54 @@ class SourceArea(TextArea):
 
     def action_document_end(self, select: bool = False) -> None:
         self.move_cursor(self.document.end, select=select)
+
+    # -- Tab: indent, or leave the pane ---------------------------------------------------------
+
+    def tab_indents(self, step: int) -> bool:
+        """Whether Tab (step 1) or shift+Tab (step -1) edits here rather than leaving the pane:
+        while text is selected, or while the cursor stands in a line's indentation (only spaces
+        before it, on a blank line or past column 0). Anywhere else, where Tab would insert
+        spaces in the middle of text (or at the start of a line, where a person who pressed Tab
+        wants out), it moves to the next pane. Esc always leaves."""
+        if self.read_only:
+            return False
+        start, end = self.selection
+        if start != end:
+            return True
+        row, column = self.cursor_location
+        line = self.document.get_line(row)
+        before = line[:column]
+        if before.strip(" \t"):
+            return False
+        if step < 0:
+            return column > 0
+        return column > 0 or not line.strip()
+
+    def indent_or_dedent(self, step: int) -> None:
+        """Indent (step 1) or dedent (-1) the selected lines, or at the cursor: one edit, so
+        one ctrl+z undoes it."""
+        width = self.indent_width
+        start, end = sorted(self.selection)
+        if start == end:
+            row, column = start
+            if step > 0:
+                spaces = width - column % width
+                self.replace(" " * spaces, start, start)
+                return
+            line = self.document.get_line(row)
+            take = column % width or width
+            take = min(take, len(line[:column]) - len(line[:column].rstrip(" ")))
+            if take:
+                self.replace("", (row, column - take), start)
+            return
+        first, last = start[0], end[0]
+        if end[1] == 0 and last > first:
+            last -= 1  # a selection ending at column 0 leaves that line alone
+        lines = [self.document.get_line(r) for r in range(first, last + 1)]
+        if step > 0:
+            new = [(" " * width + text) if text.strip() else text for text in lines]
+        else:
+            new = [text[min(width, len(text) - len(text.lstrip(" "))) :] for text in lines]
+        block_end = (last, len(lines[-1]))
+        self.replace("\n".join(new), (first, 0), block_end)
+        self.selection = Selection((first, 0), (last, len(new[-1])))

@@ -341,7 +341,8 @@ class TryItScreen(Screen[None]):
         try:
             gate = Gate(app_store(self.app), toolbox=services(self.app).toolbox, timeout=timeout)
             with cancel_with(cancel):
-                outcome: Any = gate.call(path, args, text=text)
+                # Typed into try-it's form by the person at the desk: never another tool's output.
+                outcome: Any = gate.call(path, args, text=text, by_person=True)
         except (GateError, StoreError) as exc:
             outcome = exc
         try:

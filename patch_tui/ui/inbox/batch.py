@@ -39,6 +39,7 @@ from textual.content import Content
 from textual.geometry import Size
 from textual.widgets import Button, Input, Label, Static
 
+from patch_tui.approvals import approvable
 from patch_tui.approvals.store import Action, Decision, StoreError, parse_iso
 from patch_tui.ui.dialogs.dialog import Dialog
 from patch_tui.ui.inbox import inbox_list
@@ -67,8 +68,9 @@ def canonical_args(action: Action) -> str:
 
 def approve_refusal(action: Action) -> str | None:
     """Why `action` (as shown) is not approved in a batch, or None."""
-    if action.damaged:
-        return "its stored args are damaged (it can only be rejected)"
+    problem = approvable.unseen(action)
+    if problem is not None:
+        return problem.why
     if action.kind != "human_confirm":
         return f"a {action.kind} hold is decided on its own, after reading where its data came from"
     why = blocked(action)

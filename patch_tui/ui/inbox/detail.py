@@ -9,7 +9,7 @@ was expanded and the pane was scrolled to its end once (or its content fits).
 
     tool_info(action, catalog) -> ToolInfo   the tool file behind an action, from the shared
                                       catalog (runtime/catalog.py: read once per file version)
-    blocked(action) -> str | None     why approving it could never run it
+    blocked(action) -> str | None     why it may not be approved (approvals.approvable)
     DetailPart                         the inbox screen's part that fills it and keeps the gate
 """
 
@@ -26,7 +26,7 @@ from textual.content import Content
 from textual.dom import DOMNode
 from textual.widgets import Static
 
-from patch_tui.approvals import workspace
+from patch_tui.approvals import approvable, workspace
 from patch_tui.approvals.store import Action, Event, StoreError, parse_iso
 from patch_tui.runtime.catalog import ToolCatalog
 from patch_tui.ui.inbox import inbox_list
@@ -105,15 +105,12 @@ def yes_no(value: Any) -> Content:
 
 
 def blocked(action: Action, catalog: ToolCatalog | None = None) -> str | None:
-    """Why approving `action` could never run it, or None. The approval binds the source the
-    call was held with; confirming runs only that (approvals/gate.py refuses a changed file)."""
-    info = tool_info(action, catalog)
-    if info.sha256 is not None and info.sha256 != action.source_sha256:
-        return (
-            "the tool file changed since this call was held, so confirming it would refuse to "
-            "run it (make the call again to approve the new source)"
-        )
-    return None
+    """Why `action` may not be approved (approvals.approvable, the one answer: args no one can
+    have seen, or a tool file that changed since the call was held), or None."""
+    problem = approvable.check(action, tool_info(action, catalog).sha256)
+    if problem is None or problem.code == "not_pending":
+        return None
+    return problem.why
 
 
 def ts(iso: str | None) -> float:
@@ -156,12 +153,14 @@ class DetailPart(InboxParts):
             self.can_approve = False
             return
         report = SafeReport()
+        safe_line(action.tool, report=report)  # a look-alike tool name is in the banner too
         self._render_head(action)
         info = tool_info(action, app_catalog(self))
         statics["tool"].update(self._tool_content(action, info, report))
         statics["reason"].update(self._reason_content(action, report))
         self.view = json_view(action.args, expanded=self.expanded)
         report.add(self.view.report)
+        unknown = approvable.args_unknown_why(action)
         if action.damaged:
             # The stored row cannot be read: say so instead of showing `{}` as its args.
             statics["args"].update(
@@ -170,6 +169,17 @@ class DetailPart(InboxParts):
                     Content.styled("DAMAGED: ", "bold $text-error"),
                     safe_line(action.damaged),
                     "\nIt can only be rejected (r).",
+                )
+            )
+        elif unknown is not None:
+            # guard could not recover what the upstream holds: never `{}`, never its summary.
+            statics["args"].update(
+                Content.assemble(
+                    label("args\n"),
+                    Content.styled("NOT KNOWN: ", "bold $text-error"),
+                    safe(unknown),
+                    "\nNo one can see what this call would do, so it cannot be approved. "
+                    "It can only be rejected (r).",
                 )
             )
         else:
@@ -277,6 +287,18 @@ class DetailPart(InboxParts):
                     " ← output of ",
                     safe_line(", ".join(str(s) for s in sources), report=report),
                 ]
+                # Which output it matched and when: a value the person typed is told apart.
+                for hit in item.get("matchedOutputs") or []:
+                    if not isinstance(hit, dict):
+                        continue
+                    parts += [
+                        "\n    ",
+                        safe_line(str(hit.get("tool")), "bold"),
+                        " at ",
+                        safe_line(str(hit.get("at"))),
+                        ": ",
+                        safe_line(str(hit.get("excerpt")), report=report),
+                    ]
         warning = workspace.warning(action) if action.status in ("pending", "approved") else None
         if warning is not None:
             parts += ["\n", safe_line("⚠ " + warning, "bold $text-error")]
@@ -397,20 +419,23 @@ class DetailPart(InboxParts):
             gate.update("")
             self.detail.border_subtitle = ""
             return
-        why = blocked(action, app_catalog(self))
-        if why is not None:
-            # Approving it could never run it: refused here, with the reason, not after.
+        problem = approvable.check(action, tool_info(action, app_catalog(self)).sha256)
+        if problem is not None:
+            # Approving it could never run it, or no one can see what it would do: refused
+            # here, with the reason (approvals.approvable's words), not after.
             if self.can_approve:
                 self.can_approve = False
                 self.refresh_bindings()
             gate.set_class(False, "-ready")
-            gate.update(Content(f"Approve is disabled: {why}. r rejects it."))
-            self.detail.border_subtitle = "tool file changed: approve disabled · r reject"
+            gate.update(Content(f"Approve is disabled: {problem.why}. r rejects it."))
+            self.detail.border_subtitle = (
+                "tool file changed: approve disabled · r reject"
+                if problem.code == "tool_changed"
+                else "cannot be approved: r reject"
+            )
             return
         missing: list[str] = []
-        if action.damaged:
-            missing.append("nothing: its stored args are damaged, so it can only be rejected (r)")
-        elif self.view is not None and self.view.collapsed:
+        if self.view is not None and self.view.collapsed:
             n = len(self.view.collapsed)
             missing.append(f"expand {n} collapsed value{'s' if n != 1 else ''} (E)")
         if not self.seen_end:

@@ -35,6 +35,7 @@ from patch_tui.approvals.store import Action, ActionStatus, Decision, Event, Sto
 from patch_tui.approvals.watcher import StoreChanged
 from patch_tui.ui.commands import CommandList
 from patch_tui.ui.desk.host import desk_editor
+from patch_tui.ui.first_frame import StyledOnMount
 from patch_tui.ui.inbox.batch import BatchPart
 from patch_tui.ui.inbox.detail import (
     DETAIL_DELAY,
@@ -57,6 +58,7 @@ from patch_tui.ui.inbox.palette import inbox_commands
 from patch_tui.ui.inbox.parts import DetailPane
 from patch_tui.ui.safe_text import JsonView, json_view, safe_line
 from patch_tui.ui.widgets.key_bar import KeyBar
+from patch_tui.untrusted.text_safety import value_flags
 
 # Rows read first on opening (the newest), before the whole list.
 FIRST_PAGE = 200
@@ -87,7 +89,7 @@ class InboxCommands(CommandList):
         return inbox_commands(screen)
 
 
-class InboxScreen(BatchPart, HistoryPart, DetailPart):
+class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
     """Pending actions (default) or the history, with the selected action's details."""
 
     COMMANDS: ClassVar[set[Any]] = {InboxCommands}
@@ -512,6 +514,13 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart):
                 "$text-warning",
             ),
         )
+        if verb == "approve":
+            # The look-alikes again where the decision is made (the summary above is cut).
+            said = [sentence for _, sentence in value_flags({"tool": action.tool, **action.args})]
+            for sentence in dict.fromkeys(said):
+                question = Content.assemble(
+                    question, "\n", safe_line("⚠ " + sentence, "bold $text-warning")
+                )
         warning = workspace.warning(action) if verb == "approve" else None
         if warning is not None:
             question = Content.assemble(

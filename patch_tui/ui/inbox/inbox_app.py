@@ -34,11 +34,13 @@ class InboxApp(ServicesHost, SafeTitles, DialogKeyGuard, App[None]):
         theme: str | None = None,
         toolbox: Any = None,
     ) -> None:
-        from patch_tui.settings.config import Settings
-
         super().__init__()
+        if settings is None:
+            from patch_tui.settings.config import Settings
+
+            settings = Settings(watch_themes=False, watch_tools=False)
         self.services = Services(
-            settings=settings or Settings(watch_themes=False, watch_tools=False),
+            settings=settings,
             # Kept as given: a postgresql:// URL is no Path (Path would fold its `//`).
             store_path=(
                 (store_path if isinstance(store_path, Path) else os.fspath(store_path))
@@ -51,6 +53,8 @@ class InboxApp(ServicesHost, SafeTitles, DialogKeyGuard, App[None]):
         self.theme_choice = theme
 
     def on_mount(self) -> None:
+        from patch_tui.settings.config import StartSettings
+        from patch_tui.ui.first_frame import check_config_later
         from patch_tui.ui.inbox.inbox import InboxScreen
         from patch_tui.ui.inbox.inbox_badge import install_pending_watch
         from patch_tui.ui.theming.themes import install_themes
@@ -58,6 +62,8 @@ class InboxApp(ServicesHost, SafeTitles, DialogKeyGuard, App[None]):
         install_themes(self, self.theme_choice, watch=False)
         self.push_screen(InboxScreen())
         install_pending_watch(self)
+        if isinstance(self.settings, StartSettings):  # a Settings given was validated already
+            self.call_after_refresh(check_config_later, self)
 
     def on_worker_state_changed(self, event: Any) -> None:
         # As the desk does: a failed worker is a notification, never a crash.

@@ -25,7 +25,7 @@ from textual.strip import Strip
 from textual.visual import Visual
 from textual.widgets import Static
 
-from patch_tui.approvals import workspace
+from patch_tui.approvals import approvable, workspace
 from patch_tui.approvals.store import Action, parse_iso
 from patch_tui.ui.safe_text import safe_line
 
@@ -87,8 +87,11 @@ def _status(action: Action) -> str:
 
 
 def _args_cell(action: Action) -> str:
+    """The list's args column: a summary (the detail shows them in full), or why there are none."""
     if action.damaged:
         return f"DAMAGED: {action.damaged}"
+    if approvable.args_unknown_why(action) is not None:
+        return "NOT KNOWN: cannot be approved"
     # A call that cannot run where it will run says so in its row, before it is opened.
     flag = workspace.short(action)
     return args_summary(action.args) if flag is None else f"{flag}  {args_summary(action.args)}"

@@ -128,11 +128,12 @@ class EnumField(Widget, can_focus=True):
         self.allow_blank = allow_blank
         self.prompt = prompt
         self.set_reactive(EnumField.value, value)
-        self._mark(value)
+        # Not mounted yet: its styles are computed once, when it mounts.
+        self._mark(value, update=False)
 
-    def _mark(self, value: str | None) -> None:
-        self.set_class(value is None, "-blank")
-        self.set_class(value is not None and value not in self.options, "-unknown")
+    def _mark(self, value: str | None, *, update: bool = True) -> None:
+        self.set_class(value is None, "-blank", update=update)
+        self.set_class(value is not None and value not in self.options, "-unknown", update=update)
 
     def watch_value(self, value: str | None) -> None:
         self._mark(value)

@@ -1,0 +1,98 @@
+"""What keeps the first frame of a screen light (docs/guide/performance.md).
+
+Textual restyles every widget of a screen each time it is resumed (`ScreenResume` with
+`refresh_styles=True`), so that a screen that was suspended under another one catches up with
+what changed meanwhile. The first resume of a pushed screen comes right after its widgets were
+mounted, each styled against the stylesheet of that moment; a later change of the stylesheet
+(`App.refresh_css`, a theme switch) restyles every screen on the stack itself. Restyling them all
+again there was a third of the desk's CSS work before its first frame. Every later resume
+restyles as Textual does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual import events
+from textual.app import App
+from textual.screen import Screen
+
+# The whole config file is validated (pydantic-settings) this long after the first frame, in a
+# thread: its import (about 140 ms of CPU) would otherwise compete with the first frame.
+CONFIG_CHECK_DELAY = 0.5
+
+
+class StyledOnMount(Screen[Any]):
+    """A screen whose first resume, right after its mount, does not restyle every widget again."""
+
+    _resumed_once = False
+
+    def _on_screen_resume(self, event: events.ScreenResume) -> None:
+        # Textual calls the handler of every class in the MRO, this one before Screen's; a
+        # prevented default stops it there.
+        if self._resumed_once:
+            return
+        self._resumed_once = True
+        if event.refresh_styles:
+            event.prevent_default()
+            Screen._on_screen_resume(self, events.ScreenResume(refresh_styles=False))
+
+
+def check_config_later(app: App[Any]) -> None:
+    """Validate the whole config file after the first frame: one notification if it is broken
+    (start-up read only what it needed, without pydantic, and the app runs on)."""
+
+    def check() -> None:
+        from patch_tui.settings.config import ConfigError, load_settings
+
+        try:
+            load_settings()
+        except ConfigError as exc:
+            try:
+                app.call_from_thread(
+                    app.notify,
+                    str(exc),
+                    title="Config file",
+                    severity="error",
+                    timeout=12,
+                    markup=False,
+                )
+            except RuntimeError:
+                pass  # the app is closing
+
+    def start() -> None:
+        app.run_worker(check, thread=True, exclusive=True, group="config", exit_on_error=False)
+
+    app.set_timer(CONFIG_CHECK_DELAY, start)
+
+
+# Modules that the desk does not import before its first frame (nor `patch-tui inbox`, but for
+# INBOX_FIRST_FRAME_NEEDS): each is
+# needed only by something that starts after it (the first lint and the highlighting, the
+# watchers, the config check) or by a screen opened later. tests/unit/test_headless_imports.py
+# checks that both first frames leave every one of them unimported.
+LAZY_MODULES: dict[str, str] = {
+    "pydantic": "the config and the manifest model are validated after the first frame",
+    "pydantic_settings": "the whole config file is checked after the first frame",
+    "pygments": "highlighting follows the first paint",
+    "anthropic": "generate only",
+    "mcp": "serve and guard only",
+    "watchfiles": "the tool and theme watchers start after the first frame",
+    "patch_tui.settings.model": "the whole config file is checked after the first frame",
+    "patch_tui.format.manifest": "the pydantic manifest model, for lint",
+    "patch_tui.lint.registry": "the first lint runs after the first paint",
+    "patch_tui.lint.rules": "the first lint runs after the first paint",
+    "patch_tui.runtime.runner": "Try it and the inbox's approve run tools, later",
+    "patch_tui.runtime.sandbox": "Try it and the inbox's approve run tools, later",
+    "patch_tui.generate": "the generate screen only",
+    "patch_tui.interop": "the export / import screen only",
+    "patch_tui.ui.desk.try_it": "opened with ctrl+j",
+    "patch_tui.ui.desk.generate": "opened from the palette",
+    "patch_tui.ui.desk.export": "opened from the palette",
+    "patch_tui.ui.help": "opened with F1",
+}
+
+# What the inbox's first frame needs of those: the first action's details say what its tool
+# may do from the validated manifest (the capabilities as the runtime reads them, defaults
+# included), never from a second reading of the raw frontmatter.
+INBOX_FIRST_FRAME_NEEDS = frozenset({"pydantic", "patch_tui.format.manifest"})
