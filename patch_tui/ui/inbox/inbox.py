@@ -399,29 +399,10 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
             self._decide("approve")
 
     def action_claim(self) -> None:
-        """Tell everyone else you are reading this call (a team inbox): they see your name on
-        it until you decide, or for five minutes (`c` again renews it)."""
-        action = self.current
-        if action is None or self.mode != "pending":
-            return
-        token, tool = action.token, action.tool
+        """Tell everyone else you are reading this call (a team inbox; ui/inbox/claims.py)."""
+        from patch_tui.ui.inbox.claims import claim_current
 
-        def claim() -> Decision:
-            return app_store(self.app).claim_reading(token)
-
-        def done(worker_decision: Decision) -> None:
-            if worker_decision.ok:
-                self.notify(f"You are reading {tool} ({token[:8]}…): others see it.", markup=False)
-            else:
-                self.notify(worker_decision.why, severity="warning", markup=False)
-            self.refresh_now()
-
-        self.run_worker(
-            lambda: self.app.call_from_thread(done, claim()),
-            thread=True,
-            group="inbox-claim",
-            exit_on_error=False,
-        )
+        claim_current(self)
 
     def action_edit(self) -> None:
         """Edit, then approve (issue 17): the args in a form from the tool's inputs."""
