@@ -67,8 +67,9 @@ MIGRATIONS: tuple[str, ...] = (
     );
     CREATE INDEX events_by_action ON events (action_id, id);
 
-    -- One signed statement per approver per action's args (approvals/statements.py's
-    -- envelope): after an edit the same person signs the new args again.
+    -- Signed statements (approvals/statements.py's envelopes). No uniqueness by approver name:
+    -- a row is worth only what its verified signature says, and a row planted under someone's
+    -- name must not stop them from signing (the quorum counts distinct verified approvers).
     CREATE TABLE signatures (
         id          BIGSERIAL PRIMARY KEY,
         action_id   BIGINT NOT NULL REFERENCES actions (id),
@@ -77,9 +78,9 @@ MIGRATIONS: tuple[str, ...] = (
         at          TEXT COLLATE "C" NOT NULL,
         note        TEXT,
         args_sha256 TEXT NOT NULL,
-        envelope    TEXT NOT NULL,
-        UNIQUE (action_id, approver, args_sha256)
+        envelope    TEXT NOT NULL
     );
+    CREATE INDEX signatures_by_action ON signatures (action_id, id);
 
     CREATE TABLE grants (
         id            BIGSERIAL PRIMARY KEY,
@@ -104,9 +105,9 @@ MIGRATIONS: tuple[str, ...] = (
         grant_row BIGINT NOT NULL REFERENCES grants (id),
         approver  TEXT NOT NULL,
         at        TEXT COLLATE "C" NOT NULL,
-        envelope  TEXT NOT NULL,
-        UNIQUE (grant_row, approver)
+        envelope  TEXT NOT NULL
     );
+    CREATE INDEX grant_signatures_by_grant ON grant_signatures (grant_row, id);
 
     CREATE TABLE recent_outputs (
         id          BIGSERIAL PRIMARY KEY,

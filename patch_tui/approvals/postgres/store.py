@@ -264,8 +264,13 @@ class PgStore(PgReading):
             if found is None:
                 return Decision(False, None, "unknown token", "unknown_token")
             action_id, action = found
-            if action.damaged and action.status == ActionStatus.PENDING:
-                return _refuse_damaged(action, "decided")
+            if (
+                action.damaged
+                and action.status == ActionStatus.PENDING
+                and signature.decision == "approve"
+            ):
+                # No one can see what it would do; a reject is always possible.
+                return _refuse_damaged(action, "approved")
             if action.status != ActionStatus.PENDING or action.expires_at <= at:
                 return self._not_open(conn, action_id, action, at)
             if shown_args_sha256 is not None and action.args_sha256 != shown_args_sha256:
@@ -277,10 +282,9 @@ class PgStore(PgReading):
                 )
             if args is not None and canonical_json(args) != canonical_json(action.args):
                 action = self._edit_args(conn, action_id, action, args)
-            added = conn.execute(
+            conn.execute(
                 "INSERT INTO signatures (action_id, approver, decision, at, note, args_sha256, "
-                "envelope) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT DO NOTHING "
-                "RETURNING id",
+                "envelope) VALUES (%s, %s, %s, %s, %s, %s, %s)",
                 (
                     action_id,
                     signature.approver,
@@ -290,14 +294,7 @@ class PgStore(PgReading):
                     action.args_sha256,
                     signature.envelope,
                 ),
-            ).fetchone()
-            if added is None:
-                return Decision(
-                    False,
-                    action,
-                    f"{signature.approver} already signed a decision on these args",
-                    "already_signed",
-                )
+            )
             decider = f"{signature.approver} via {self.actor}"
             if signature.decision == "reject":
                 return self._transition(
