@@ -4,7 +4,7 @@
     .venv/bin/python bench/store_bench.py --store postgresql://…|pgserver   (bench/team_store_bench.py)
 
 Figures:
-- approve-to-durable latency: wall time of `Store.approve()`, which returns only after its
+- approve-to-durable latency: wall time of `decisions.approve(Store, )`, which returns only after its
   BEGIN IMMEDIATE ... COMMIT with synchronous=FULL (fsync), i.e. once the decision survives a
   power cut; median and p99;
 - confirm throughput: `Gate.confirm_action()` on approved actions of a trivial tool, end to end
@@ -30,6 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from patch_tui.approvals import decisions  # noqa: E402
 from patch_tui.approvals.gate import Gate  # noqa: E402
 from patch_tui.approvals.store import Store  # noqa: E402
 
@@ -85,7 +86,7 @@ def bench_approve(tmp: Path, n: int) -> dict[str, float]:
     times = []
     for token in tokens:
         t0 = time.perf_counter()
-        assert store.approve(token).ok
+        assert decisions.approve(store, token).ok
         times.append(time.perf_counter() - t0)
     store.close()
     return {"n": n, "median_ms": ms(statistics.median(times)), "p99_ms": ms(pct(times, 99))}
@@ -103,7 +104,7 @@ def bench_confirm(tmp: Path, n: int) -> dict[str, float]:
         outcome = gate.call(path, {"n": i})
         assert outcome.status == "confirmation_required"
         token = outcome.payload["confirmation_token"]
-        assert store.approve(token).ok
+        assert decisions.approve(store, token).ok
         tokens.append(token)
     t0 = time.perf_counter()
     for token in tokens:
@@ -113,11 +114,11 @@ def bench_confirm(tmp: Path, n: int) -> dict[str, float]:
     store_tokens = []
     for i in range(n * 5):
         a = store.create_pending("human_confirm", "t", "1.0.0", "0" * 64, {"i": i}, "bench")
-        store.approve(a.token)
+        decisions.approve(store, a.token)
         store_tokens.append(a.token)
     t0 = time.perf_counter()
     for token in store_tokens:
-        assert store.claim(token).ok
+        assert decisions.claim(store, token).ok
         store.finish(token, True, {"ok": True})
     store_only = time.perf_counter() - t0
     store.close()

@@ -24,6 +24,7 @@ HANDLERS: dict[str, tuple[str, str]] = {
     "run": ("patch_tui.commands.runtime", "run_run"),
     "confirm": ("patch_tui.commands.runtime", "run_confirm"),
     "inbox": ("patch_tui.commands.inboxcmd", "run_inbox"),
+    "keys": ("patch_tui.commands.keyscmd", "run_keys"),
     "serve": ("patch_tui.commands.runtime", "run_serve"),
     "guard": ("patch_tui.commands.guardcmd", "run_guard"),
     "store": ("patch_tui.commands.storecmd", "run_store"),
@@ -240,6 +241,17 @@ def build_parser() -> argparse.ArgumentParser:
         default="1h",
         help="how long: 30m, 2h, 1d (default 1h, at most 7d)",
     )
+    q.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="make no grant: list which of the tool's last 50 calls it would have approved",
+    )
+    q = inbox.add_parser(
+        "sign-grant",
+        help="add your signature to a standing grant (a rule requiring two approvers needs two)",
+    )
+    _global_options(q, sub=True)
+    q.add_argument("grant_id", metavar="ID", help="the grant's id (see `inbox grants`)")
     q = inbox.add_parser("grants", help="list the standing grants")
     _global_options(q, sub=True)
     q.add_argument("--json", action="store_true", help="one JSON array, every field of each grant")
@@ -262,6 +274,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="a date/time (2026-11-20, 2026-11-20T10:00Z) or an age (2h, 1d)",
     )
     q.add_argument("--out", metavar="FILE", default=None, help="write here instead of stdout")
+
+    p = add("keys", "Your approver key: `new`, `list`, `show` (approvals are signed with it).")
+    keys = p.add_subparsers(dest="keys_command", metavar="ACTION", parser_class=_Parser)
+    keys.add_parser("new", help="create your approver key file (Ed25519) in the config folder")
+    keys.add_parser("list", help="your key, ssh-agent's Ed25519 keys and the trusted approvers")
+    keys.add_parser("show", help="print your approver key's public line (for approvers.toml)")
 
     p = add(
         "store",

@@ -3,8 +3,10 @@ hold the helpers; pyproject's `pythonpath` makes them importable from any folder
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +17,25 @@ import pytest
 # Every store a test opens is recorded in the state folder's registry (runtime/protected.py):
 # the tests' own state folder, never the user's. A test that sets XDG_STATE_HOME itself wins.
 os.environ.setdefault("XDG_STATE_HOME", tempfile.mkdtemp(prefix="patch-tui-tests-state-"))
+
+
+def _test_approver_key() -> None:
+    """One approver key for this test process and every CLI, serve and guard it starts (they
+    inherit the environment): approvals made in-process then verify in a subprocess, as one
+    person's on one machine do. Never the developer's own key: `approver_key` points here. Tests
+    about the default key file or other approvers unset it or pass their own signer."""
+    if os.environ.get("PATCH_TUI_APPROVER_KEY"):
+        return
+    from patch_tui.approvals.keys import create_key_file
+
+    folder = tempfile.mkdtemp(prefix="patch-tui-test-key-")
+    atexit.register(shutil.rmtree, folder, True)
+    path = Path(folder) / "approver_ed25519"
+    create_key_file(path, "tester@test")
+    os.environ["PATCH_TUI_APPROVER_KEY"] = str(path)
+
+
+_test_approver_key()
 
 
 @pytest.hookimpl(trylast=True)

@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+from patch_tui.approvals import decisions
 from tests.runtimekit import MARK_BODY, MARK_INPUTS, cli_env, write_tool
 
 TESTS = Path(__file__).resolve().parent
@@ -190,5 +191,5 @@ def decide_here(
 
     with Store(store_path, actor="person@test") as store:
         if verb == "approve":
-            return store.approve(token).ok
-        return store.reject(token, reason=why).ok
+            return decisions.approve(store, token).ok
+        return decisions.reject(store, token, reason=why).ok

@@ -1,6 +1,7 @@
-"""The store's connection: opening (permissions, key, WAL, migrations), the write transaction,
-reads, the event log, the seal bound into every approval, and the taint gate's shared memory of
-recent outputs. `Store` (approvals/store.py) builds the actions API on it."""
+"""The store's connection: opening (permissions, WAL, migrations), the write transaction, reads,
+the event log, and the taint gate's shared memory of recent outputs. `Store`
+(approvals/store.py) builds the actions API on it. No secret is read or kept here: what makes an
+approval is a person's signature (approvals/decisions.py), which the store only keeps."""
 
 from __future__ import annotations
 
@@ -23,8 +24,7 @@ from patch_tui.approvals.schema import (
     _split_sql,
     _translate,
 )
-from patch_tui.approvals.seal import _LIVE, _SEALED_FIELDS, _seal, _tamper_note
-from patch_tui.approvals.store_files import _check_permissions, _load_key
+from patch_tui.approvals.store_files import _check_permissions
 from patch_tui.approvals.values import (
     BUSY_TIMEOUT_MS,
     DEFAULT_TTL,
@@ -34,9 +34,9 @@ from patch_tui.approvals.values import (
     StoreError,
     StoreReadOnly,
     StoreUnavailable,
-    args_sha256,
     canonical_json,
     default_actor,
+    refusal_note,
 )
 from patch_tui.runtime.protected import remember_store
 
@@ -86,7 +86,6 @@ class StoreConnection:
         self._local_commits = 0
         self._host = socket.gethostname()
         self._pid = os.getpid()
-        self._key = b""  # the approval key, read by _open
         self._conn = self._open(busy_timeout_ms)
 
     # -- opening ------------------------------------------------------------------------------
@@ -127,7 +126,6 @@ class StoreConnection:
                 f"{path}: the confirmation store is read-only; no decision can be recorded "
                 "(check the file's and its folder's permissions, or the disk's mount)"
             )
-        self._key = _load_key(path)
         try:
             conn = sqlite3.connect(
                 str(path),
@@ -237,57 +235,18 @@ class StoreConnection:
         **detail: Any,
     ) -> None:
         actor = actor or self.actor
-        if event == "approved":
-            # Every way to approve goes through here, in the approval's own transaction.
-            detail["bound"] = self._bind(conn, action_id, actor, at)
         conn.execute(
             "INSERT INTO events (action_id, at, actor, event, detail) VALUES (?, ?, ?, ?, ?)",
             (action_id, at, actor, event, canonical_json(detail)),
         )
 
-    def _bind(
-        self, conn: sqlite3.Connection, action_id: int, actor: str, at: str
-    ) -> dict[str, Any]:
-        """The seal of an approval: the approved row as it is now (after the approving UPDATE:
-        edited args, the new expiry) and who approved when, with their HMAC."""
-        row = conn.execute(
-            f"SELECT {_ACTION_COLUMNS} FROM actions WHERE id = ?", (action_id,)
-        ).fetchone()
-        action = _row_to_action(row)
-        bound: dict[str, Any] = {f: getattr(action, f) for f in _SEALED_FIELDS}
-        # The hash of the args as stored, the ones the person saw and confirm will run.
-        bound.update(args_sha256=args_sha256(action.args), actor=actor, at=at)
-        bound["mac"] = _seal(self._key, bound)
-        return bound
-
-    def _approvals(
-        self, conn: sqlite3.Connection, ids: list[int]
-    ) -> dict[int, list[tuple[str, str, str]]]:
-        """The (actor, at, detail) of the `approved` events of these actions, oldest first."""
-        out: dict[int, list[tuple[str, str, str]]] = {i: [] for i in ids}
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            rows = conn.execute(
-                "SELECT action_id, actor, at, detail FROM events WHERE event = 'approved' "
-                f"AND action_id IN ({', '.join('?' * len(chunk))}) ORDER BY id",
-                chunk,
-            ).fetchall()
-            for action_id, actor, at, detail in rows:
-                out[action_id].append((actor, at, detail))
-        return out
-
     def _annotate(self, rows: list[tuple[Any, ...]]) -> list[Action]:
-        """Actions from `id, {_ACTION_COLUMNS}` rows, each with `tampered` set."""
-        actions = [(int(r[0]), _row_to_action(r[1:])) for r in rows]
-        ids = [i for i, a in actions if a.status in _LIVE]
-        with self._lock:
-            try:
-                approvals = self._approvals(self._conn, ids)
-            except sqlite3.Error as exc:
-                raise _translate(exc, self.path) from None
+        """Actions from `id, {_ACTION_COLUMNS}` rows, each with `tampered` set when confirm
+        refused to run it (the refusal kept as its result)."""
         out = []
-        for action_id, action in actions:
-            note = _tamper_note(self._key, action, approvals.get(action_id, []))
+        for row in rows:
+            action = _row_to_action(row[1:])
+            note = refusal_note(action)
             out.append(replace(action, tampered=note) if note else action)
         return out
 

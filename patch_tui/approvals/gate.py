@@ -9,21 +9,23 @@
 `payload` = {"error": ...}), "invalid" (bad call: unknown input, missing one), or a held/refused
 answer whose `payload` is the JSON object to hand back: "confirmation_required",
 "awaiting_approval", "rejected" (with the reason), "expired", "tool_changed", "args_changed",
-"tampered" (marked approved without a genuine, sealed decision), "unknown_token", "already_used"
+"tampered" (marked approved without a genuine signed decision), "not_allowed" (signed by an
+approver the approvers file does not allow for it), "unknown_token", "already_used"
 (the action was already run, is running, or was interrupted).
 
 The gates, as the Patch runtime has them, with one fix: they are separate. A call is checked for
-tainted input first: a string of 16+ characters (anywhere in an input's value) that occurs in one of
-the last 20 tool outputs of the last 30 minutes (kept in the store, so every process shares them),
+tainted input first: a string of 16+ characters (anywhere in an input's value) equal to, inside or
+containing a string one of the last 20 tool outputs returned (at any depth, exactly as returned) of the last 30 minutes (kept in the store, so every process shares them),
 flowing into an input without `tainted_ok`, holds the call as a `tainted_input` action naming the
 source tools and the inputs. A `human_confirm` tool's call is held as a `human_confirm` action.
 When a person approves a taint confirmation for a human_confirm tool, confirming it does not run
 the tool: it opens the human_confirm action (a new token) that a person must approve in turn.
 (The Patch runtime skipped every check on confirm, so one approval let both gates through.)
 
-confirm_action runs a call only when its action is approved and unexpired, the approval is a
-sealed decision event matching the action's token, args sha256 and source sha256 (store.claim
-checks it: `tampered`, `args_changed`), and the tool file's sha256 is still the approved one
+confirm_action runs a call only when its action is approved and unexpired, its approval is a
+person's signature (enough distinct approvers' signatures, or a signed grant's) over this very
+call, verified against the trusted approvers inside the claim (approvals/decisions.py:
+`tampered`, `args_changed`, `not_allowed`, `awaiting_approval`), and the tool file's sha256 is still the approved one
 (`tool_changed`); the claim is atomic, so of many concurrent confirms exactly one runs it. The
 file is read once: the bytes hashed are the bytes that run (`runner.run_bytes`, handed to Python
 through a sealed memfd, not a file another run could rewrite), and the `executed`/`failed` event
@@ -45,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from patch_tui.approvals import edits, grants, workspace
+from patch_tui.approvals import decisions, edits, grants, workspace
 from patch_tui.approvals.store import Action, Store, args_sha256
 from patch_tui.format import toolfile
 from patch_tui.format.fields import JSON_PY_TYPES, fits_json_type, json_type
@@ -127,11 +129,36 @@ def _output_text(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
+def _returned_strings(output: str) -> list[str]:
+    """The strings a tool returned, exactly as the agent got them: every string value (and key)
+    at any depth of its JSON result, newlines and quotes as they are, plus the text itself.
+    Outputs are remembered as JSON text, where a newline or a quote is escaped: comparing an
+    arg with that text alone missed the exact value whenever it held one."""
+    found = [output]
+    try:
+        value = json.loads(output)
+    except ValueError:
+        return found
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            found.extend(k for k in item if isinstance(k, str))
+            stack.extend(item.values())
+    return found
+
+
 def find_tainted_inputs(
     args: dict[str, Any], manifest: Manifest, recent: list[tuple[str, str]]
 ) -> list[dict[str, Any]]:
     """[{"inputName", "matchedTools"}] (the runtime's TaintMatch) for each non-tainted_ok input
-    carrying a recent output."""
+    carrying a recent output: a string arg (at any depth) equal to, inside, or containing a
+    string a recent call returned (at any depth of its output)."""
+    returned = [(tool, _returned_strings(output)) for tool, output in recent]
     found: list[dict[str, Any]] = []
     for inp in manifest.inputs:
         if inp.tainted_ok or inp.name not in args:
@@ -140,8 +167,10 @@ def find_tainted_inputs(
         for text in _strings(args[inp.name]):
             if len(text) < MIN_TAINT_LENGTH:
                 continue
-            for tool, output in recent:
-                if text in output and tool not in sources:
+            for tool, strings in returned:
+                if tool in sources:
+                    continue
+                if any(text in s or (len(s) >= MIN_TAINT_LENGTH and s in text) for s in strings):
                     sources.append(tool)
         if sources:
             found.append({"inputName": inp.name, "matchedTools": sources})
@@ -386,7 +415,7 @@ class Gate:
             action = self._hold("human_confirm", manifest, tf, p, args, HUMAN_CONFIRM_REASON, None)
             # A standing grant that matches approves it at once (recorded as the grant's decision),
             # and the call then goes through confirm like any approved one.
-            if grants.apply(self.store, action) is not None:
+            if grants.apply(self.store, action, self._grant_workspace()) is not None:
                 return self.confirm_action(action.token)
             return Outcome("confirmation_required", confirmation_payload(action), action=action)
         return self._execute(tf, p, args, raw)
@@ -509,8 +538,15 @@ class Gate:
             return self.toolbox.find(action.tool)
         return None
 
+    def _grant_workspace(self) -> Path | None:
+        """Where a grant's path patterns resolve a relative value: the tool's workspace, the
+        folder it writes in (the current folder when it has none)."""
+        return None if self.workspace is None else Path(self.workspace).absolute()
+
     def confirm_action(self, token: str) -> Outcome:
-        decision = self.store.claim(token)
+        # Verified here, where it runs: every signature (or the grant's) against the trusted
+        # approvers as they are now, inside the claim's transaction (approvals/decisions.py).
+        decision = decisions.claim(self.store, token, workspace=self._grant_workspace())
         if not decision.ok:
             return self._refusal(token, decision.code, decision.action, decision.why)
         action = decision.action
@@ -562,7 +598,7 @@ class Gate:
             )
             return Outcome("confirmation_required", payload, action=nxt)
         if args_sha256(action.args) != action.args_sha256:
-            # store.claim checked the seal on these very args; this guards the parse in between.
+            # the claim verified the signatures on these very args; this guards the parse in between.
             payload = self._changed_args(action, token)
             self.store.finish(token, False, payload)
             return Outcome("args_changed", payload, action=action)

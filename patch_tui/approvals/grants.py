@@ -1,120 +1,120 @@
-"""Standing grants: "allow calls like this, for a while", narrow and bound to one tool version.
+"""Standing grants: "allow calls like this, for a while", narrow, signed, bound to one tool file.
 
-    grant = create(store, tool, version, source_sha256, patterns, seconds)   -> Grant
-    list_grants(store, ended=False)                                          -> list[Grant]
-    revoke(store, grant_id)                                                  -> Grant
-    listing(store, toolbox, ended=False)              -> list[Listed]   what a person is shown
-    apply(store, action)                                   -> Decision | None   (approved by a grant)
-    matches(grant, kind, tool, source_sha256, args, now)   -> bool      the rule, as a pure function
-    literal_glob(text)                                     -> str       a glob matching text only
+    grant = create(store, tool, version, source_sha256, patterns, seconds, tool_path=None)
+    cosign(store, grant_id)                    -> Grant   a further approver signs (grant quorum)
+    revoke(store, grant_id)                    -> Grant   (signed: the record says who)
+    list_grants(store, ended=False)            -> list[Grant]
+    listing(store, toolbox, ended=False)       -> list[Listed]   what a person is shown
+    apply(store, action, workspace=None)       -> Decision | None   (approved by a grant)
+    grant_problem(grant, action, approvers, now, caps, workspace) -> (code, why) | None
+    patterns_match(patterns, args, workspace)  -> bool      the rule, as a pure function
+    dry_run(store, tool, patterns, workspace)  -> list[(Action, bool)]   the last 50 calls
+    literal_glob(text)                         -> str       a glob matching text only
 
-A grant names a tool, the sha256 of the tool's source when it was granted, an expiry, and a list
-of `KEY=GLOB` patterns. A later `human_confirm` hold of that tool is approved at once, by the grant,
-when every one of these holds (and only then):
+A grant names a tool file (its name, path and source sha256), `KEY=GLOB` patterns and an expiry
+of at most 7 days, and is signed by the approver who made it (approvals/statements.py,
+`patch-tui.grant`). A later `human_confirm` hold of that tool is approved at once, by the grant,
+when every one of these holds, checked when the grant is applied and again when the call is
+confirmed (`grant_problem`):
 
-- the hold is a `human_confirm` one: a `tainted_input` hold is about where the data came from, not
-  what the call does, so no standing rule may wave it through;
-- the tool's name and source sha256 are the granted ones: any change to the file ends the grant
-  (as it ends a pending approval: a person granted what they read);
-- the grant is not revoked and not expired;
-- every pattern matches: the argument KEY is present in the call (a missing key never matches,
-  even `KEY=*`), and its value matches GLOB. A string is matched as it is; any other value (number,
-  boolean, null, array, object) is matched against its canonical JSON text (sorted keys, no
-  spaces), so `count=1?` matches 10 to 19, `dry_run=true` matches the boolean true only, and
-  `tags=*"prod"*` matches an array holding "prod". The glob is `fnmatch`'s, case-sensitive:
-  `*` (anything, including `/` and newlines), `?`, `[abc]`, `[!abc]`. Several patterns on one key
-  must all match.
+- the grant row carries a good signature by a trusted approver allowed to make grants
+  (`grants = true`) and allowed that tool, over a statement saying exactly this row's tool, path,
+  source sha256, patterns and expiry; a row without one (inserted by SQL, made by an older
+  patch-tui) is ignored, and `inbox grants` reports it;
+- the call needs no more distinct approvers than the grant has such signers (a rule requiring 2
+  is covered only by a grant two approvers signed: `inbox grants sign ID`);
+- it is a `human_confirm` hold (a `tainted_input` hold is about where the data came from, not what
+  the call does, so no standing rule may wave it through), of the granted tool file: any change
+  to the file ends the grant;
+- the grant is not revoked, not expired, and its signed expiry is at most 7 days after it was made;
+- every pattern matches (`patterns_match`): the argument KEY is present (a missing key never
+  matches, even `KEY=*`), and its value means what the glob says:
+  * a string is matched by a glob where `*` and `?` never cross `/` (`**` does), `[abc]` and
+    `[!abc]` are classes, and a value holding a separator the glob does not hold (a comma, a
+    semicolon, a newline, a tab, a space, NUL) never matches unless the glob holds `**`
+    (anything at all, written so): `to=*@example.com` matches one address, never
+    `x@evil.example, y@example.com`; `text=**` matches any text;
+  * a glob holding `/` is a path pattern: the value is the path the tool will see, made absolute
+    against the workspace with `..`, `.`, `//` and symlinks resolved (`/x/build/../data` is
+    `/x/data`, never under `/x/build/*`), and the glob is made absolute the same way;
+  * a glob that spells a JSON number, boolean, null, array or object (`count=3`, `dry_run=true`,
+    `tags=["a","b"]`) matches only that exact value (or a string of exactly that text); any
+    other non-string value is never matched by a wildcard.
+  Several patterns on one key must all match.
 
-The approval is the store's own (`Store.approve(grant=...)`): one transaction re-checks the grant
-(not revoked, unexpired, same source), counts the use and approves, and the `approved` event names
-the grant; the action is then confirmed through the gate like any other, so every check confirm
-makes still applies.
-
-A grant whose tool file changed (or went) stays standing in the store, and simply never matches
-again. `listing` is what the CLI (`inbox grants`) and the TUI's grants screen show: it compares the
-tool file's sha256 with the grant's and says such a grant ended, and why (`Listed`). The file is
-found where the grant's calls came from (the tool_path of the actions with the granted source),
-else in the toolbox by the tool's name. If neither finds one (a file outside the toolbox that no
-call has used yet, a guard grant for another server's tool, a toolbox tool deleted before any call)
-the grant is shown active with "tool file not found": it may well still approve, and showing a
-live grant as ended would hide it. The granted bytes put back make an ended grant apply again, so
-revoking it stays possible.
-
-Grant rows live in the store's `grants` table; they are never deleted (revoking sets revoked_at), so
-an audit can always say which grant approved what.
+Grant rows live in the store (approvals/grant_rows.py); they are never deleted (revoking sets
+revoked_at and keeps the revocation's signature), so an audit can say which grant approved what.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import json
+import os
 import re
-import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patch_tui.approvals.store import Action, Decision, Store, StoreError, canonical_json, now_iso
+from patch_tui.approvals import identity
+from patch_tui.approvals.approvers import Approvers
+from patch_tui.approvals.backend import ApprovalStore
+from patch_tui.approvals.grant_match import (
+    _NOT_JSON,
+    SEPARATORS,
+    arg_text,
+    glob_regex,
+    json_literal,
+    literal_glob,
+    patterns_match,
+    value_matches,
+)
+from patch_tui.approvals.records import Grant, Pattern, Signature
+from patch_tui.approvals.statements import (
+    Envelope,
+    GrantStatement,
+    RevocationStatement,
+    StatementError,
+    parse_statement,
+)
+from patch_tui.approvals.values import (
+    Action,
+    ActionStatus,
+    Decision,
+    StoreError,
+    new_token,
+    now_iso,
+    parse_iso,
+)
 
 if TYPE_CHECKING:
+    from patch_tui.approvals.keys import Signer
     from patch_tui.runtime.toolbox import Toolbox
+
+# The matching rule lives in grant_match.py; callers reach it through this module too.
+__all__ = [
+    "_NOT_JSON",
+    "SEPARATORS",
+    "Grant",
+    "GrantError",
+    "Listed",
+    "Pattern",
+    "arg_text",
+    "glob_regex",
+    "json_literal",
+    "literal_glob",
+    "patterns_match",
+    "value_matches",
+]
 
 # Longest grant: a week. A standing "always" is exactly what this feature exists to avoid.
 MAX_SECONDS = 7 * 24 * 3600
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _DURATION_RE = re.compile(r"(\d+)([smhd])")
+# How many recent calls `inbox allow --dry-run` looks at.
+DRY_RUN_CALLS = 50
 
 
 class GrantError(StoreError):
     """A grant cannot be made or found; the message is for a person."""
-
-
-@dataclass(frozen=True)
-class Pattern:
-    key: str
-    glob: str
-
-    def __str__(self) -> str:
-        return f"{self.key}={self.glob}"
-
-
-@dataclass(frozen=True)
-class Grant:
-    id: int
-    tool: str
-    version: str
-    source_sha256: str
-    patterns: tuple[Pattern, ...]
-    created_at: str
-    created_by: str
-    expires_at: str
-    revoked_at: str | None = None
-    revoked_by: str | None = None
-    uses: int = 0
-    last_used_at: str | None = None
-
-    def state(self, now: str) -> str:
-        """active, expired or revoked (revoked wins: it is what a person did)."""
-        if self.revoked_at is not None:
-            return "revoked"
-        return "active" if self.expires_at > now else "expired"
-
-    def to_json(self, now: str) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "tool": self.tool,
-            "version": self.version,
-            "source_sha256": self.source_sha256,
-            "patterns": [{"key": p.key, "glob": p.glob} for p in self.patterns],
-            "created_at": self.created_at,
-            "created_by": self.created_by,
-            "expires_at": self.expires_at,
-            "revoked_at": self.revoked_at,
-            "revoked_by": self.revoked_by,
-            "uses": self.uses,
-            "last_used_at": self.last_used_at,
-            "state": self.state(now),
-        }
 
 
 # -- parsing ----------------------------------------------------------------------------------
@@ -146,168 +146,291 @@ def parse_pattern(text: str) -> Pattern:
 # -- the rule ---------------------------------------------------------------------------------
 
 
-def arg_text(value: Any) -> str:
-    """The text a glob is matched against: a string itself, anything else its canonical JSON."""
-    return value if isinstance(value, str) else canonical_json(value)
+def _statement_of(grant: Grant, approver: str, key: str) -> GrantStatement:
+    assert grant.grant_id is not None
+    return GrantStatement(
+        grant_id=grant.grant_id,
+        tool=grant.tool,
+        tool_path=grant.tool_path,
+        source_sha256=grant.source_sha256,
+        patterns=[[p.key, p.glob] for p in grant.patterns],
+        expires_at=grant.expires_at,
+        created_at=grant.created_at,
+        approver=approver,
+        key=key,
+    )
 
 
-def literal_glob(text: str) -> str:
-    """A glob matching exactly `text`: each metacharacter (`*`, `?`, `[`, `]`) in brackets.
-    The TUI starts a grant from a call's exact values, so it is as narrow as it can be."""
-    return "".join(f"[{c}]" if c in "*?[]" else c for c in text)
+def signers(grant: Grant, approvers: Approvers) -> tuple[tuple[str, ...], list[str]]:
+    """The distinct trusted approvers whose signatures on this grant hold (allowed to grant, and
+    allowed its tool), and why each other signature does not."""
+    from patch_tui.approvals.signing import verify_envelope
+
+    good: list[str] = []
+    problems: list[str] = []
+    if grant.grant_id is None or not grant.signatures:
+        return (), ["it is not signed (inserted by hand, or made by an older patch-tui)"]
+    for sig in grant.signatures:
+        try:
+            envelope = Envelope.from_text(sig.envelope)
+            statement = parse_statement(envelope.statement)
+        except StatementError as exc:
+            problems.append(f"a signature cannot be read: {exc}")
+            continue
+        if not isinstance(statement, GrantStatement) or statement.approver != sig.approver:
+            problems.append("a signature row was altered")
+            continue
+        if statement != _statement_of(grant, statement.approver, statement.key):
+            problems.append(f"{statement.approver}'s signature is for another grant or terms")
+            continue
+        approver = approvers.find(statement.approver)
+        if approver is None:
+            problems.append(
+                approvers.problem or f"{statement.approver!r} is not a trusted approver"
+            )
+            continue
+        bad = verify_envelope(envelope, approver, statement.key)
+        if bad is not None:
+            problems.append(f"{approver.name}'s signature: {bad}")
+        elif not approver.grants:
+            problems.append(f"{approver.name} may not make grants (approvers file)")
+        elif not approver.may_approve(grant.tool, grant.tool_path):
+            problems.append(f"{approver.name} may not approve {grant.tool} (approvers file)")
+        elif approver.name not in good:
+            good.append(approver.name)
+    return tuple(good), problems
 
 
-def patterns_match(patterns: tuple[Pattern, ...] | list[Pattern], args: dict[str, Any]) -> bool:
-    for p in patterns:
-        if p.key not in args:
-            return False
-        if not fnmatch.fnmatchcase(arg_text(args[p.key]), p.glob):
-            return False
-    return True
+def grant_problem(
+    grant: Grant,
+    action: Action,
+    approvers: Approvers,
+    now: str,
+    caps: dict[str, Any] | None = None,
+    workspace: str | os.PathLike[str] | None = None,
+) -> tuple[str, str] | None:
+    """Why this grant does not approve this call now (code, why), else None (see the module)."""
+    good, problems = signers(grant, approvers)
+    if not good:
+        return "tampered", f"grant {grant.id}: {problems[0] if problems else 'not signed'}"
+    try:
+        lifetime = parse_iso(grant.expires_at) - parse_iso(grant.created_at)
+    except ValueError:
+        return "tampered", f"grant {grant.id}: its times cannot be read"
+    if lifetime > MAX_SECONDS:
+        return "not_allowed", f"grant {grant.id} lasts longer than 7 days"
+    if grant.state(now) != "active":
+        return "not_allowed", f"grant {grant.id} is {grant.state(now)}"
+    if (
+        action.kind != "human_confirm"
+        or action.tool != grant.tool
+        or action.source_sha256 != grant.source_sha256
+        or (grant.tool_path is not None and action.tool_path != grant.tool_path)
+    ):
+        return "tampered", f"grant {grant.id} is for another tool file or kind of hold"
+    if not patterns_match(grant.patterns, action.args, workspace):
+        return "tampered", f"grant {grant.id}'s patterns do not match these args"
+    needed = approvers.required(action.tool, action.tool_path, caps)
+    if len(good) < needed:
+        return (
+            "awaiting_approval",
+            f"grant {grant.id} is signed by {len(good)} approver(s) allowed to grant "
+            f"({', '.join(good)}); calls of {action.tool} need {needed}",
+        )
+    return None
 
 
 def matches(
-    grant: Grant, kind: str, tool: str, source_sha256: str, args: dict[str, Any], now: str
+    grant: Grant,
+    kind: str,
+    tool: str,
+    source_sha256: str,
+    args: dict[str, Any],
+    now: str,
+    workspace: str | os.PathLike[str] | None = None,
 ) -> bool:
+    """The grant's terms alone (no signatures): what `inbox allow --dry-run` shows."""
     return (
         kind == "human_confirm"
         and grant.state(now) == "active"
         and grant.tool == tool
         and grant.source_sha256 == source_sha256
-        and patterns_match(grant.patterns, args)
+        and patterns_match(grant.patterns, args, workspace)
     )
 
 
-# -- the table --------------------------------------------------------------------------------
-
-_COLUMNS = (
-    "id, tool, version, source_sha256, patterns_json, created_at, created_by, expires_at, "
-    "revoked_at, revoked_by, uses, last_used_at"
-)
+# -- making, signing, ending --------------------------------------------------------------------
 
 
-def _row(row: tuple[Any, ...]) -> Grant:
-    patterns = tuple(Pattern(k, g) for k, g in json.loads(row[4]))
-    return Grant(
-        id=row[0],
-        tool=row[1],
-        version=row[2],
-        source_sha256=row[3],
-        patterns=patterns,
-        created_at=row[5],
-        created_by=row[6],
-        expires_at=row[7],
-        revoked_at=row[8],
-        revoked_by=row[9],
-        uses=row[10],
-        last_used_at=row[11],
-    )
+def _signer_and_name(
+    signer: Signer | None, approvers: Approvers | None
+) -> tuple[Signer, Approvers, str]:
+    try:
+        signer = signer or identity.signer_here()
+        approvers = approvers or identity.trusted()
+        approver = identity.local_identity(approvers, signer)
+    except identity.DecisionRefused as exc:
+        raise GrantError(str(exc)) from None
+    return signer, approvers, approver.name
+
+
+def _sign(signer: Signer, statement: GrantStatement | RevocationStatement) -> str:
+    from patch_tui.approvals.keys import KeyProblem
+    from patch_tui.approvals.signing import sign_statement
+
+    try:
+        return sign_statement(statement.canonical(), signer).to_text()
+    except KeyProblem as exc:
+        raise GrantError(str(exc)) from None
 
 
 def create(
-    store: Store,
+    store: ApprovalStore,
     tool: str,
     version: str,
     source_sha256: str,
     patterns: list[Pattern],
     seconds: float,
+    *,
+    tool_path: str | None = None,
+    signer: Signer | None = None,
+    approvers: Approvers | None = None,
 ) -> Grant:
-    now = store._now()
-    created, expires = now_iso(now), now_iso(now + seconds)
-    with store._write() as conn:
-        cur = conn.execute(
-            "INSERT INTO grants (tool, version, source_sha256, patterns_json, created_at, "
-            "created_by, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                tool,
-                version,
-                source_sha256,
-                json.dumps([[p.key, p.glob] for p in patterns], ensure_ascii=False),
-                created,
-                store.actor,
-                expires,
-            ),
-        )
-        grant_id = int(cur.lastrowid or 0)
-    found = get(store, grant_id)
-    assert found is not None
-    return found
+    """A grant signed by the local approver, who must be allowed to make grants for this tool."""
+    if not 0 < seconds <= MAX_SECONDS:
+        raise GrantError("a grant lasts at most 7d; make a new one when it ends")
+    signer, approvers, name = _signer_and_name(signer, approvers)
+    approver = approvers.find(name)
+    assert approver is not None
+    if not approver.grants:
+        raise GrantError(f"{name} may not make standing grants (approvers file: grants = true)")
+    if not approver.may_approve(tool, tool_path):
+        raise GrantError(f"{name} may not approve {tool} (approvers file)")
+    now = identity.store_now(store)
+    draft = Grant(
+        id=0,
+        tool=tool,
+        version=version,
+        source_sha256=source_sha256,
+        patterns=tuple(patterns),
+        created_at=now_iso(now),
+        created_by=name,
+        expires_at=now_iso(now + seconds),
+        grant_id=new_token(),
+        tool_path=tool_path,
+    )
+    envelope = _sign(signer, _statement_of(draft, name, signer.fingerprint))
+    return store.add_grant(
+        replace(draft, signatures=(Signature(name, "grant", draft.created_at, envelope),))
+    )
 
 
-def get(store: Store, grant_id: int) -> Grant | None:
-    rows = store._read(f"SELECT {_COLUMNS} FROM grants WHERE id = ?", (grant_id,))
-    return _row(rows[0]) if rows else None
-
-
-def list_grants(store: Store, *, ended: bool = False) -> list[Grant]:
-    """Active grants, newest first; `ended=True` adds the expired and revoked ones."""
-    sql = f"SELECT {_COLUMNS} FROM grants"
-    params: tuple[Any, ...] = ()
-    if not ended:
-        sql += " WHERE revoked_at IS NULL AND expires_at > ?"
-        params = (now_iso(store._now()),)
-    return [_row(r) for r in store._read(sql + " ORDER BY id DESC", params)]
-
-
-def revoke(store: Store, grant_id: int) -> Grant:
-    """Ends a grant now. Revoking a revoked or expired grant is refused with why."""
-    at = now_iso(store._now())
-    with store._write() as conn:
-        cur = conn.execute(
-            "UPDATE grants SET revoked_at = ?, revoked_by = ? "
-            "WHERE id = ? AND revoked_at IS NULL AND expires_at > ?",
-            (at, store.actor, grant_id, at),
-        )
-        changed = cur.rowcount
-    grant = get(store, grant_id)
+def cosign(
+    store: ApprovalStore,
+    grant_id: int,
+    *,
+    signer: Signer | None = None,
+    approvers: Approvers | None = None,
+) -> Grant:
+    """A further approver's signature on a grant, for calls whose rule requires more than one."""
+    grant = store.get_grant(grant_id)
     if grant is None:
         raise GrantError(f"no grant {grant_id} (see `patch-tui inbox grants`)")
-    if changed != 1:
-        if grant.revoked_at is not None:
-            raise GrantError(
-                f"grant {grant_id} was already revoked by {grant.revoked_by} at {grant.revoked_at}"
-            )
-        raise GrantError(f"grant {grant_id} already expired at {grant.expires_at}")
-    return grant
-
-
-def apply(store: Store, action: Action) -> Decision | None:
-    """Approve a pending action by the oldest standing grant that matches it; None when none does.
-
-    The grant is re-checked inside the approval's transaction, so a grant revoked (or a tool
-    re-granted) between the lookup and the approval does not approve."""
-    now = now_iso(store._now())
-    if action.kind != "human_confirm" or action.status != "pending":
-        return None
-    rows = store._read(
-        f"SELECT {_COLUMNS} FROM grants WHERE tool = ? AND source_sha256 = ? "
-        "AND revoked_at IS NULL AND expires_at > ? ORDER BY id",
-        (action.tool, action.source_sha256, now),
+    if grant.grant_id is None:
+        raise GrantError(f"grant {grant_id} is not signed by its maker; it never applies")
+    signer, approvers, name = _signer_and_name(signer, approvers)
+    approver = approvers.find(name)
+    assert approver is not None
+    if not approver.grants:
+        raise GrantError(f"{name} may not make standing grants (approvers file: grants = true)")
+    if name in signers(grant, approvers)[0]:
+        raise GrantError(f"{name} already signed grant {grant_id}")
+    envelope = _sign(signer, _statement_of(grant, name, signer.fingerprint))
+    return store.add_grant_signature(
+        grant_id, Signature(name, "grant", now_iso(identity.store_now(store)), envelope)
     )
-    for grant in (_row(r) for r in rows):
-        if not matches(grant, action.kind, action.tool, action.source_sha256, action.args, now):
+
+
+def revoke(
+    store: ApprovalStore,
+    grant_id: int,
+    *,
+    signer: Signer | None = None,
+    approvers: Approvers | None = None,
+) -> Grant:
+    """Ends a grant now, signed by the approver who ended it. Any trusted approver may end any
+    grant: ending one takes authority away."""
+    grant = store.get_grant(grant_id)
+    if grant is None:
+        raise GrantError(f"no grant {grant_id} (see `patch-tui inbox grants`)")
+    signer, approvers, name = _signer_and_name(signer, approvers)
+    at = now_iso(identity.store_now(store))
+    statement = RevocationStatement(
+        grant.grant_id or f"row:{grant.id}", name, signer.fingerprint, at
+    )
+    try:
+        return store.revoke_grant(grant_id, Signature(name, "revoke", at, _sign(signer, statement)))
+    except StoreError as exc:
+        raise GrantError(str(exc)) from None
+
+
+def get(store: ApprovalStore, grant_id: int) -> Grant | None:
+    return store.get_grant(grant_id)
+
+
+def list_grants(store: ApprovalStore, *, ended: bool = False) -> list[Grant]:
+    """Grants standing in the store, newest first; `ended=True` adds expired and revoked ones."""
+    return store.list_grants(ended=ended)
+
+
+def apply(
+    store: ApprovalStore,
+    action: Action,
+    workspace: str | os.PathLike[str] | None = None,
+    approvers: Approvers | None = None,
+) -> Decision | None:
+    """Approve a pending action by the oldest standing grant that holds for it; None when none
+    does. The grant is checked again inside the approval's transaction, and once more when the
+    call is confirmed."""
+    if action.kind != "human_confirm" or action.status != ActionStatus.PENDING:
+        return None
+    approvers = approvers or identity.trusted()
+    caps = identity.tool_capabilities(action, approvers)
+    now = now_iso(identity.store_now(store))
+    for grant in reversed(store.list_grants(tool=action.tool)):
+        if grant_problem(grant, action, approvers, now, caps, workspace) is not None:
             continue
 
-        def check(
-            conn: sqlite3.Connection, at: str, grant: Grant = grant
-        ) -> tuple[str, int] | None:
-            cur = conn.execute(
-                "UPDATE grants SET uses = uses + 1, last_used_at = ? WHERE id = ? "
-                "AND revoked_at IS NULL AND expires_at > ? AND tool = ? AND source_sha256 = ?",
-                (at, grant.id, at, action.tool, action.source_sha256),
-            )
-            if cur.rowcount != 1:
-                return None
-            return f"grant {grant.id} ({grant.created_by})", grant.id
+        def check(current: Action, fresh: Grant) -> bool:
+            at = now_iso(identity.store_now(store))
+            return grant_problem(fresh, current, approvers, at, caps, workspace) is None
 
-        decision = store.approve(
-            action.token, note=f"standing grant {grant.id}: {describe_patterns(grant)}", grant=check
-        )
+        decision = store.approve_by_grant(action.token, grant.id, check)
         if decision.ok:
             return decision
         if decision.code != "grant_inapplicable":
             return None  # decided meanwhile by a person, or expired: nothing for a grant to do
     return None
+
+
+def dry_run(
+    store: ApprovalStore,
+    tool: str,
+    source_sha256: str,
+    patterns: list[Pattern],
+    workspace: str | os.PathLike[str] | None = None,
+) -> list[tuple[Action, bool]]:
+    """The last 50 calls of `tool`, newest first, each with whether a grant with these
+    patterns (on this tool file) would have approved it."""
+    out = []
+    for action in store.list_actions(statuses=None, tool=tool, limit=DRY_RUN_CALLS):
+        would = (
+            action.kind == "human_confirm"
+            and action.source_sha256 == source_sha256
+            and patterns_match(patterns, action.args, workspace)
+        )
+        out.append((action, would))
+    return out
 
 
 def describe_patterns(grant: Grant) -> str:
@@ -321,6 +444,8 @@ TOOL_ENDED = {
     "tool_changed": "the tool changed since it was granted",
     "tool_gone": "the tool file is gone",
 }
+# A grant row whose signatures do not hold: it never approves, and is listed so (reported).
+UNTRUSTED = "untrusted"
 # How many of the paths its calls came from are looked at (newest first): a tool seldom moves.
 _CALL_PATHS = 5
 
@@ -330,10 +455,13 @@ class Listed:
     """A grant as listed: its state counts the tool file, which the store's state does not."""
 
     grant: Grant
-    # active, expired, revoked (the store's), or tool_changed, tool_gone (the file's).
+    # active, expired, revoked (the store's), tool_changed, tool_gone (the file's), or
+    # untrusted (no good signature by an approver allowed to grant: never applies).
     state: str
     # The tool file compared with the grant; None when no file was found to compare.
     tool_file: str | None = None
+    # untrusted: why its signatures do not hold.
+    why: str | None = None
 
     @property
     def ended(self) -> str | None:
@@ -343,6 +471,8 @@ class Listed:
     @property
     def status(self) -> str:
         """One line: active, expired, revoked, or `ended: <why>` for a changed or gone tool."""
+        if self.state == UNTRUSTED:
+            return f"ignored: {self.why}"
         why = TOOL_ENDED.get(self.state)
         return f"ended: {why}" if why else self.state
 
@@ -355,7 +485,7 @@ class Listed:
     def revocable(self) -> bool:
         """Standing in the store: an active grant, or one its tool ended (which the granted bytes
         put back would revive)."""
-        return self.state in ("active", *TOOL_ENDED)
+        return self.state in ("active", UNTRUSTED, *TOOL_ENDED)
 
     def to_json(self, now: str) -> dict[str, Any]:
         return {
@@ -363,6 +493,7 @@ class Listed:
             "state": self.state,
             "ended": self.ended,
             "tool_file": self.tool_file,
+            "why": self.why,
         }
 
 
@@ -378,13 +509,15 @@ def _sha256_of(path: Path) -> str | None:
         return None
 
 
-def _candidates(store: Store, grant: Grant, toolbox: Toolbox | None) -> list[Path]:
-    rows = store._read(
-        "SELECT tool_path FROM actions WHERE tool = ? AND source_sha256 = ? "
-        "AND tool_path IS NOT NULL GROUP BY tool_path ORDER BY MAX(id) DESC LIMIT ?",
-        (grant.tool, grant.source_sha256, _CALL_PATHS),
-    )
-    paths = [Path(r[0]) for r in rows]
+def _candidates(store: ApprovalStore, grant: Grant, toolbox: Toolbox | None) -> list[Path]:
+    paths: list[Path] = [] if grant.tool_path is None else [Path(grant.tool_path)]
+    for action in store.list_actions(statuses=None, tool=grant.tool, limit=DRY_RUN_CALLS):
+        if len(paths) >= _CALL_PATHS:
+            break
+        if action.source_sha256 == grant.source_sha256 and action.tool_path:
+            path = Path(action.tool_path)
+            if path not in paths:
+                paths.append(path)
     if toolbox is not None:
         from patch_tui.runtime.toolbox import ToolboxError
 
@@ -397,13 +530,21 @@ def _candidates(store: Store, grant: Grant, toolbox: Toolbox | None) -> list[Pat
     return paths
 
 
-def tool_state(store: Store, grant: Grant, toolbox: Toolbox | None) -> Listed:
+def tool_state(
+    store: ApprovalStore,
+    grant: Grant,
+    toolbox: Toolbox | None,
+    approvers: Approvers | None = None,
+) -> Listed:
     """`grant` listed against its tool file (see the module): active while a file it names holds
     the granted bytes, or (unchecked) while no file can be found at all."""
-    now = now_iso(store._now())
+    now = now_iso(identity.store_now(store))
     state = grant.state(now)
     if state != "active":
         return Listed(grant, state)  # revoked or expired says more than the file can
+    good, problems = signers(grant, approvers or identity.trusted())
+    if not good:
+        return Listed(grant, UNTRUSTED, why=problems[0] if problems else "not signed")
     paths = _candidates(store, grant, toolbox)
     seen: Path | None = None
     for path in paths:
@@ -419,7 +560,8 @@ def tool_state(store: Store, grant: Grant, toolbox: Toolbox | None) -> Listed:
     return Listed(grant, "tool_gone", str(paths[0]))
 
 
-def listing(store: Store, toolbox: Toolbox | None, *, ended: bool = False) -> list[Listed]:
+def listing(store: ApprovalStore, toolbox: Toolbox | None, *, ended: bool = False) -> list[Listed]:
     """`list_grants`, each with its state counting the tool file. Without `ended`: the grants
     standing in the store, those whose tool ended included (shown ended, never hidden)."""
-    return [tool_state(store, g, toolbox) for g in list_grants(store, ended=ended)]
+    approvers = identity.trusted()
+    return [tool_state(store, g, toolbox, approvers) for g in list_grants(store, ended=ended)]

@@ -23,6 +23,11 @@ from patch_tui.approvals.values import (
     StoreUnavailable,
 )
 
+# What an approval made before signed approvals says in the inbox (schema 4 reopened it).
+REOPENED_WHY = (
+    "approved before approvals were signed (an HMAC seal, which no longer counts): "
+    "approve it again to run it"
+)
 _STATUS_CHECK = ", ".join(f"'{s}'" for s in STATUSES)
 _KIND_CHECK = ", ".join(f"'{k}'" for k in KINDS)
 
@@ -103,6 +108,49 @@ MIGRATIONS: tuple[str, ...] = (
         last_used_at  TEXT
     );
     CREATE INDEX grants_by_tool ON grants (tool, expires_at);
+    """,
+    # 3 -> 4: signed approvals (issue 23). A decision is a signature row (an envelope: the signed
+    # statement, approvals/statements.py); a grant carries its signers' rows. The HMAC seal and
+    # its key have no authority any more: an action approved under them and not yet run goes back
+    # to pending, saying why, and a person approves it again with their key. Grant rows made
+    # before have no signature and never approve again (`inbox grants` reports them).
+    f"""
+    CREATE TABLE signatures (
+        id          INTEGER PRIMARY KEY,
+        action_id   INTEGER NOT NULL REFERENCES actions (id),
+        approver    TEXT NOT NULL,
+        decision    TEXT NOT NULL CHECK (decision IN ('approve', 'reject')),
+        at          TEXT NOT NULL,
+        note        TEXT,
+        args_sha256 TEXT NOT NULL,
+        envelope    TEXT NOT NULL
+    );
+    -- No uniqueness by approver name: a row is worth only what its verified signature says, and
+    -- a row planted under someone's name must not stop them from signing.
+    CREATE INDEX signatures_by_action ON signatures (action_id, id);
+    CREATE TRIGGER signatures_no_update BEFORE UPDATE ON signatures
+        BEGIN SELECT RAISE(ABORT, 'signatures are append-only'); END;
+    CREATE TRIGGER signatures_no_delete BEFORE DELETE ON signatures
+        BEGIN SELECT RAISE(ABORT, 'signatures are append-only'); END;
+    ALTER TABLE grants ADD COLUMN grant_id TEXT;
+    ALTER TABLE grants ADD COLUMN tool_path TEXT;
+    ALTER TABLE grants ADD COLUMN revocation TEXT;
+    CREATE UNIQUE INDEX grants_by_grant_id ON grants (grant_id);
+    CREATE TABLE grant_signatures (
+        id        INTEGER PRIMARY KEY,
+        grant_row INTEGER NOT NULL REFERENCES grants (id),
+        approver  TEXT NOT NULL,
+        at        TEXT NOT NULL,
+        envelope  TEXT NOT NULL
+    );
+    CREATE INDEX grant_signatures_by_grant ON grant_signatures (grant_row, id);
+    INSERT INTO events (action_id, at, actor, event, detail)
+        SELECT id, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), 'patch-tui@upgrade', 'reopened',
+               '{{"why": "{REOPENED_WHY}"}}'
+        FROM actions WHERE status = 'approved';
+    UPDATE actions SET status = 'pending', decided_at = NULL, decided_by = NULL,
+        grant_id = NULL, note = '{REOPENED_WHY}'
+        WHERE status = 'approved';
     """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -12,13 +12,13 @@ API (everything a caller needs; all times are ISO 8601 UTC strings like
                                                          read: call settle() first where a listed
                                                          "pending" must be approvable now
     store.pending_count()                             -> int
-    store.approve(token, note=None, args=None, grant=None)
-                                                      -> Decision   (.ok, .action, .why, .code)
-                                                         args: a person's edit (approvals/edits.py);
-                                                         grant: a standing grant (approvals/grants.py)
-    store.reject(token, reason=None)                  -> Decision
-    store.claim(token)                                -> Decision   approved+unexpired -> executing
-                                                         (only with a genuine approval, see below)
+    store.add_decision(token, signature, complete=..., args=None, shown_args_sha256=None)
+                                                      -> Decision   a signed approve/reject
+    store.decisions(token)                            -> list[Signature]
+    store.approve_by_grant(token, grant_id, check)    -> Decision   (approvals/grants.py)
+    store.claim(token, check)                         -> Decision   approved+unexpired -> executing,
+                                                         only if check(...) accepts (see below)
+    store.add_grant / add_grant_signature / revoke_grant / get_grant / list_grants
     store.finish(token, ok, result, ran=None)         -> Action     executing -> executed | failed
     store.mark_interrupted()                          -> int        dead claimers -> interrupted
     store.expire_due()                                -> int        pending/approved past expiry -> expired
@@ -41,9 +41,9 @@ ms, a re-read only when the number changed, and `settle()` when the next expiry 
 Status and kind are StrEnums (ActionStatus, ActionKind in approvals/values.py) whose values are
 the strings stored in the database and written in every JSON answer. The store's code is split
 by concern: values.py (records, errors), schema.py (migrations, rows), store_files.py (file
-permissions, the approval key), seal.py (the approval's HMAC), connection.py (opening, the write
-transaction, events), and this module (the actions API); every name callers used is still
-importable from here.
+permissions), connection.py (opening, the write transaction, events), decision_rows.py (signed
+decisions), grant_rows.py (grants), and this module (the actions API); every name callers used is
+still importable from here. It implements approvals/backend.py's `ApprovalStore`.
 
 Errors are `StoreError` subclasses whose message is fit to show as is: `StoreBusy` (another process
 held the lock past the busy timeout), `StoreUnavailable` (cannot open: missing folder that cannot be
@@ -51,17 +51,15 @@ created, unreadable, newer schema), `StoreReadOnly` and `StoreCorrupt` (both `St
 A corrupt file is never rewritten or replaced: recorded decisions are worth more than a working
 inbox, so the message tells the person to move it aside.
 
-An approval needs its decision. Approving writes, in the same transaction as the state change, an
-`approved` event whose detail carries a seal: the action's token, kind, tool path, source sha256,
-args sha256 (of the args as stored, the ones the person saw), expiry, guard's upstream token, and
-the event's actor and time, with an HMAC-SHA256 of all of them under a key kept next to the store (`<store>.key`, 0600,
-outside the database). `claim` re-checks that seal against the row inside its transaction: a row
-set to approved by hand (no event), a forged or copied event, a changed source hash, kind, path or
-expiry refuse with `tampered`; args changed after approval refuse with `args_changed`. Either way
-the action becomes `failed` with that answer as its result and a `refused` event, so it shows in
-the inbox instead of staying approved. `Action.tampered` says why, for every action read (the
-inbox shows it). Someone who can read the key can still forge: keeping every tool run away from the
-store's folder is the sandbox's part (`store_files` lists what it must hide).
+An approval is a person's signature (approvals/decisions.py signs and verifies; this store keeps
+no secret and does no crypto). `claim` runs the decisions service's check inside its transaction:
+an approval without a good signature by a trusted approver over exactly this call (token, kind,
+tool, path, source and args sha256, expiry, upstream token) refuses with `tampered` (other args:
+`args_changed`; an approver not allowed the tool: `not_allowed`; short of quorum:
+`awaiting_approval`). Either way the action becomes `failed` with that answer as its result and a
+`refused` event, so it shows in the inbox instead of staying approved. Keeping every tool run away
+from the store's folder is still the sandbox's part (`store_files` lists what it must hide), but a
+tool that reached the store could no longer approve anything.
 
 The store protects itself: it refuses a file (or its -wal, -shm, key) that another user owns or
 may write, a folder another user may write (even a sticky one like /tmp: others could plant the
@@ -72,7 +70,7 @@ Why the token is stored in clear, not hashed: the token is a handle on an action
 credential. It authorizes nothing by itself: what authorizes a run is the approval row, bound to
 the exact args (sha256 of their canonical JSON) and to the tool's source sha256. Anyone able to read
 this file (mode 0600, the user's own) can also write it and approve directly, so a hash would
-protect nothing (what stops a forged approval is the seal above), while `inbox list --json` and `inbox approve TOKEN` need the token itself. Event
+protect nothing (what stops a forged approval is the signature above), while `inbox list --json` and `inbox approve TOKEN` need the token itself. Event
 rows refer to actions by row id, and logs print only a token's first 8 characters.
 
 Durability: `synchronous=FULL` on every commit (decisions must survive a power cut; the cost,
@@ -88,20 +86,19 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from patch_tui.approvals import approvable
+from patch_tui.approvals.backend import ClaimCheck
 from patch_tui.approvals.connection import _pid_start
+from patch_tui.approvals.decision_rows import DecisionRows
 from patch_tui.approvals.reading import ReadingSqlite
 from patch_tui.approvals.schema import (
     _ACTION_COLUMNS,
     MIGRATIONS,
     SCHEMA_VERSION,
     _event_detail,
-    _row_to_action,
     _split_sql,
 )
-from patch_tui.approvals.seal import _approval_problem
 from patch_tui.approvals.settling import Settling
-from patch_tui.approvals.store_files import KEY_SUFFIX, store_files
+from patch_tui.approvals.store_files import store_files
 from patch_tui.approvals.values import (
     BUSY_TIMEOUT_MS,
     DEFAULT_TTL,
@@ -113,7 +110,6 @@ from patch_tui.approvals.values import (
     ActionStatus,
     Decision,
     Event,
-    GrantCheck,
     Kind,
     StoreBusy,
     StoreCorrupt,
@@ -136,7 +132,6 @@ from patch_tui.approvals.values import (
 __all__ = [
     "BUSY_TIMEOUT_MS",
     "DEFAULT_TTL",
-    "KEY_SUFFIX",
     "KINDS",
     "MIGRATIONS",
     "SCHEMA_VERSION",
@@ -146,7 +141,6 @@ __all__ = [
     "ActionStatus",
     "Decision",
     "Event",
-    "GrantCheck",
     "Kind",
     "Store",
     "StoreBusy",
@@ -166,7 +160,7 @@ __all__ = [
 ]
 
 
-class Store(ReadingSqlite, Settling):
+class Store(ReadingSqlite, Settling, DecisionRows):
     """The confirmation store. Safe to share between threads (one connection behind a lock);
     every process opens its own `Store` on the same file."""
 
@@ -305,198 +299,39 @@ class Store(ReadingSqlite, Settling):
             for r in self._read(sql, params)
         ]
 
-    # -- decisions ----------------------------------------------------------------------------
-
-    def approve(
-        self,
-        token: str,
-        note: str | None = None,
-        *,
-        args: dict[str, Any] | None = None,
-        grant: GrantCheck | None = None,
-        shown_args_sha256: str | None = None,
-    ) -> Decision:
-        """pending -> approved, for the first caller only. The approved action gets a fresh TTL
-        from now, so the agent has a full window to call confirm after a late approval.
-
-        `args`: the args a person edited before approving (validated by the caller against the
-        tool's inputs, approvals/edits.py). They become the action's `args` and `args_sha256`, the
-        ones confirm runs, and the agent's proposal is kept in `proposed_args`; the approved
-        event records both hashes. Args equal to the proposal (as canonical JSON) are no edit.
-
-        `grant`: a standing grant approving on a person's behalf (approvals/grants.py). It is called
-        inside this transaction, before the change, with (connection, time) and returns the
-        decider's name ("grant 3 (alice@cli)") and the grant id after re-checking and counting
-        the grant, or None when it no longer applies: the action then stays pending.
-
-        `shown_args_sha256`: the args hash of the action as a person saw it. Checked inside this
-        transaction, so an action whose args changed after it was shown is never approved (it
-        stays pending, code `changed_since_shown`) however short the gap."""
-        now = self._now()
-        at = now_iso(now)
-        with self._write() as conn:
-            found = self._select_action(conn, token)
-            if found is None:
-                return Decision(False, None, "unknown token", "unknown_token")
-            proposed = found[1]
-            # Under the write lock: what no one can have seen is never approved (approvable.py).
-            unseen = (
-                approvable.unseen(proposed) if proposed.status == ActionStatus.PENDING else None
-            )
-            if unseen is not None:
-                return Decision(False, proposed, unseen.why, unseen.code)
-            if shown_args_sha256 is not None and proposed.args_sha256 != shown_args_sha256:
-                return Decision(
-                    False,
-                    proposed,
-                    "its args changed since they were shown: look at it again",
-                    "changed_since_shown",
-                )
-            edited: tuple[str, str] | None = None
-            if args is not None and canonical_json(args) != canonical_json(proposed.args):
-                if proposed.upstream_token is not None:
-                    # The upstream server runs the args it was given when its token is
-                    # confirmed: an edit here would be shown as approved and never run.
-                    raise ValueError(
-                        "this call is held by the upstream server, which runs the args it was "
-                        "given: it cannot be edited (reject it, and the agent can call again)"
-                    )
-                try:
-                    edited = (
-                        json.dumps(args, ensure_ascii=False, allow_nan=False),
-                        args_sha256(args),
-                    )
-                except (TypeError, ValueError) as exc:
-                    raise ValueError(f"args are not plain JSON: {exc}") from None
-            decider, grant_id = self.actor, None
-            if grant is not None:
-                if proposed.status != ActionStatus.PENDING or proposed.expires_at <= at:
-                    return Decision(
-                        False, proposed, _not_pending_why(proposed), "grant_inapplicable"
-                    )
-                applied = grant(conn, at)
-                if applied is None:
-                    return Decision(
-                        False, proposed, "the grant no longer applies", "grant_inapplicable"
-                    )
-                decider, grant_id = applied
-            sets = "status = 'approved', decided_at = ?, decided_by = ?, note = ?, expires_at = ?, grant_id = ?"
-            params: list[Any] = [at, decider, note, now_iso(now + self.ttl), grant_id]
-            if edited is not None:
-                # SQLite evaluates every right-hand side on the old row: the proposal moves aside.
-                sets += ", proposed_args_json = args_json, args_json = ?, args_sha256 = ?"
-                params += list(edited)
-            cur = conn.execute(
-                f"UPDATE actions SET {sets} WHERE token = ? AND status = 'pending' AND expires_at > ?",
-                (*params, token, at),
-            )
-            detail: dict[str, Any] = {"note": note}
-            if edited is not None:
-                detail.update(
-                    edited=True,
-                    proposed_args_sha256=proposed.args_sha256,
-                    args_sha256=edited[1],
-                )
-            if grant_id is not None:
-                detail["grant"] = grant_id
-            decision = self._decided(
-                conn, token, cur.rowcount, "approved", at, actor=decider, **detail
-            )
-        return decision
-
-    def reject(self, token: str, reason: str | None = None) -> Decision:
-        """pending -> rejected, for the first caller only. The reason is kept as the note."""
-        at = now_iso(self._now())
-        with self._write() as conn:
-            cur = conn.execute(
-                "UPDATE actions SET status = 'rejected', decided_at = ?, decided_by = ?, note = ? "
-                "WHERE token = ? AND status = 'pending' AND expires_at > ?",
-                (at, self.actor, reason, token, at),
-            )
-            decision = self._decided(conn, token, cur.rowcount, "rejected", at, reason=reason)
-        return decision
-
-    def _decided(
-        self,
-        conn: sqlite3.Connection,
-        token: str,
-        changed: int,
-        event: str,
-        at: str,
-        *,
-        actor: str | None = None,
-        **detail: Any,
-    ) -> Decision:
-        found = self._select_action(conn, token)
-        if found is None:
-            return Decision(False, None, "unknown token", "unknown_token")
-        action_id, action = found
-        if changed == 1:
-            self._event(conn, action_id, event, at, actor=actor, **detail)
-            return Decision(True, action)
-        if (
-            action.status == ActionStatus.PENDING
-        ):  # still pending, so it failed on the expiry condition
-            action = self._expire_one(conn, action_id, action, at)
-            return Decision(False, action, f"expired at {action.expires_at}", "expired")
-        return Decision(False, action, _not_pending_why(action), _not_pending_code(action))
-
-    def _expire_one(
-        self, conn: sqlite3.Connection, action_id: int, action: Action, at: str
-    ) -> Action:
-        conn.execute(
-            "UPDATE actions SET status = 'expired' WHERE id = ? AND status = ?",
-            (action_id, action.status),
-        )
-        self._event(conn, action_id, "expired", at, was=action.status)
-        found = self._select_action(conn, action.token)
-        assert found is not None
-        return found[1]
-
     # -- execution ----------------------------------------------------------------------------
 
-    def claim(self, token: str) -> Decision:
+    def claim(self, token: str, check: ClaimCheck) -> Decision:
         """approved and unexpired -> executing, atomically, for exactly one caller. Records this
         process's pid (and start time) so a crash mid-run is later marked interrupted.
 
-        Only a genuine approval is claimed: its sealed decision event must match the row (see the
-        module's docstring). Otherwise the action becomes `failed` (result: the refusal) with a
-        `refused` event, and the Decision's code is `tampered` or `args_changed`."""
+        Only an approval `check` accepts is claimed: it gets the action, its signatures and the
+        grant that approved it (if one did) as they are under this transaction's lock, and
+        returns None or a refusal (code, why). Refused, the action becomes `failed` (result: the
+        refusal) with a `refused` event, and the Decision's code is the refusal's."""
         now = self._now()
         at = now_iso(now)
         with self._write() as conn:
-            damaged = self._select_action(conn, token)  # under the write lock: no race
-            if (
-                damaged is not None
-                and damaged[1].damaged
-                and damaged[1].status == ActionStatus.APPROVED
-            ):
-                return _refuse_damaged(damaged[1], "run")
-            found = conn.execute(
-                f"SELECT id, {_ACTION_COLUMNS} FROM actions WHERE token = ?", (token,)
-            ).fetchone()
-            current = None if found is None else _row_to_action(found[1:])
-            if (
-                current is not None
-                and current.status == ActionStatus.APPROVED
-                and current.expires_at > at
-            ):
-                current_id = int(found[0])
-                problem = _approval_problem(
-                    self._key, current, self._approvals(conn, [current_id])[current_id]
-                )
+            found = self._select_action(conn, token)  # under the write lock: no race
+            if found is None:
+                return Decision(False, None, "unknown token", "unknown_token")
+            action_id, current = found
+            if current.status == ActionStatus.APPROVED and current.expires_at > at:
+                if current.damaged:
+                    return _refuse_damaged(current, "run")
+                grant = None if current.grant_id is None else self._grant_in(conn, current.grant_id)
+                problem = check(current, self._signatures(conn, action_id), grant)
                 if problem is not None:
-                    return self._refuse(conn, current_id, current, at, *problem)
+                    return self._refuse(conn, action_id, current, at, *problem)
             cur = conn.execute(
                 "UPDATE actions SET status = 'executing', claimed_at = ?, claimed_by = ?, "
                 "claim_host = ?, claim_pid = ?, claim_pid_start = ? "
-                "WHERE token = ? AND status = 'approved' AND expires_at > ?",
-                (at, self.actor, self._host, self._pid, _pid_start(self._pid), token, at),
+                "WHERE id = ? AND status = 'approved' AND expires_at > ?",
+                (at, self.actor, self._host, self._pid, _pid_start(self._pid), action_id, at),
             )
             found = self._select_action(conn, token)
-            if found is None:
-                return Decision(False, None, "unknown token", "unknown_token")
-            action_id, action = found
+            assert found is not None
+            action = found[1]
             if cur.rowcount == 1:
                 self._event(
                     conn,

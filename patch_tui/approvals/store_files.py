@@ -1,27 +1,29 @@
-"""The store's own files: who may own and write them, and the approval key kept beside the database."""
+"""The store's own files: who may own and write them. (No key is kept beside the database: an
+approval is a person's signature, approvals/decisions.py; an old store's `.key` file, from the
+HMAC seal, has no authority and is never read.)"""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import secrets
 import stat
-import tempfile
 from pathlib import Path
 
 from patch_tui.approvals.values import StoreUnavailable, StoreUnsafe
 
-KEY_SUFFIX = ".key"
 # Files SQLite may create next to the database (WAL mode uses -wal and -shm; -journal only if the
 # mode was ever changed back).
 _COMPANIONS = ("-wal", "-shm", "-journal")
+# The HMAC key an older patch-tui kept beside the store: it has no authority any more (approvals
+# are signed by a person's key) and is never read, but stays hidden from tool runs with the rest.
+LEGACY_KEY_SUFFIX = ".key"
 
 
 def store_files(path: str | os.PathLike[str]) -> list[Path]:
-    """Every file the store consists of: the database, SQLite's companions and the approval key.
-    A tool run must not be able to see or change any of them (nor their folder)."""
+    """Every file the store consists of: the database, SQLite's companions (and an older
+    release's key file). A tool run must not be able to see or change any of them (nor their
+    folder)."""
     p = Path(path)
-    return [p, *(Path(f"{p}{suffix}") for suffix in (*_COMPANIONS, KEY_SUFFIX))]
+    return [p, *(Path(f"{p}{suffix}") for suffix in (*_COMPANIONS, LEGACY_KEY_SUFFIX))]
 
 
 def _mode(st: os.stat_result) -> str:
@@ -35,17 +37,16 @@ def _owner_problem(st: os.stat_result) -> str | None:
     return f"belongs to another user (uid {st.st_uid})"
 
 
-def _check_file(path: Path, *, secret: bool = False) -> None:
-    """The database, a companion or the key: a regular file of ours that no one else may write
-    (the key: nor read)."""
+def _check_file(path: Path) -> None:
+    """The database or a companion: a regular file of ours that no one else may write."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return
     except OSError as exc:
         raise StoreUnavailable(f"{path}: cannot check the store file: {exc.strerror}") from None
-    what = "the confirmation store's key" if secret else "a confirmation store file"
-    if stat.S_ISLNK(st.st_mode) and path.name.endswith((*_COMPANIONS, KEY_SUFFIX)):
+    what = "a confirmation store file"
+    if stat.S_ISLNK(st.st_mode) and path.name.endswith(_COMPANIONS):
         raise StoreUnsafe(
             f"{path}: {what} is a symbolic link, which someone may have planted to redirect it; "
             f"refusing to use the store. Fix: move it aside (mv {path} {path}.untrusted)"
@@ -58,11 +59,9 @@ def _check_file(path: Path, *, secret: bool = False) -> None:
             f"move it aside (mv {path} {path}.untrusted) to start afresh, or if you trust it: "
             f"chown {os.geteuid()} {path} && chmod 600 {path}"
         )
-    loose = 0o077 if secret else 0o022
-    if st.st_mode & loose:
-        who = "readable or writable" if secret else "writable"
+    if st.st_mode & 0o022:
         raise StoreUnsafe(
-            f"{path}: {what} is {who} by other users (mode {_mode(st)}), so they could approve "
+            f"{path}: {what} is writable by other users (mode {_mode(st)}), so they could approve "
             f"calls in it; refusing to use it. Fix: chmod 600 {path}"
         )
 
@@ -115,41 +114,5 @@ def _check_permissions(path: Path) -> None:
         return  # no POSIX owners and modes (Windows): the user's profile folder is private
     _check_folders(path.parent, path.name)
     for file in store_files(path):
-        _check_file(file, secret=file.name.endswith(KEY_SUFFIX))
-
-
-def _load_key(path: Path) -> bytes:
-    """The store's approval key (32 random bytes, hex in `<store>.key`), created on first use."""
-    key_path = Path(f"{path}{KEY_SUFFIX}")
-    if not key_path.exists():
-        # Written whole under a temporary name, then linked into place: a concurrent opener sees
-        # no key or the whole key, never half of one, and the first link wins.
-        fd, tmp = tempfile.mkstemp(dir=key_path.parent, prefix=".key-")  # mode 0600
-        try:
-            with os.fdopen(fd, "w") as fh:
-                fh.write(secrets.token_hex(32) + "\n")
-                fh.flush()
-                os.fsync(fh.fileno())
-            try:
-                os.link(tmp, key_path)
-            except FileExistsError:
-                pass
-        except OSError as exc:
-            raise StoreUnavailable(
-                f"{key_path}: cannot create the store's key: {exc.strerror or exc}"
-            ) from None
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-    _check_file(key_path, secret=True)
-    try:
-        text = key_path.read_text(encoding="ascii").strip()
-        key = bytes.fromhex(text)
-    except (OSError, ValueError, UnicodeDecodeError):
-        key = b""
-    if len(key) != 32:
-        raise StoreUnavailable(
-            f"{key_path}: the store's key is damaged; approvals cannot be checked. Move it aside "
-            f"(mv {key_path} {key_path}.old): approvals sealed with it will then be refused"
-        )
-    return key
+        if not file.name.endswith(LEGACY_KEY_SUFFIX):  # no authority: nothing to protect
+            _check_file(file)

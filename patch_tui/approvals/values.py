@@ -13,9 +13,7 @@ import hashlib
 import json
 import os
 import secrets
-import sqlite3
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -53,9 +51,6 @@ RECENT_OUTPUTS = 20
 RECENT_OUTPUT_MAX_AGE = 30 * 60
 
 Kind = ActionKind
-# A standing grant's check, run inside an approval's transaction: (connection, now) -> the
-# decider's name and the grant's id, or None when the grant no longer applies.
-GrantCheck = Callable[[sqlite3.Connection, str], "tuple[str, int] | None"]
 
 
 class StoreError(Exception):
@@ -169,6 +164,9 @@ class Action:
     # Why the action's approval is not genuine (set by get / list_actions), else None: approved
     # without a sealed decision event, or its args, source or seal changed since. Never run.
     tampered: str | None = None
+    # Where a pending action's signed approvals stand ("1 of 2: approved by alice"), and any
+    # signature that does not count: set by approvals/decisions.annotate for the inbox.
+    standing: str | None = None
     # Why the stored row cannot be read (its args are not a JSON object, ...), or None. A
     # damaged action is listed, shown and can be rejected; it can never be approved or run,
     # because no one can see what it would do.
@@ -266,3 +264,19 @@ _NOT_PENDING_CODES: dict[ActionStatus, str] = {
 
 def _not_pending_code(action: Action) -> str:
     return _NOT_PENDING_CODES.get(action.status, "already_used")
+
+
+# Refusal codes of a claim, kept as the refused action's result status (approvals/decisions.py).
+REFUSALS = ("tampered", "args_changed", "not_allowed", "awaiting_approval")
+
+
+def refusal_note(action: Action) -> str | None:
+    """Why confirm refused to run this action, when it did (its result keeps the refusal)."""
+    result = action.result
+    if (
+        action.status == ActionStatus.FAILED
+        and isinstance(result, dict)
+        and result.get("status") in REFUSALS
+    ):
+        return str(result.get("why") or result.get("status"))
+    return None

@@ -11,6 +11,7 @@ duration or pattern, an unknown tool). Nothing is decided when the exit code is 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -68,8 +69,20 @@ def _tool_file(action: Any, toolbox: Any) -> Path | None:
 # -- approve with edited args -----------------------------------------------------------------
 
 
+def _awaiting(decision: Any) -> bool:
+    """A signed approval that did not complete the quorum: said, and the call stays pending."""
+    if decision.code != "awaiting_approval" or decision.action is None:
+        return False
+    action = decision.action
+    print(
+        f"signed {action.token} ({visible(action.tool)} {visible(action.version)}): "
+        f"{visible(decision.why)}; it runs once enough approvers have approved"
+    )
+    return True
+
+
 def approve_edited(args: argparse.Namespace) -> int:
-    from patch_tui.approvals import edits
+    from patch_tui.approvals import decisions, edits
     from patch_tui.format import toolfile
 
     edited = _args_object(args.args, "; nothing was approved")
@@ -82,8 +95,8 @@ def approve_edited(args: argparse.Namespace) -> int:
             _err(f"cannot approve {token}: unknown token")
             return EXIT_FAILED
         if action.status != "pending":
-            # The store's own answer says why (already decided, expired, ...).
-            decision = store.approve(args.token, note=args.note)
+            # The decisions service's answer says why (already decided, expired, ...).
+            decision = decisions.approve(store, args.token, note=args.note)
             _err(f"cannot approve {token}: {visible(decision.why)}")
             return EXIT_FAILED
         if action.upstream_token is not None or (action.details or {}).get("held_by") == "guard":
@@ -109,11 +122,14 @@ def approve_edited(args: argparse.Namespace) -> int:
                 "the action stays pending"
             )
             return EXIT_USAGE
-        decision = store.approve(args.token, note=args.note, args=edited)
+        decision = decisions.approve(store, args.token, note=args.note, args=edited)
+    if _awaiting(decision):
+        return EXIT_OK
     if not decision.ok:
         _err(f"cannot approve {token}: {visible(decision.why)}")
         return EXIT_FAILED
     done = decision.action
+    assert done is not None  # an ok decision carries its action
     print(f"approved {done.token} ({done.tool} {done.version})")
     if done.edited:
         for change in edits.changes(done.proposed_args or {}, done.args):
@@ -163,8 +179,22 @@ def run_allow(args: argparse.Namespace) -> int:
             "nothing to grant"
         )
         return EXIT_USAGE
+    if getattr(args, "dry_run", False):
+        return _allow_dry_run(args, manifest.name, tf.sha256, patterns)
     with _cli_store(args) as store:
-        grant = grants.create(store, manifest.name, manifest.version, tf.sha256, patterns, seconds)
+        try:
+            grant = grants.create(
+                store,
+                manifest.name,
+                manifest.version,
+                tf.sha256,
+                patterns,
+                seconds,
+                tool_path=str(path.resolve()),
+            )
+        except grants.GrantError as exc:
+            _err(f"no grant made: {visible(str(exc))}")
+            return EXIT_FAILED
     print(
         f"grant {grant.id}: {grant.tool} {grant.version} calls matching "
         f"{visible(grants.describe_patterns(grant))} are approved until {grant.expires_at} "
@@ -172,6 +202,52 @@ def run_allow(args: argparse.Namespace) -> int:
     )
     if not patterns:
         _err("warning: no --where: this grant approves every call of the tool until it expires")
+    return EXIT_OK
+
+
+def _allow_dry_run(
+    args: argparse.Namespace, tool: str, source_sha256: str, patterns: list[Any]
+) -> int:
+    """Which of the tool's last 50 calls a grant with these patterns would have approved."""
+    from patch_tui.approvals import grants
+
+    with _cli_store(args) as store:
+        calls = grants.dry_run(store, tool, source_sha256, patterns)
+    if not calls:
+        print(f"No calls of {visible(tool)} yet; nothing to compare.")
+        return EXIT_OK
+    approved = sum(1 for _, would in calls if would)
+    print(
+        f"dry run: of the last {len(calls)} calls of {visible(tool)}, this grant would have "
+        f"approved {approved} (no grant made)"
+    )
+    for action, would in calls:
+        mark = "would approve" if would else "not matched  "
+        args_text = json.dumps(action.args, ensure_ascii=False)
+        if len(args_text) > 100:
+            args_text = args_text[:99] + "\u2026"
+        print(f"  {mark}  {action.created_at}  {visible(args_text)}")
+    return EXIT_OK
+
+
+def run_sign_grant(args: argparse.Namespace) -> int:
+    from patch_tui.approvals import grants
+
+    try:
+        grant_id = int(args.grant_id)
+    except ValueError:
+        _err(
+            f"{visible(args.grant_id)!r} is not a grant id (a number; see `patch-tui inbox grants`)"
+        )
+        return EXIT_USAGE
+    with _cli_store(args) as store:
+        try:
+            grant = grants.cosign(store, grant_id)
+        except grants.GrantError as exc:
+            _err(f"grant {grant_id} not signed: {visible(str(exc))}")
+            return EXIT_FAILED
+    names = ", ".join(s.approver for s in grant.signatures)
+    print(f"signed grant {grant.id} ({visible(grant.tool)}); signed by: {visible(names)}")
     return EXIT_OK
 
 
@@ -202,9 +278,10 @@ def run_grants(args: argparse.Namespace) -> int:
             f"{visible(grants.describe_patterns(g))}"
         )
         unchecked = "   (tool file not found: not compared)" if x.unchecked else ""
+        signed = ", ".join(s.approver for s in g.signatures) or "nobody"
         print(
             f"      {when}   uses: {g.uses}   by {visible(g.created_by)} at {g.created_at}"
-            + unchecked
+            f"   signed by: {visible(signed)}" + unchecked
         )
     return EXIT_OK
 
@@ -220,7 +297,11 @@ def run_revoke(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     with _cli_store(args) as store:
-        grant = grants.revoke(store, grant_id)
+        try:
+            grant = grants.revoke(store, grant_id)
+        except grants.GrantError as exc:
+            _err(f"cannot revoke grant {grant_id}: {visible(str(exc))}")
+            return EXIT_FAILED
     print(f"revoked grant {grant.id} ({grant.tool}; uses: {grant.uses})")
     return EXIT_OK
 
@@ -270,19 +351,19 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def _inbox_list(args: argparse.Namespace) -> int:
+    from patch_tui.approvals import decisions
+
     with _cli_store(args) as store:
         # Listing is a pure read: settle first, so a listed pending action is approvable now.
         store.settle()
         readers = store.readings()  # who is reading which (the team inbox's claims)
-        if args.all:
-            actions = store.list_actions(statuses=None)
-        else:
+        statuses = None if args.all else ("pending", "approved")
+        # Each live approval verified, each pending one's quorum said ("1 of 2: approved by
+        # alice"): the decisions service's judgement, the store only keeps the signatures.
+        actions = decisions.annotate(store, store.list_actions(statuses=statuses))
+        if not args.all:
             # Pending ones, and any approval that is not genuine: a person must see those.
-            actions = [
-                a
-                for a in store.list_actions(statuses=("pending", "approved"))
-                if a.status == "pending" or a.tampered
-            ]
+            actions = [a for a in actions if a.status == "pending" or a.tampered]
     if args.json:
         # "reading" only on an action someone has claimed: {"by", "until"}.
         _out([_with_reader(_listed_json(a), readers.get(a.token)) for a in actions])
@@ -339,19 +420,27 @@ def _listed_json(action: Any) -> dict[str, Any]:
     from patch_tui.approvals import approvable
 
     problem = approvable.check(action) if action.status == "pending" else None
-    return {
+    row = {
         **action.to_json(),
         "args_sha256": action.args_sha256,
         "not_approvable": None if problem is None else {"code": problem.code, "why": problem.why},
     }
+    if action.standing is not None:
+        # Where its signed approvals stand ("1 of 2: approved by alice").
+        row["approvals"] = action.standing
+    return row
 
 
 def _inbox_show(args: argparse.Namespace) -> int:
+    from patch_tui.approvals import decisions
     from patch_tui.commands.inbox_show import show_lines, terminal_width
 
     with _cli_store(args) as store:
         store.settle()
         action = store.get(args.token)
+        if action is not None:
+            # Its signed approvals verified and counted, as the list shows them.
+            action = decisions.annotate(store, [action])[0]
     if action is None:
         _err(f"no action {visible(args.token)} in the store")
         return EXIT_FAILED
@@ -363,7 +452,7 @@ def _approve_seen(args: argparse.Namespace) -> int:
     """`inbox approve TOKEN`: approve exactly what a person saw. Without --yes, the whole action
     is printed and a `y` asked for on the terminal (never read from a pipe); with --yes, --args-sha256 must be the args hash `inbox list`
     or `inbox show` printed (the store checks it inside the approval's transaction)."""
-    from patch_tui.approvals import approvable
+    from patch_tui.approvals import approvable, decisions
     from patch_tui.commands.inbox_show import show_lines, terminal_width
 
     token = visible(args.token)
@@ -400,11 +489,14 @@ def _approve_seen(args: argparse.Namespace) -> int:
                 _err(f"{token} was not approved (it is still pending)")
                 return EXIT_FAILED
             shown = args.args_sha256 or action.args_sha256
-        decision = store.approve(args.token, note=args.note, shown_args_sha256=shown)
+        decision = decisions.approve(store, args.token, note=args.note, shown_args_sha256=shown)
+    if _awaiting(decision):
+        return EXIT_OK
     if not decision.ok:
         _err(f"cannot approve {token}: {visible(decision.why)}")
         return EXIT_FAILED
     done = decision.action
+    assert done is not None  # an ok decision carries its action
     print(f"approved {done.token} ({visible(done.tool)} {visible(done.version)})")
     from patch_tui.approvals import workspace
 
@@ -429,12 +521,15 @@ def _inbox_decide(args: argparse.Namespace, verb: str) -> int:
     if verb == "approve":
         return _approve_seen(args)
 
+    from patch_tui.approvals import decisions
+
     with _cli_store(args) as store:
-        decision = store.reject(args.token, reason=args.reason)
+        decision = decisions.reject(store, args.token, reason=args.reason)
     if not decision.ok:
         _err(f"cannot {verb} {visible(args.token)}: {visible(decision.why)}")
         return EXIT_FAILED
     action = decision.action
+    assert action is not None  # an ok decision carries its action
     print(f"rejected {action.token} ({visible(action.tool)} {visible(action.version)})")
     return EXIT_OK
 
@@ -454,6 +549,7 @@ def run_inbox(args: argparse.Namespace) -> int:
             "allow": run_allow,
             "grants": run_grants,
             "revoke": run_revoke,
+            "sign-grant": run_sign_grant,
             "export": run_export,
         }
         if action in more:

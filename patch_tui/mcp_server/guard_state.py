@@ -9,7 +9,7 @@ import fnmatch
 from collections.abc import Sequence
 from typing import Any
 
-from patch_tui.approvals import edits, grants
+from patch_tui.approvals import decisions, edits, grants
 from patch_tui.approvals.gate import HUMAN_CONFIRM_REASON, confirmation_payload
 from patch_tui.approvals.store import KINDS, Action, Store, args_sha256
 from patch_tui.format import runtime_format, toolfile
@@ -329,7 +329,7 @@ class Guard:
         import anyio
 
         await wait_for_decision(self.store, token, wait=self.wait, report=report)
-        decision = await anyio.to_thread.run_sync(self.store.claim, token)
+        decision = await anyio.to_thread.run_sync(decisions.claim, self.store, token)
         if not decision.ok:
             payload = refusal(token, decision.code, decision.action, decision.why)
             return _result(payload, payload["status"] != "awaiting_approval")

@@ -66,6 +66,8 @@ class Settings(BaseSettings):
     packages_index_url: str | None = _setting("packages_index_url")
     packages_allow_sdist: bool = _setting("packages_allow_sdist")
     serve_workspace: str | None = _setting("serve_workspace")
+    approver_key: str | None = _setting("approver_key")
+    approvers_file: str | None = _setting("approvers_file")
     alert_bell: bool = _setting("alert_bell")
     alert_osc: bool = _setting("alert_osc")
     alert_notify_send: bool = _setting("alert_notify_send")

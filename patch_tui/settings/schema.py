@@ -147,6 +147,21 @@ SETTINGS: tuple[Setting, ...] = (
         "started from.",
     ),
     Setting(
+        "approver_key",
+        "str",
+        None,
+        doc="The key your approvals are signed with: unset, the key file in the config folder "
+        "(created on first use); `ssh-agent:SHA256:...`, that key in the running ssh-agent (a "
+        "FIDO security key asks for a touch per approval); or the path of an Ed25519 key file.",
+    ),
+    Setting(
+        "approvers_file",
+        "str",
+        None,
+        doc="The trusted approvers (unset: approvers.toml in the config folder; without one, "
+        "your own key is the one approver). /etc/patch-tui/approvers.toml, when present, wins.",
+    ),
+    Setting(
         "alert_bell",
         "bool",
         True,

@@ -180,7 +180,7 @@ def test_a_forged_approval_shows_as_tampered_in_the_inbox(env: dict[str, Any]) -
     assert listed.returncode == 0
     head = next(line for line in listed.stdout.splitlines() if line.startswith(token))
     assert "TAMPERED" in head
-    assert "TAMPERED: it is marked approved, but no one's approval was ever recorded" in (
+    assert "TAMPERED: it is marked approved, but no one's signed approval is recorded" in (
         listed.stdout
     )
     assert json.loads(cli(env["env"], "inbox", "list", "--json").stdout)[0]["tampered"]
@@ -202,7 +202,7 @@ def test_args_changed_in_the_store_after_approval(env: dict[str, Any]) -> None:
     assert runs_in(env["marker"]) == []
     row = _listed(env)[token]
     assert row["status"] == "failed" and row["result"]["status"] == "args_changed"
-    assert "args were changed" in row["tampered"]
+    assert "signed for other args" in row["tampered"]
 
 
 def test_tool_edited_after_approval(env: dict[str, Any]) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
+from patch_tui.approvals import decisions
 from patch_tui.approvals.store import Store
 from patch_tui.settings.model import Settings
 from tests.mcpkit import guard_box, guard_session, serve_session
@@ -63,9 +64,9 @@ async def _confirm_while_a_person_decides(
         assert not answer and runs_in(marker) == before
         with Store(store_path, actor="person@test") as store:
             if verb == "approve":
-                assert store.approve(token).ok
+                assert decisions.approve(store, token).ok
             else:
-                assert store.reject(token, reason="not today").ok
+                assert decisions.reject(store, token, reason="not today").ok
     return answer[0], progress
 
 

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from patch_tui.approvals import decisions
 from patch_tui.approvals.gate import Gate
 from patch_tui.approvals.store import Store, args_sha256
 from tests.runtimekit import cli, hold_mark, mark_box, runs_in
@@ -130,7 +131,7 @@ def test_an_edited_approval_never_runs_the_proposed_args(
         assert held.status == "confirmation_required" and held.action is not None
         token = held.action.token
     with Store(db, actor="person") as store:
-        decision = store.approve(token, args={"marker": str(marker), "text": approved})
+        decision = decisions.approve(store, token, args={"marker": str(marker), "text": approved})
         assert decision.ok
     with Store(db, actor="agent") as store:
         outcome = Gate(store, workspace=marker.parent).confirm_action(token)
@@ -158,7 +159,7 @@ def test_a_call_held_by_guard_for_an_upstream_server_cannot_be_edited(env: dict[
             details={"held_by": "guard"},
         )
         with pytest.raises(ValueError, match="cannot be edited"):
-            store.approve(held.token, args={"to": "me@corp"})
+            decisions.approve(store, held.token, args={"to": "me@corp"})
     r = cli(env["env"], "inbox", "approve", held.token, "--args", '{"to": "me@corp"}')
     assert r.returncode == 1 and "held by `patch-tui guard`" in r.stderr
     listed = _listed(env, held.token)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from patch_tui.approvals import grants
@@ -113,7 +113,7 @@ def test_a_change_to_the_tool_ends_the_grant(env: dict[str, Any]) -> None:
 def test_a_grant_whose_tool_changed_or_went_is_listed_as_ended(env: dict[str, Any]) -> None:
     """The store keeps such a grant standing (it simply never matches again), but a person must
     not read it as active: `inbox grants` and its JSON say it ended, and why."""
-    gid = _allow(env, "--where", "text=*")
+    gid = _allow(env, "--where", "text=**")  # `**`: any text, spaces included
     path = env["tools"] / "mark.py"
     granted = path.read_bytes()
     [g] = _grants(env)
@@ -148,15 +148,18 @@ def test_a_grant_whose_tool_changed_or_went_is_listed_as_ended(env: dict[str, An
 
 
 @pytest.mark.slow
-def test_a_grant_whose_file_cannot_be_found_is_never_shown_ended(env: dict[str, Any]) -> None:
-    """No call yet and not in the toolbox: the file may be anywhere (`inbox allow PATH`), and the
-    grant may still approve, so it is listed active, saying its file was not compared."""
+def test_a_grant_names_its_tool_file_so_its_removal_ends_it(env: dict[str, Any]) -> None:
+    """A signed grant names the tool file it was made for (its path is in the signed statement),
+    so even before any call, the listing compares that file: gone, the grant is shown ended."""
     _allow(env, "--where", "text=*")
-    (env["tools"] / "mark.py").unlink()
+    path = env["tools"] / "mark.py"
     [g] = _grants(env)
-    assert g["state"] == "active" and g["ended"] is None and g["tool_file"] is None
+    assert g["tool_path"] == str(path.resolve()) and g["state"] == "active"
+    path.unlink()
+    [g] = _grants(env)
+    assert g["state"] == "tool_gone" and g["ended"] == "tool_gone"
     r = cli(env["env"], "inbox", "grants")
-    assert "active" in r.stdout and "tool file not found: not compared" in r.stdout
+    assert "ended: the tool file is gone" in r.stdout
 
 
 @pytest.mark.slow
@@ -168,7 +171,7 @@ def test_a_used_grant_is_checked_against_the_file_its_calls_came_from(tmp_path: 
     outside.parent.mkdir()
     outside.write_bytes((box["tools"] / "mark.py").read_bytes())
     (box["tools"] / "mark.py").unlink()  # the toolbox no longer has it
-    r = cli(box["env"], "inbox", "allow", str(outside), "--where", "text=*")
+    r = cli(box["env"], "inbox", "allow", str(outside), "--where", "text=**")
     assert r.returncode == 0, r.stderr
     args = json.dumps({"marker": str(box["marker"]), "text": "by the grant"})
     r = cli(box["env"], "run", str(outside), "--args", args)
@@ -274,14 +277,24 @@ def _hold(
 
 
 def _oracle(pattern: Pattern, args: dict[str, Any], literal_of: Any, prefix: bool) -> bool:
-    """When a pattern matches, said without fnmatch: the key is present, and its text equals the
-    literal (or starts with it, for `literal*`)."""
+    """When a pattern matches, said without the matcher: the key is present and its value
+    equals the literal: as the same JSON value for a non-string literal (or its very text);
+    for a string, the same string, or (`literal*`) one starting with it whose rest holds no `/`
+    and no separator the literal does not hold."""
     if pattern.key not in args:
         return False
     value = args[pattern.key]
-    text = value if isinstance(value, str) else canonical_json(value)
-    want = literal_of if isinstance(literal_of, str) else canonical_json(literal_of)
-    return text.startswith(want) if prefix else text == want
+    if grants.json_literal(pattern.glob) is not grants._NOT_JSON:
+        if isinstance(value, str):
+            return value == pattern.glob
+        return canonical_json(value) == canonical_json(json.loads(pattern.glob))
+    if not isinstance(value, str):
+        return False
+    if any(sep in value and sep not in literal_of for sep in grants.SEPARATORS):
+        return False
+    if not prefix:
+        return value == literal_of
+    return value.startswith(literal_of) and "/" not in value[len(literal_of) :]
 
 
 @settings(
@@ -291,8 +304,13 @@ def _oracle(pattern: Pattern, args: dict[str, Any], literal_of: Any, prefix: boo
 def test_a_grant_never_matches_args_outside_its_patterns(
     store: Clock, key: str, value: Any, prefix: bool, args: dict[str, Any]
 ) -> None:
-    text = value if isinstance(value, str) else canonical_json(value)
-    pattern = Pattern(key, _literal(text) + ("*" if prefix else ""))
+    if isinstance(value, str):
+        # Path patterns (a `/` in the glob) have their own properties (test_grant_matching.py).
+        assume("/" not in value)
+        pattern = Pattern(key, _literal(value) + ("*" if prefix else ""))
+    else:
+        pattern = Pattern(key, canonical_json(value))  # a non-string: its exact JSON value
+        prefix = False
     grant = grants.create(store, "mark", "1.0.0", "a" * 64, [pattern], 3600)
     try:
         action = _hold(store, args)
@@ -342,19 +360,28 @@ def test_an_ended_or_mismatched_grant_never_matches(
 @pytest.mark.parametrize(
     ("glob", "value", "matches"),
     [
-        ("1?", 12, True),  # numbers as their JSON text
-        ("1?", 1, False),
+        ("1?", 12, False),  # a number only as its exact JSON value, never by a wildcard
+        ("12", 12, True),
+        ("12", 12.0, False),  # 12.0 is another JSON text
         ("true", True, True),
         ("true", "true", True),  # the string "true" is its own text too
         ("1", True, False),
         ("null", None, True),
-        ('*"prod"*', ["dev", "prod"], True),
-        ('{"a":1}', {"a": 1}, True),  # canonical: no spaces
-        ('{"a": 1}', {"a": 1}, False),
-        ("/tmp/*", "/tmp/a/b", True),  # `*` crosses `/`
+        ('*"prod"*', ["dev", "prod"], False),
+        ('["dev","prod"]', ["dev", "prod"], True),
+        ('{"a":1}', {"a": 1}, True),
+        ('{"a": 1}', {"a": 1}, True),  # the same JSON value, however it is spaced
+        ("/tmp/*", "/tmp/a/b", False),  # `*` never crosses `/`
+        ("/tmp/**", "/tmp/a/b", True),  # `**` does
         ("/TMP/*", "/tmp/a", False),  # case-sensitive
+        ("/x/build/*", "/x/build/../data/victim.txt", False),  # `..` resolved first
+        ("/x/build/*", "/x//build/./a.txt", True),
+        ("*@mycompany.com", "exfil@attacker.example, boss@mycompany.com", False),
+        ("*@mycompany.com", "boss@mycompany.com", True),
+        ("*@mycompany.com", "a@evil.example\nboss@mycompany.com", False),
+        ("**@mycompany.com", "a@evil.example, boss@mycompany.com", True),  # written so
     ],
 )
-def test_non_string_values_match_as_canonical_json(glob: str, value: Any, matches: bool) -> None:
+def test_values_match_what_the_glob_means(glob: str, value: Any, matches: bool) -> None:
     assert grants.patterns_match([Pattern("x", glob)], {"x": value}) is matches
     assert grants.patterns_match([Pattern("x", "*")], {}) is False  # a missing key never matches

@@ -13,6 +13,7 @@ from typing import Any
 import anyio
 import pytest
 
+from patch_tui.approvals import decisions
 from patch_tui.approvals.store import Store
 from tests.mcpkit import decide_here, guard_box, guard_session
 from tests.runtimekit import runs_in
@@ -241,13 +242,15 @@ async def test_edited_approvals(box: dict[str, Any]) -> None:
         token = data(held)["confirmation_token"]
         with Store(box["store"], actor="person@test") as store:
             with pytest.raises(ValueError, match="cannot be edited"):
-                store.approve(token, args={"marker": str(marker), "text": "edited"})
+                decisions.approve(store, token, args={"marker": str(marker), "text": "edited"})
             assert store.get(token).status == "pending"
 
         held = await client.call_tool("note", {"marker": str(marker), "text": "proposed"})
         token = data(held)["confirmation_token"]
         with Store(box["store"], actor="person@test") as store:
-            assert store.approve(token, args={"marker": str(marker), "text": "approved"}).ok
+            assert decisions.approve(
+                store, token, args={"marker": str(marker), "text": "approved"}
+            ).ok
         ran = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
         assert not ran.is_error, ran.content[0].text
         assert data(ran)["result"] == {"written": "approved"}

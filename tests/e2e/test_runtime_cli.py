@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from patch_tui.approvals import decisions
 from patch_tui.approvals.store import Store
 from tests.runtimekit import (
     MARK_BODY,
@@ -175,7 +176,7 @@ def test_eight_confirmers_one_run(env: dict[str, Any]) -> None:
     # (Eight approvers racing on one token: tests/unit/test_store.py, with lighter processes.)
     token = _hold(env)
     with Store(env["store"], actor="person@test") as store:
-        assert store.approve(token).ok
+        assert decisions.approve(store, token).ok
     confirms = _at_once(env, "confirm", token)
     assert sorted(r.returncode for r in confirms) == [0] + [1] * 7
     assert all(json.loads(r.stdout)["status"] == "already_used" for r in confirms if r.returncode)
@@ -188,7 +189,7 @@ def test_eight_confirmers_one_run(env: dict[str, Any]) -> None:
 def test_kill_9_between_claim_and_finish_is_interrupted_never_rerun(env: dict[str, Any]) -> None:
     token = _hold(env, "slow_mark", "half")
     with Store(env["store"], actor="person@test") as store:
-        assert store.approve(token).ok
+        assert decisions.approve(store, token).ok
     proc = subprocess.Popen(
         [*PATCH_TUI, "confirm", token],
         env=env["env"],
@@ -288,7 +289,7 @@ def test_inbox_text_shows_hidden_characters_never_obeys_them(
             {"to": "bob@example.com\u202egro.live"},
             "irreversible",
         )
-        store.reject(action.token, reason="no \x1b[2J thanks")
+        decisions.reject(store, action.token, reason="no \x1b[2J thanks")
     out = here("inbox", "list", "--all").stdout
     assert "\x1b" not in out and "\u202e" not in out
     assert "⟦U+202E⟧" in out and "⟦U+001B⟧[2J" in out

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from patch_tui.approvals import decisions
 from patch_tui.runtime import sandbox
 from patch_tui.runtime.runner import Isolation, run_file, run_source
 from tests.runtimekit import BOMB_BODY, PATCH_TUI, tool_text, write_tool
@@ -411,7 +412,7 @@ def test_gated_calls_refuse_where_nothing_isolates(tmp_path: Path, monkeypatch) 
         (tmp_path / "config.toml").write_text("sandbox_allow_unisolated = true\n")
         asked = gate.call(held, {})
         assert asked.status == "confirmation_required"
-        assert store.approve(asked.action.token).ok
+        assert decisions.approve(store, asked.action.token).ok
         (tmp_path / "config.toml").write_text("")  # the switch is off again at confirm time
         late = gate.confirm_action(asked.action.token)
         assert late.status == "failed" and "sandbox_allow_unisolated" in late.payload["error"]

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from fake_anthropic import FakeAnthropic, Reply
 
+from patch_tui.approvals import decisions
 from patch_tui.approvals.store import Store
 from patch_tui.generate import engine as g
 from tests.mcpkit import RUNTIME_META, serve_box, serve_session
@@ -44,7 +45,7 @@ def data(result: Any) -> Any:
 
 def approve(box: dict[str, Any], token: str) -> None:
     with Store(box["store"], actor="person@test") as store:
-        assert store.approve(token).ok
+        assert decisions.approve(store, token).ok
 
 
 async def test_listing_and_run_tool(box: dict[str, Any]) -> None:

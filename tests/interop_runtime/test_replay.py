@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from patch_tui.approvals import decisions
 from patch_tui.approvals.store import Store
 from tests.interop_runtime.kit import _node, runtime_client, serve_client
 from tests.runtimekit import cli, cli_env, write_tool
@@ -83,7 +84,7 @@ async def test_the_runtime_replays_the_runs_patch_tui_wrote(box: dict[str, Any])
         held = data(await client.call_tool("held", {"text": "p q r", "scale": 3}))
         token = held["confirmation_token"]
         with Store(box["store"], actor="person@test") as store:
-            assert store.approve(token).ok
+            assert decisions.approve(store, token).ok
         confirmed = await client.call_tool("patch_confirm_action", {"confirmation_token": token})
         assert data(confirmed)["words"] == 3
     ours = _run_ids(root)

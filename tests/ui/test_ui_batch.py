@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from inboxkit import hold, inbox_app, isolate, open_inbox, tools, wait_for
 
+from patch_tui.approvals import decisions
 from patch_tui.approvals.store import Store
 from patch_tui.ui.inbox.batch import BatchDialog
 
@@ -107,7 +108,7 @@ async def test_an_action_arriving_while_the_batch_dialog_is_open_is_not_decided(
         assert not screen.list.selected
 
 
-async def test_each_action_of_a_batch_is_its_own_sealed_decision(env) -> None:
+async def test_each_action_of_a_batch_is_its_own_signed_decision(env) -> None:
     folder, store = env
     held = [hold(store, folder / "delete_file.py", {"path": f"/tmp/{n}.txt"}) for n in range(3)]
     app = inbox_app(store)
@@ -123,8 +124,10 @@ async def test_each_action_of_a_batch_is_its_own_sealed_decision(env) -> None:
         for action in held:
             approved = [e for e in s.events(action.token) if e.event == "approved"]
             assert len(approved) == 1 and approved[0].actor.endswith("@tui")
-            assert "mac" in approved[0].detail["bound"]  # sealed, as a single approval
-            assert s.claim(action.token).ok  # and confirm takes it as genuine
+            # Signed over that one call, as a single approval is.
+            (signature,) = s.decisions(action.token)
+            assert action.token in json.loads(signature.envelope)["statement"]
+            assert decisions.claim(s, action.token).ok  # and confirm takes it as genuine
 
 
 async def test_refused_items_are_reported_per_item_and_stay_undecided(env) -> None:
@@ -226,7 +229,7 @@ async def test_selection_keys_space_ctrl_a_star_and_esc(env) -> None:
         assert "3 selected: a / r decide them" in screen.detail.border_subtitle
         # A row decided elsewhere leaves the selection; a new one never joins it.
         with Store(store, actor="bob@cli") as s:
-            s.reject(rows[2])
+            decisions.reject(s, rows[2])
         new = hold(store, folder / "delete_file.py", {"path": "/tmp/new.txt"})
         await wait_for(
             pilot, lambda: new.token in {x.token for x in screen.list.actions}, what="the new row"

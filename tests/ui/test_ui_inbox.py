@@ -21,6 +21,7 @@ from inboxkit import (
     wait_for,
 )
 
+from patch_tui.approvals import decisions
 from patch_tui.approvals.store import Store
 from patch_tui.ui.inbox.inbox import InboxScreen
 from patch_tui.ui.inbox.inbox_badge import PendingBadge
@@ -99,7 +100,7 @@ async def test_live_arrival_badge_on_every_screen_and_leaving(env) -> None:
         assert screen.list.actions[0].token == second.token  # newest first
         # Decided elsewhere (the CLI): it leaves the list.
         with Store(store, actor="cli") as other:
-            assert other.reject(second.token, reason="no").ok
+            assert decisions.reject(other, second.token, reason="no").ok
         await wait_for(
             pilot,
             lambda: [a.token for a in screen.list.actions] == [first.token],
@@ -221,17 +222,17 @@ async def test_another_approver_wins_and_the_dialog_says_so(env) -> None:
         await wait_for(pilot, lambda: isinstance(app.screen, DecideModal), what="the dialog")
         # Meanwhile, in another terminal, bob approves it.
         with Store(store, actor="bob@cli") as other:
-            assert other.approve(action.token).ok
+            assert decisions.approve(other, action.token).ok
         await pilot.pause()  # laid out before a click aims at it
         await pilot.click("#decide-yes")
         error = app.screen.query_one("#decide-error")
         await wait_for(pilot, lambda: error.has_class("-shown"), what="the conflict message")
         text = str(error.render())
-        assert "Not rejected" in text and "already approved by bob@cli" in text
+        assert "Not rejected" in text and "via bob@cli" in text
         assert isinstance(app.screen, DecideModal)  # stays open until the person closes it
         await pilot.press("escape")
         done = _status(store, action.token)
-        assert done.status == "approved" and done.decided_by == "bob@cli"
+        assert done.status == "approved" and done.decided_by.endswith(" via bob@cli")
         await wait_for(pilot, lambda: not screen.list.actions, what="the list to catch up")
 
 
@@ -376,12 +377,12 @@ async def test_history_filter_and_export(env, tmp_path: Path) -> None:
     b = hold(store, folder / "slack_send_message.py", {"channel": "#c", "text": "t"})
     c = hold(store, folder / "delete_file.py", {"path": "/tmp/c"})
     with Store(store, actor="alice@cli") as s:
-        s.approve(a.token, note="fine")
-        s.claim(a.token)
+        decisions.approve(s, a.token, note="fine")
+        decisions.claim(s, a.token)
         s.finish(a.token, True, {"deleted": True})
-        s.reject(b.token, reason="nope")
-        s.approve(c.token)
-        s.claim(c.token)
+        decisions.reject(s, b.token, reason="nope")
+        decisions.approve(s, c.token)
+        decisions.claim(s, c.token)
         s.finish(c.token, False, {"error": "permission denied"})
     app = inbox_app(store)
     async with app.run_test(size=SIZE) as pilot:
@@ -416,8 +417,8 @@ async def test_history_filter_and_export(env, tmp_path: Path) -> None:
         assert lines == [line for line in cli.splitlines() if c.token in line]
         data = json.loads(lines[0])
         assert data["decision"] == "approved" and data["outcome"] == "failed"
-        assert (
-            data["result"] == {"error": "permission denied"} and data["decided_by"] == "alice@cli"
+        assert data["result"] == {"error": "permission denied"} and data["decided_by"].endswith(
+            " via alice@cli"
         )
         assert [e["event"] for e in data["events"]] == ["created", "approved", "claimed", "failed"]
         # ...and as CSV for a .csv name; with no filter, every decided row, as the CLI's CSV.
@@ -466,7 +467,7 @@ async def test_a_forged_approval_shows_as_tampered(env) -> None:
         await wait_for(pilot, lambda: len(screen.list.actions) == 1, what="history rows")
         await wait_for(pilot, lambda: screen.current is not None, what="the detail")
         head = str(screen.query_one("#detail-head").render())
-        assert "TAMPERED (approved)" in head and "no one's approval was ever recorded" in head
+        assert "TAMPERED (approved)" in head and "no one's signed approval is recorded" in head
         from patch_tui.ui.inbox.inbox_list import HISTORY_COLUMNS
 
         status_cell = HISTORY_COLUMNS[0][2]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from inboxkit import HOSTILE, hold, inbox_app, isolate, read_to_end, tools, wait_for
 
+from patch_tui.approvals import decisions
 from patch_tui.approvals.store import Store, parse_iso
 from patch_tui.ui.inbox import inbox_list
 
@@ -130,19 +131,22 @@ def test_inbox_hostile_args(store: Path, snap_compare) -> None:
 def test_inbox_history(store: Path, snap_compare) -> None:
     _pending(store)
     with Store(store, actor="alice@cli") as s:
-        s.reject("B" * 32, reason="not from a fetched page")
-        s.approve("A" * 32, note="quarterly cleanup")
-        s.claim("A" * 32)
+        decisions.reject(s, "B" * 32, reason="not from a fetched page")
+        decisions.approve(s, "A" * 32, note="quarterly cleanup")
+        decisions.claim(s, "A" * 32)
         s.finish(
             "A" * 32, True, {"path": "/srv/reports/2026-q3.csv", "deleted": True, "bytes": 5120}
         )
     with sqlite3.connect(store) as db:
         db.execute(
-            "UPDATE actions SET decided_at = '2099-01-01T00:00:50.000Z', finished_at = NULL WHERE token = ?",
+            # Decided by "alice" whatever the OS user running the tests is called.
+            "UPDATE actions SET decided_at = '2099-01-01T00:00:50.000Z', finished_at = NULL, "
+            "decided_by = 'alice via alice@cli' WHERE token = ?",
             ("B" * 32,),
         )
         db.execute(
             "UPDATE actions SET decided_at = '2099-01-01T00:00:55.000Z', "
+            "decided_by = 'alice via alice@cli', "
             "finished_at = '2099-01-01T00:00:56.000Z', claimed_at = '2099-01-01T00:00:56.000Z' WHERE token = ?",
             ("A" * 32,),
         )

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from patch_tui.approvals import decisions
 from patch_tui.approvals.gate import Gate, GateError, find_tool
 from patch_tui.approvals.store import Store
 from patch_tui.runtime.toolbox import Toolbox
@@ -76,7 +77,7 @@ def test_deleted_tool_is_refused_after_approval(setup) -> None:
     gate, store, tools, marker = setup
     gate.call(tools["source"], {})
     held = gate.call(tools["sink"], {"marker": str(marker), "text": SOURCE})
-    assert store.approve(held.action.token).ok
+    assert decisions.approve(store, held.action.token).ok
     tools["sink"].unlink()
     refused = gate.confirm_action(held.action.token)
     assert refused.status == "tool_changed" and refused.payload["current_sha256"] is None

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from patch_tui.approvals import decisions
+from patch_tui.approvals.approvers import os_user
 from patch_tui.approvals.store import (
     SCHEMA_VERSION,
     Store,
@@ -89,15 +91,18 @@ def test_approve_once_then_explain(tmp_path: Path) -> None:
     a = Store(path, actor="alice@cli")
     b = Store(path, actor="bob@tui")
     action = _pending(a)
-    first = a.approve(action.token, note="looks right")
+    first = decisions.approve(a, action.token, note="looks right")
     assert first.ok and first.action.status == "approved"
-    assert first.action.decided_by == "alice@cli" and first.action.note == "looks right"
-    second = b.approve(action.token)
+    # Decided by the person whose key signed (without an approvers file: the OS user), through
+    # this process.
+    assert first.action.decided_by == f"{os_user()} via alice@cli"
+    assert first.action.note == "looks right"
+    second = decisions.approve(b, action.token)
     assert not second.ok and second.code == "already_decided"
-    assert second.why.startswith("already approved by alice@cli at ")
-    third = b.reject(action.token, reason="no")
+    assert second.why.startswith(f"already approved by {os_user()} via alice@cli at ")
+    third = decisions.reject(b, action.token, reason="no")
     assert not third.ok and "already approved" in third.why
-    unknown = b.approve("missing-token")
+    unknown = decisions.approve(b, "missing-token")
     assert not unknown.ok and unknown.why == "unknown token" and unknown.action is None
 
 
@@ -113,24 +118,24 @@ def test_args_changed_after_they_were_shown_are_never_approved(tmp_path: Path) -
             "UPDATE actions SET args_json = ?, args_sha256 = ? WHERE token = ?",
             (json.dumps(swapped), args_sha256(swapped), action.token),
         )
-    refused = store.approve(action.token, shown_args_sha256=action.args_sha256)
+    refused = decisions.approve(store, action.token, shown_args_sha256=action.args_sha256)
     assert not refused.ok and refused.code == "changed_since_shown"
     assert store.get(action.token).status == "pending"
     fresh = store.get(action.token)
-    assert store.approve(action.token, shown_args_sha256=fresh.args_sha256).ok
+    assert decisions.approve(store, action.token, shown_args_sha256=fresh.args_sha256).ok
 
 
 def test_reject_keeps_reason(store: Store) -> None:
     action = _pending(store)
-    d = store.reject(action.token, reason="wrong recipient")
+    d = decisions.reject(store, action.token, reason="wrong recipient")
     assert d.ok and d.action.status == "rejected" and d.action.note == "wrong recipient"
-    again = store.approve(action.token)
+    again = decisions.approve(store, action.token)
     assert not again.ok and again.code == "rejected" and "wrong recipient" in again.why
 
 
 def test_expiry(store: Store) -> None:
     action = _pending(store, ttl=0)
-    d = store.approve(action.token)
+    d = decisions.approve(store, action.token)
     assert not d.ok and d.code == "expired" and d.why.startswith("expired at ")
     assert store.get(action.token).status == "expired"
     other = _pending(store, ttl=0)
@@ -149,7 +154,7 @@ def test_reading_never_writes(store: Store) -> None:
     claimer: a second connection sees no commit (its data_version does not move)."""
     due = _pending(store, ttl=0)
     claimed = _pending(store)
-    assert store.approve(claimed.token).ok and store.claim(claimed.token).ok
+    assert decisions.approve(store, claimed.token).ok and decisions.claim(store, claimed.token).ok
     with sqlite3.connect(store.path) as conn:
         conn.execute("UPDATE actions SET claim_pid = 2147483646 WHERE token = ?", (claimed.token,))
     watcher = sqlite3.connect(store.path)
@@ -178,12 +183,12 @@ def test_reading_never_writes(store: Store) -> None:
 
 def test_claim_finish_and_events(store: Store) -> None:
     action = _pending(store)
-    early = store.claim(action.token)
+    early = decisions.claim(store, action.token)
     assert not early.ok and early.code == "awaiting_approval"
-    assert store.approve(action.token).ok
-    claim = store.claim(action.token)
+    assert decisions.approve(store, action.token).ok
+    claim = decisions.claim(store, action.token)
     assert claim.ok and claim.action.status == "executing"
-    again = store.claim(action.token)
+    again = decisions.claim(store, action.token)
     assert not again.ok and again.code == "already_used"
     done = store.finish(action.token, True, {"sent": True})
     assert done.status == "executed" and done.result == {"sent": True}
@@ -203,7 +208,7 @@ def test_list_newest_first_with_filters(store: Store) -> None:
     assert [a.token for a in store.list_actions()] == [second.token, first.token]
     assert [a.token for a in store.list_actions(tool="a")] == [first.token]
     assert len(store.list_actions(limit=1)) == 1
-    store.reject(first.token)
+    decisions.reject(store, first.token)
     assert [a.token for a in store.list_actions()] == [second.token]
     assert {a.status for a in store.list_actions(statuses=None)} == {"pending", "rejected"}
     assert store.pending_count() == 1
@@ -217,7 +222,7 @@ def test_data_version_moves_on_any_process_commit(tmp_path: Path) -> None:
     action = _pending(other)
     v1 = ui.data_version()
     assert v1 != v0
-    ui.approve(action.token)  # our own commit moves it too
+    decisions.approve(ui, action.token)  # our own commit moves it too
     assert ui.data_version() != v1
 
 
@@ -308,21 +313,22 @@ def test_locked_store_says_busy(tmp_path: Path) -> None:
     holder.execute("BEGIN IMMEDIATE")
     try:
         with pytest.raises(StoreBusy, match="busy"):
-            s.approve(action.token)
+            decisions.approve(s, action.token)
     finally:
         holder.execute("ROLLBACK")
-    assert s.approve(action.token).ok  # nothing was lost or half-done
+    assert decisions.approve(s, action.token).ok  # nothing was lost or half-done
 
 
 _RACER = textwrap.dedent(
     """
     import json, sys, time
+    from patch_tui.approvals import decisions
     from patch_tui.approvals.store import Store
     path, token, verb, go = sys.argv[1:5]
     s = Store(path, actor=f"racer{sys.argv[5]}")
     while time.time() < float(go):
         time.sleep(0.001)
-    d = s.approve(token) if verb == "approve" else s.claim(token)
+    d = decisions.approve(s, token) if verb == "approve" else decisions.claim(s, token)
     print(json.dumps({"ok": d.ok, "why": d.why}))
     """
 )
@@ -336,7 +342,7 @@ def test_eight_processes_race_exactly_one_wins(tmp_path: Path, verb: str) -> Non
     s = Store(path)
     action = _pending(s)
     if verb == "claim":
-        s.approve(action.token)
+        decisions.approve(s, action.token)
     go = time.time() + 1.5  # every racer starts its attempt at the same instant
     procs = [
         subprocess.Popen(
@@ -357,21 +363,22 @@ def test_dead_claimer_is_marked_interrupted_never_rerun(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite3"
     s = Store(path)
     action = _pending(s)
-    s.approve(action.token)
+    decisions.approve(s, action.token)
     code = (
-        "import sys\nfrom patch_tui.approvals.store import Store\n"
-        "assert Store(sys.argv[1]).claim(sys.argv[2]).ok\n"
+        "import sys\nfrom patch_tui.approvals import decisions\n"
+        "from patch_tui.approvals.store import Store\n"
+        "assert decisions.claim(Store(sys.argv[1]), sys.argv[2]).ok\n"
     )
     subprocess.run([sys.executable, "-c", code, str(path), action.token], check=True, timeout=60)
     assert s.get(action.token).status == "executing"
     assert s.mark_interrupted() == 1
     assert s.get(action.token).status == "interrupted"
-    again = s.claim(action.token)
+    again = decisions.claim(s, action.token)
     assert not again.ok and again.code == "already_used" and "interrupted" in again.why
     # A live claimer (this process) is left alone.
     other = _pending(s)
-    s.approve(other.token)
-    assert s.claim(other.token).ok
+    decisions.approve(s, other.token)
+    assert decisions.claim(s, other.token).ok
     assert s.mark_interrupted() == 0 and s.get(other.token).status == "executing"
 
 

@@ -1,5 +1,6 @@
-"""The store guards its decisions (issue 11, items 4 and 5): an approval counts only with its sealed
-decision event, and the store refuses files and folders that other users own or may write.
+"""The store guards its decisions (issues 11 and 23): an approval counts only with a person's
+signature over exactly that call, and the store refuses files and folders that other users own or
+may write.
 
 The attacker here writes arbitrary SQL into the store file (what a tool could do if it reached the
 file: the sandbox is meant to stop that; this is the layer that holds without it)."""
@@ -14,11 +15,15 @@ from pathlib import Path
 
 import pytest
 
+from patch_tui.approvals import decisions
+from patch_tui.approvals.keys import create_key_file
+from patch_tui.approvals.statements import Envelope
 from patch_tui.approvals.store import (
     Store,
     StoreUnsafe,
     args_sha256,
     canonical_json,
+    parse_iso,
     store_files,
 )
 
@@ -55,86 +60,87 @@ def _events(store: Store, token: str) -> list[str]:
     return [e.event for e in store.events(token)]
 
 
-# -- an approval needs its decision --------------------------------------------------------------
+# -- an approval needs a person's signature -------------------------------------------------------
+# Each attacker below can write any SQL into the store, but holds no approver's private key.
 
 
-def test_status_set_to_approved_without_event_is_refused(store: Store) -> None:
+def test_status_set_to_approved_without_a_signature_is_refused(store: Store) -> None:
     action = _hold(store)
     _sql(
         store,
-        "UPDATE actions SET status = 'approved', decided_by = 'alice@tui', "
+        "UPDATE actions SET status = 'approved', decided_by = 'alice', "
         "decided_at = created_at WHERE token = ?",
         action.token,
     )
-    seen = store.get(action.token)
-    assert seen.status == "approved" and "no one's approval was ever recorded" in seen.tampered
-    assert seen.to_json()["tampered"] == seen.tampered
-    claim = store.claim(action.token)
+    claim = decisions.claim(store, action.token)
     assert not claim.ok and claim.code == "tampered"
+    assert "no one's signed approval" in claim.why
     after = store.get(action.token)
     # Visible, final, never run: failed with the refusal as its result, not approved or executing.
     assert after.status == "failed" and after.result["status"] == "tampered"
-    assert after.tampered
+    assert after.tampered and after.to_json()["tampered"] == after.tampered
     assert _events(store, action.token) == ["created", "refused"]
-    assert not store.claim(action.token).ok  # and it stays refused
+    assert not decisions.claim(store, action.token).ok  # and it stays refused
 
 
-def test_forged_and_copied_decision_events_are_refused(store: Store) -> None:
-    genuine = _hold(store, args={"path": "/srv/ok.txt"})
-    assert store.approve(genuine.token).ok
-    ev = store.events(genuine.token)[-1]
-    assert ev.event == "approved" and ev.detail["bound"]["mac"]
-
-    def forge(detail_for) -> str:
-        """A new held call, set to approved with an `approved` event of the attacker's making."""
-        victim = _hold(store, args={"path": "/etc/passwd"})
-        with sqlite3.connect(store.path) as db:
-            action_id = db.execute(
-                "SELECT id FROM actions WHERE token = ?", (victim.token,)
-            ).fetchone()[0]
-            db.execute(
-                "UPDATE actions SET status = 'approved', decided_by = ?, decided_at = ? "
-                "WHERE id = ?",
-                (ev.actor, ev.at, action_id),
-            )
-            db.execute(
-                "INSERT INTO events (action_id, at, actor, event, detail) "
-                "VALUES (?, ?, ?, 'approved', ?)",
-                (action_id, ev.at, ev.actor, canonical_json(detail_for(victim))),
-            )
-        return victim.token
-
-    def rebound(victim, mac=None) -> dict:
-        # The genuine seal's fields re-pointed at the victim: only the HMAC cannot follow.
-        bound = dict(ev.detail["bound"])
-        bound.update(
-            token=victim.token, args_sha256=victim.args_sha256, expires_at=victim.expires_at
+def _approve_by_sql(store: Store, token: str, envelope: str, approver: str) -> None:
+    """What an attacker with the store file can do: a signature row and the approved status."""
+    with sqlite3.connect(store.path) as db:
+        action_id, sha = db.execute(
+            "SELECT id, args_sha256 FROM actions WHERE token = ?", (token,)
+        ).fetchone()
+        db.execute(
+            "INSERT INTO signatures (action_id, approver, decision, at, note, args_sha256, "
+            "envelope) VALUES (?, ?, 'approve', '2026-01-01T00:00:00.000Z', NULL, ?, ?)",
+            (action_id, approver, sha, envelope),
         )
-        if mac is not None:
-            bound["mac"] = mac
-        return {"bound": bound}
+        db.execute("UPDATE actions SET status = 'approved' WHERE id = ?", (action_id,))
 
-    forged = [
-        forge(lambda victim: ev.detail),  # the genuine event's detail, copied as is
-        forge(rebound),  # ... re-pointed at the victim's token, args and expiry
-        forge(lambda victim: rebound(victim, mac="0" * 64)),  # a seal made up from scratch
-        forge(lambda victim: {"note": "looks fine"}),  # an event with no seal at all
-    ]
-    for t in forged:
-        assert store.get(t).tampered, t
-        decision = store.claim(t)
+
+def test_forged_copied_and_unlisted_signatures_are_refused(store: Store, tmp_path: Path) -> None:
+    genuine = _hold(store, args={"path": "/srv/ok.txt"})
+    assert decisions.approve(store, genuine.token).ok
+    (real,) = store.decisions(genuine.token)
+    envelope = json.loads(real.envelope)
+    statement = json.loads(envelope["statement"])
+
+    def victim() -> str:
+        return _hold(store, args={"path": "/etc/passwd"}).token
+
+    # 1. The genuine signature copied onto another call (a replay): it names the other token.
+    replayed = victim()
+    _approve_by_sql(store, replayed, real.envelope, real.approver)
+    # 2. The statement re-pointed at the victim, the genuine signature kept: it no longer verifies.
+    repointed = victim()
+    moved = dict(statement, token=repointed, args_sha256=store.get(repointed).args_sha256)
+    forged = dict(envelope, statement=canonical_json(moved))
+    _approve_by_sql(store, repointed, canonical_json(forged), real.approver)
+    # 3. A statement signed with the attacker's own key, in the approver's name.
+    mine = victim()
+    attacker = create_key_file(tmp_path / "attacker_key", "attacker")
+    theirs = dict(statement, token=mine, args_sha256=store.get(mine).args_sha256)
+    text = canonical_json(theirs)
+    signed = Envelope("sshsig", text, attacker.sign(text.encode()), attacker.public_line)
+    _approve_by_sql(store, mine, signed.to_text(), real.approver)
+    # 4. The same, under a name of the attacker's choosing (not a trusted approver).
+    unlisted = victim()
+    named = dict(theirs, token=unlisted, approver="mallory", key=attacker.fingerprint)
+    text = canonical_json(named)
+    signed = Envelope("sshsig", text, attacker.sign(text.encode()), attacker.public_line)
+    _approve_by_sql(store, unlisted, signed.to_text(), "mallory")
+    for token in (replayed, repointed, mine, unlisted):
+        decision = decisions.claim(store, token)
         assert not decision.ok and decision.code == "tampered", decision
-        assert store.get(t).status == "failed"
+        assert store.get(token).status == "failed"
     # The genuine approval still runs.
-    assert store.get(genuine.token).tampered is None
-    assert store.claim(genuine.token).ok
+    assert decisions.claim(store, genuine.token).ok
 
 
-def test_args_changed_after_approval_is_refused(store: Store) -> None:
+def test_args_changed_after_approval_are_refused(store: Store) -> None:
     action = _hold(store)
-    assert store.approve(action.token).ok
+    assert decisions.approve(store, action.token).ok
     evil = {"path": "/home/alice/thesis.tex"}
-    # Both the args and their stored hash, consistently: only the seal remembers.
+    # Both the args and their stored hash, consistently: only the signed statement remembers.
     _sql(
         store,
         "UPDATE actions SET args_json = ?, args_sha256 = ? WHERE token = ?",
@@ -142,8 +148,7 @@ def test_args_changed_after_approval_is_refused(store: Store) -> None:
         args_sha256(evil),
         action.token,
     )
-    assert "args were changed" in store.get(action.token).tampered
-    claim = store.claim(action.token)
+    claim = decisions.claim(store, action.token)
     assert not claim.ok and claim.code == "args_changed"
     assert store.get(action.token).status == "failed"
     assert _events(store, action.token) == ["created", "approved", "refused"]
@@ -155,56 +160,35 @@ def test_args_changed_after_approval_is_refused(store: Store) -> None:
         ("source_sha256", "c" * 64),  # another tool version passed off as the approved one
         ("kind", "tainted_input"),
         ("tool_path", "/t/other.py"),
-        ("expires_at", "2999-01-01T00:00:00.000Z"),  # an approval that never expires
+        ("tool", "other_tool"),
+        ("upstream_token", "someone-elses-upstream-token"),
     ],
 )
-def test_sealed_fields_changed_after_approval_are_refused(
+def test_signed_fields_changed_after_approval_are_refused(
     store: Store, column: str, value: str
 ) -> None:
     action = _hold(store)
-    assert store.approve(action.token).ok
+    assert decisions.approve(store, action.token).ok
     _sql(store, f"UPDATE actions SET {column} = ? WHERE token = ?", value, action.token)
-    assert column in store.get(action.token).tampered
-    claim = store.claim(action.token)
-    assert not claim.ok and claim.code == "tampered"
+    claim = decisions.claim(store, action.token)
+    assert not claim.ok and claim.code == "tampered" and column in claim.why
 
 
-def test_the_key_matters(tmp_path: Path) -> None:
-    # A store copied (or a key swapped) elsewhere: approvals sealed with another key do not pass.
-    path = tmp_path / "a" / "c.sqlite3"
-    with Store(path) as s:
-        action = _hold(s)
-        assert s.approve(action.token).ok
-    key = Path(f"{path}.key")
-    assert stat.S_IMODE(key.stat().st_mode) == 0o600 and key in store_files(path)
-    key.write_text(os.urandom(32).hex() + "\n")
-    with Store(path) as s:
-        assert not s.claim(action.token).ok
-
-
-def test_approvals_from_before_seals(tmp_path: Path) -> None:
-    # A store written by the previous release (same schema, approved events without a seal) opens
-    # as is; its history is not flagged, but a still-approved call must be approved again.
-    path = tmp_path / "c.sqlite3"
-    with Store(path, actor="alice@test") as s:
-        old_run, old_live = _hold(s), _hold(s)
-    with sqlite3.connect(path) as db:
-        for token, status in ((old_run.token, "executed"), (old_live.token, "approved")):
-            action_id = db.execute("SELECT id FROM actions WHERE token = ?", (token,)).fetchone()[0]
-            db.execute(
-                "UPDATE actions SET status = ?, decided_at = created_at, decided_by = 'alice@cli' "
-                "WHERE id = ?",
-                (status, action_id),
-            )
-            db.execute(
-                "INSERT INTO events (action_id, at, actor, event, detail) "
-                "VALUES (?, '2026-01-01T00:00:00.000Z', 'alice@cli', 'approved', '{\"note\":null}')",
-                (action_id,),
-            )
-    with Store(path) as s:
-        assert s.get(old_run.token).tampered is None
-        assert "no seal" in s.get(old_live.token).tampered
-        assert s.claim(old_live.token).code == "tampered"
+def test_a_longer_expiry_written_into_the_row_does_not_extend_the_approval(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    action = _hold(store)
+    assert decisions.approve(store, action.token).ok
+    signed_until = store.get(action.token).expires_at
+    _sql(
+        store,
+        "UPDATE actions SET expires_at = '2999-01-01T00:00:00.000Z' WHERE token = ?",
+        action.token,
+    )
+    later = parse_iso(signed_until) + 1
+    monkeypatch.setattr(store, "_now", lambda: later)
+    claim = decisions.claim(store, action.token)
+    assert not claim.ok and claim.code == "tampered" and "expired" in claim.why
 
 
 # -- the store protects itself -------------------------------------------------------------------
@@ -213,18 +197,18 @@ def test_approvals_from_before_seals(tmp_path: Path) -> None:
 def test_new_store_is_private(tmp_path: Path) -> None:
     path = tmp_path / "new" / "deeper" / "c.sqlite3"
     with Store(path) as s:
-        s.approve(_hold(s).token)  # the WAL files exist now
+        decisions.approve(s, _hold(s).token)  # the WAL files exist now
         for f in store_files(path):
             if f.exists():
                 assert stat.S_IMODE(f.stat().st_mode) == 0o600, f
     assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
 
 
-@pytest.mark.parametrize("which", ["", "-wal", "-shm", ".key"])
+@pytest.mark.parametrize("which", ["", "-wal", "-shm"])
 def test_files_writable_by_others_are_refused(tmp_path: Path, which: str) -> None:
     path = tmp_path / "c.sqlite3"
     with Store(path) as s:
-        s.approve(_hold(s).token)
+        decisions.approve(s, _hold(s).token)
         target = Path(f"{path}{which}")
         assert target.exists()
         target.chmod(0o666)
@@ -236,14 +220,6 @@ def test_files_writable_by_others_are_refused(tmp_path: Path, which: str) -> Non
         Store(path).close()  # fixed as the message says: it opens again
 
 
-def test_key_readable_by_others_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "c.sqlite3"
-    Store(path).close()
-    Path(f"{path}.key").chmod(0o644)
-    with pytest.raises(StoreUnsafe, match=r"readable or writable by other users .*chmod 600"):
-        Store(path)
-
-
 def test_pre_created_0666_store_is_refused_and_left_alone(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite3"
     path.touch()
@@ -253,14 +229,14 @@ def test_pre_created_0666_store_is_refused_and_left_alone(tmp_path: Path) -> Non
     assert path.read_bytes() == b"" and not Path(f"{path}.key").exists()
 
 
-@pytest.mark.parametrize("which", ["", "-wal", ".key", "folder"])
+@pytest.mark.parametrize("which", ["", "-wal", "folder"])
 def test_files_owned_by_another_user_are_refused(tmp_path: Path, which: str) -> None:
     if os.geteuid() != 0:
         pytest.skip("needs root to give a file away")
     folder = tmp_path / "st"
     path = folder / "c.sqlite3"
     with Store(path) as s:
-        s.approve(_hold(s).token)
+        decisions.approve(s, _hold(s).token)
         target = folder if which == "folder" else Path(f"{path}{which}")
         os.chown(target, OTHER_UID, -1)
         with pytest.raises(StoreUnsafe, match=f"another user \\(uid {OTHER_UID}\\)"):

@@ -1,159 +1,187 @@
-"""The store's schema 2 -> 3 upgrade (edited approvals and standing grants): a store file written by
-the patch-tui before issue 17 opens with every action, event and approval kept, and gains what
-schema 3 adds."""
+"""The store's upgrades: a store file written by an older patch-tui (schema 2: before edited
+approvals and grants; schema 3: approvals sealed with an HMAC) opens with every action and event
+kept. An HMAC-sealed approval still waiting to run goes back to pending and says why: the key
+beside the store no longer approves anything (issue 23, item 7)."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from patch_tui.approvals import grants
+from patch_tui.approvals import decisions, grants
 from patch_tui.approvals.grants import Pattern
+from patch_tui.approvals.schema import REOPENED_WHY
 from patch_tui.approvals.store import (
     MIGRATIONS,
     SCHEMA_VERSION,
     Store,
     StoreUnavailable,
     _split_sql,
+    args_sha256,
 )
 
 SHA = "a" * 64
+T0 = "2026-11-01T10:00:00.000Z"
+LATER = "2999-01-01T00:00:00.000Z"  # not expired whenever the test runs
 
 
-def _columns(conn: sqlite3.Connection, table: str) -> list[tuple[str, str]]:
-    return [(r[1], r[2]) for r in conn.execute(f"PRAGMA table_info({table})")]
+def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    return [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
 
 
 def _tables(conn: sqlite3.Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
-def _v2_reference(tmp_path: Path) -> sqlite3.Connection:
-    """An empty database built by the first two migrations only: what schema 2 looks like."""
-    conn = sqlite3.connect(tmp_path / "reference-v2.sqlite3")
-    for script in MIGRATIONS[:2]:
+def _action(conn: sqlite3.Connection, token: str, status: str, args: dict, **more: str) -> int:
+    cur = conn.execute(
+        "INSERT INTO actions (token, kind, tool, version, source_sha256, tool_path, args_json, "
+        "args_sha256, reason, status, created_at, expires_at, decided_at, decided_by, note, "
+        "result_json) VALUES (?, 'human_confirm', 'delete_file', '1.0.0', ?, '/t/delete_file.py',"
+        " ?, ?, 'irreversible', ?, ?, ?, ?, ?, ?, ?)",
+        (
+            token,
+            SHA,
+            json.dumps(args),
+            args_sha256(args),
+            status,
+            T0,
+            LATER,
+            more.get("decided_at"),
+            more.get("decided_by"),
+            more.get("note"),
+            more.get("result"),
+        ),
+    )
+    action_id = int(cur.lastrowid or 0)
+    conn.execute(
+        "INSERT INTO events (action_id, at, actor, event, detail) VALUES (?, ?, 'alice@old', "
+        "'created', '{}')",
+        (action_id, T0),
+    )
+    if status in ("approved", "executed"):
+        # What the HMAC release wrote: an approved event carrying its seal.
+        sealed = {"note": None, "bound": {"token": token, "mac": "f" * 64}}
+        conn.execute(
+            "INSERT INTO events (action_id, at, actor, event, detail) VALUES (?, ?, "
+            "'alice@old', 'approved', ?)",
+            (action_id, T0, json.dumps(sealed)),
+        )
+    return action_id
+
+
+def _old_store(tmp_path: Path, version: int) -> tuple[Path, dict[str, str]]:
+    """A store file in schema `version` (2 or 3), built by the migrations of that release, with
+    a pending, an approved (sealed, not yet run), a rejected and an executed action."""
+    path = tmp_path / "state" / "store.sqlite3"
+    path.parent.mkdir(mode=0o700)
+    conn = sqlite3.connect(path)
+    for script in MIGRATIONS[:version]:
         for statement in _split_sql(script):
             conn.execute(statement)
-    return conn
-
-
-def _old_store(tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    """A store file in schema 2 holding a pending, an approved (sealed), a rejected and an
-    executed action. Written by today's Store, then taken back to schema 2 (its columns and
-    tables exactly as the two first migrations make them, checked against a fresh schema-2
-    database), so the approval's seal is a real one."""
-    path = tmp_path / "state" / "store.sqlite3"
-    with Store(path, actor="alice@old") as store:
-        pending = store.create_pending(
-            "human_confirm",
-            "delete_file",
-            "1.0.0",
-            SHA,
-            {"path": "/tmp/a"},
-            "irreversible",
-            tool_path="/t/delete_file.py",
-        )
-        approved = store.create_pending(
-            "human_confirm",
-            "delete_file",
-            "1.0.0",
-            SHA,
-            {"path": "/tmp/b"},
-            "irreversible",
-            ttl=3600,
-        )
-        rejected = store.create_pending(
-            "tainted_input", "slack_send", "2.0.0", SHA, {"text": "hi"}, "tainted"
-        )
-        executed = store.create_pending(
-            "human_confirm", "delete_file", "1.0.0", SHA, {"path": "/tmp/c"}, "irreversible"
-        )
-        assert store.approve(approved.token, note="looks right").ok
-        assert store.reject(rejected.token, reason="nope").ok
-        assert store.approve(executed.token).ok
-        assert store.claim(executed.token).ok
-        store.finish(executed.token, True, {"deleted": "/tmp/c"})
-    conn = sqlite3.connect(path)
-    conn.execute("DROP TABLE grants")
-    conn.execute("ALTER TABLE actions DROP COLUMN proposed_args_json")
-    conn.execute("ALTER TABLE actions DROP COLUMN grant_id")
-    conn.execute("PRAGMA user_version = 2")
+    conn.execute(f"PRAGMA user_version = {version}")
+    tokens = {n: f"{n:-<32}"[:32] for n in ("pending", "approved", "rejected", "executed")}
+    _action(conn, tokens["pending"], "pending", {"path": "/tmp/a"})
+    _action(conn, tokens["approved"], "approved", {"path": "/tmp/b"}, decided_at=T0,
+            decided_by="alice@old", note="looks right")  # fmt: skip
+    _action(conn, tokens["rejected"], "rejected", {"path": "/tmp/x"}, decided_at=T0,
+            decided_by="alice@old", note="nope")  # fmt: skip
+    _action(conn, tokens["executed"], "executed", {"path": "/tmp/c"}, decided_at=T0,
+            decided_by="alice@old", result='{"deleted":"/tmp/c"}')  # fmt: skip
     conn.commit()
-    reference = _v2_reference(tmp_path)
-    for table in ("actions", "events", "recent_outputs"):
-        assert _columns(conn, table) == _columns(reference, table), table
-    assert _tables(conn) == _tables(reference)
     conn.close()
-    tokens = {
-        "pending": pending.token,
-        "approved": approved.token,
-        "rejected": rejected.token,
-        "executed": executed.token,
-    }
+    path.chmod(0o600)
     return path, tokens
 
 
-def test_a_schema_2_store_is_upgraded_to_3_with_every_action_and_event_kept(tmp_path: Path) -> None:
-    assert SCHEMA_VERSION == 3
-    path, tokens = _old_store(tmp_path)
+@pytest.mark.parametrize("version", [2, 3])
+def test_an_old_store_is_upgraded_with_every_action_and_event_kept(
+    tmp_path: Path, version: int
+) -> None:
+    assert SCHEMA_VERSION == 4
+    path, tokens = _old_store(tmp_path, version)
     conn = sqlite3.connect(path)
-    before_actions = conn.execute("SELECT * FROM actions ORDER BY id").fetchall()
     before_events = conn.execute("SELECT * FROM events ORDER BY id").fetchall()
     conn.close()
-
     with Store(path, actor="bob@new") as store:
-        # Every old row, unchanged, in the columns it had; the new columns empty.
         conn = sqlite3.connect(path)
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 3
-        names = [c for c, _ in _columns(conn, "actions")]
-        assert names[-2:] == ["proposed_args_json", "grant_id"]
-        after = conn.execute(f"SELECT {', '.join(names[:-2])} FROM actions ORDER BY id").fetchall()
-        assert after == before_actions
-        assert (
-            conn.execute("SELECT proposed_args_json, grant_id FROM actions").fetchall()
-            == [(None, None)] * 4
-        )
-        assert conn.execute("SELECT * FROM events ORDER BY id").fetchall() == before_events
-        assert "grants" in _tables(conn)
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
+        assert {"grants", "signatures", "grant_signatures"} <= _tables(conn)
+        # The old events are kept as they were; the upgrade only appended.
+        after_events = conn.execute("SELECT * FROM events ORDER BY id").fetchall()
+        assert after_events[: len(before_events)] == before_events
+        appended = after_events[len(before_events) :]
         conn.close()
-
-        statuses = {name: store.get(token) for name, token in tokens.items()}
-        assert {n: a.status for n, a in statuses.items() if a} == {
+        got = {name: store.get(token) for name, token in tokens.items()}
+        assert {n: a.status for n, a in got.items()} == {
             "pending": "pending",
-            "approved": "approved",
+            "approved": "pending",  # the HMAC seal no longer approves: a person must again
             "rejected": "rejected",
             "executed": "executed",
         }
-        assert statuses["rejected"].note == "nope"
-        assert statuses["executed"].result == {"deleted": "/tmp/c"}
-        # The approval made before the upgrade still holds: its seal verifies, confirm runs it.
-        assert statuses["approved"].tampered is None and not statuses["approved"].edited
-        assert store.claim(tokens["approved"]).ok
-
-        # What schema 3 adds works on the old rows: an edited approval keeps the proposal...
-        decision = store.approve(tokens["pending"], args={"path": "/tmp/a-edited"})
+        assert got["approved"].note == REOPENED_WHY and got["approved"].decided_by is None
+        assert [(e[4]) for e in appended] == ["reopened"]  # one event, on the reopened action
+        assert got["rejected"].note == "nope"
+        assert got["executed"].result == {"deleted": "/tmp/c"}
+        # Confirm does not run it on the old seal...
+        claim = decisions.claim(store, tokens["approved"])
+        assert not claim.ok and claim.code == "awaiting_approval"
+        # ...a person approves it again, signed, and then it runs.
+        assert decisions.approve(store, tokens["approved"]).ok
+        assert decisions.claim(store, tokens["approved"]).ok
+        # What schema 3 and 4 add works on the old rows: an edited approval keeps the proposal.
+        decision = decisions.approve(store, tokens["pending"], args={"path": "/tmp/a-edited"})
         assert decision.ok and decision.action.edited
         assert decision.action.proposed_args == {"path": "/tmp/a"}
-        assert decision.action.args == {"path": "/tmp/a-edited"}
-        # ...and standing grants are stored and listed.
         grant = grants.create(store, "delete_file", "1.0.0", SHA, [Pattern("path", "/tmp/*")], 600)
         assert [g.id for g in grants.list_grants(store)] == [grant.id]
 
 
+def test_the_inbox_says_why_a_reopened_action_is_pending(tmp_path: Path) -> None:
+    from runtimekit import cli, cli_env
+
+    path, tokens = _old_store(tmp_path, 3)
+    env = cli_env(tmp_path / "home", path)
+    listed = cli(env, "inbox", "list")
+    assert listed.returncode == 0, listed.stderr
+    block = next(b for b in listed.stdout.split("\n\n") if b.startswith(tokens["approved"]))
+    assert "pending" in block and REOPENED_WHY in " ".join(block.split())
+
+
+def test_an_unsigned_grant_row_from_before_never_approves_and_is_reported(tmp_path: Path) -> None:
+    path, tokens = _old_store(tmp_path, 3)
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "INSERT INTO grants (tool, version, source_sha256, patterns_json, created_at, "
+        "created_by, expires_at) VALUES ('delete_file', '1.0.0', ?, '[]', ?, 'alice@old', ?)",
+        (SHA, T0, "2026-12-31T00:00:00.000Z"),
+    )
+    conn.commit()
+    conn.close()
+    with Store(path) as store:
+        action = store.get(tokens["pending"])
+        assert grants.apply(store, action) is None
+        assert store.get(tokens["pending"]).status == "pending"
+        (listed,) = grants.listing(store, None)
+        assert listed.state == "untrusted" and "not signed" in listed.status
+
+
 def test_the_upgrade_runs_once_and_a_second_process_opens_the_upgraded_file(tmp_path: Path) -> None:
-    path, tokens = _old_store(tmp_path)
+    path, tokens = _old_store(tmp_path, 2)
     with Store(path) as first, Store(path) as second:
         assert first.get(tokens["pending"]) == second.get(tokens["pending"])
     conn = sqlite3.connect(path)
-    # One `grants` table, the columns added once (a second run of the ALTERs would have failed).
-    assert [c for c, _ in _columns(conn, "actions")].count("grant_id") == 1
+    # The columns added once (a second run of the ALTERs would have failed), one reopening.
+    assert _columns(conn, "actions").count("grant_id") == 1
+    assert conn.execute("SELECT count(*) FROM events WHERE event = 'reopened'").fetchone() == (1,)
     conn.close()
 
 
 def test_a_store_from_a_newer_patch_tui_is_refused_untouched(tmp_path: Path) -> None:
-    path, _ = _old_store(tmp_path)
+    path, _ = _old_store(tmp_path, 2)
     conn = sqlite3.connect(path)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     conn.commit()

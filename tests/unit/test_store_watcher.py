@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from patch_tui.approvals import decisions
 from patch_tui.approvals.store import Store, StoreBusy, parse_iso
 from patch_tui.approvals.watcher import StoreChanged, StoreWatcher
 
@@ -63,7 +64,7 @@ def test_arrivals_and_decisions_from_another_process(store: Store, tmp_path: Pat
         changed = watcher.poll()
         assert changed is not None and changed.pending_count == 2
         assert [x.token for x in changed.arrived] == [a.token, b.token]  # oldest first
-        assert other.reject(a.token).ok
+        assert decisions.reject(other, a.token).ok
         changed = watcher.poll()
         assert changed is not None and changed.pending_count == 1 and changed.arrived == ()
     assert watcher.poll() is None

@@ -177,7 +177,13 @@ def open_allow_dialog(screen: Any, action: Action, done: Callable[[Grant | None]
     def create(patterns: list[Pattern], seconds: float) -> Grant:
         store = app_store(screen.app)
         grant = grants.create(
-            store, action.tool, action.version, action.source_sha256, patterns, seconds
+            store,
+            action.tool,
+            action.version,
+            action.source_sha256,
+            patterns,
+            seconds,
+            tool_path=action.tool_path,
         )
         current = store.get(action.token)
         if current is not None:

@@ -39,7 +39,7 @@ from textual.content import Content
 from textual.geometry import Size
 from textual.widgets import Button, Input, Label, Static
 
-from patch_tui.approvals import approvable
+from patch_tui.approvals import approvable, decisions
 from patch_tui.approvals.store import Action, Decision, StoreError, parse_iso
 from patch_tui.ui.dialogs.dialog import Dialog
 from patch_tui.ui.inbox import inbox_list
@@ -111,9 +111,9 @@ def decide_batch(
                     out.append(Outcome(action.token, False, why))
                     continue
             decision: Decision = (
-                store.approve(action.token, shown_args_sha256=action.args_sha256)
+                decisions.approve(store, action.token, shown_args_sha256=action.args_sha256)
                 if verb == "approve"
-                else store.reject(action.token, reason=reason)
+                else decisions.reject(store, action.token, reason=reason)
             )
         except (StoreError, ValueError) as exc:
             out.append(Outcome(action.token, False, f"not recorded: {exc}"))

@@ -232,6 +232,12 @@ class DetailPart(InboxParts):
             parts.append(safe_line(action.decided_by or "?"))
         if action.finished_at:
             parts += ["\n", label("finished "), safe_line(action.finished_at)]
+        if action.standing:
+            # "1 of 2: approved by alice": it stays pending until enough approvers approved.
+            parts += ["\n", label("approvals "), safe_line(action.standing, "$text-warning")]
+        if not action.decided_at and action.note:
+            # Why it is pending (again): e.g. approved before approvals were signed.
+            parts += ["\n", label("note "), safe_line(action.note, "$text-warning")]
         if action.tampered:
             parts += ["\n", label("tampered "), safe_line(action.tampered, "$text-error")]
             parts.append(" (never run)")

@@ -174,7 +174,7 @@ class EditArgsDialog(Dialog[Decision | None]):
 
     def _done(self, decision: Decision | str) -> None:
         self.deciding = False
-        if isinstance(decision, Decision) and decision.ok:
+        if isinstance(decision, Decision) and (decision.ok or decision.code == "awaiting_approval"):
             self.dismiss(decision)
             return
         why = decision if isinstance(decision, str) else decision.why
@@ -216,6 +216,8 @@ def open_edit_dialog(screen: Any, action: Action, done: Callable[[Decision | Non
     token = action.token
 
     def decide(args: dict[str, Any]) -> Decision:
-        return app_store(screen.app).approve(token, args=args)
+        from patch_tui.approvals import decisions
+
+        return decisions.approve(app_store(screen.app), token, args=args)
 
     screen.app.push_screen(EditArgsDialog(action, tf.manifest, decide), done)

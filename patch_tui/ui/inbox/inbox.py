@@ -30,13 +30,14 @@ from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import Header, Static
 
-from patch_tui.approvals import workspace
+from patch_tui.approvals import decisions, workspace
 from patch_tui.approvals.store import Action, ActionStatus, Decision, Event, StoreBusy, StoreError
 from patch_tui.approvals.watcher import StoreChanged
 from patch_tui.ui.commands import CommandList
 from patch_tui.ui.desk.host import desk_editor
 from patch_tui.ui.first_frame import StyledOnMount
 from patch_tui.ui.inbox.batch import BatchPart
+from patch_tui.ui.inbox.claims import ClaimPart, readers_of
 from patch_tui.ui.inbox.detail import (
     DETAIL_DELAY,
     DetailPart,
@@ -75,8 +76,7 @@ class Listing(NamedTuple):
     version: int | None
     # "pending" or "history": the list it was read for (the mode may change during the read).
     mode: str
-    # Who is reading which pending action (the team inbox's claims, approvals/reading.py).
-    readers: dict[str, str] | None = None
+    readers: dict[str, str] | None = None  # who reads which (ui/inbox/claims.py)
 
 
 class InboxCommands(CommandList):
@@ -89,14 +89,13 @@ class InboxCommands(CommandList):
         return inbox_commands(screen)
 
 
-class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
+class InboxScreen(ClaimPart, BatchPart, HistoryPart, DetailPart, StyledOnMount):
     """Pending actions (default) or the history, with the selected action's details."""
 
     COMMANDS: ClassVar[set[Any]] = {InboxCommands}
 
     BINDINGS: ClassVar[list[Any]] = [
         Binding("a", "approve", "Approve", id="inbox.approve"),
-        Binding("c", "claim", "Claim", id="inbox.claim", show=False),
         Binding("r", "reject", "Reject", id="inbox.reject"),
         Binding("space", "toggle_select", "Select", id="inbox.select"),
         Binding("ctrl+a", "select_all", "Select all", id="inbox.select_all", show=False),
@@ -249,12 +248,15 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
             if known is None:
                 # First read: the newest rows first, so the screen fills at once even with
                 # 10,000 actions, then the whole list right after.
-                first = store.list_actions(statuses=statuses, limit=FIRST_PAGE)
+                first = decisions.annotate(
+                    store, store.list_actions(statuses=statuses, limit=FIRST_PAGE)
+                )
                 if len(first) == FIRST_PAGE:
                     self.app.call_from_thread(self._loaded, Listing(first, None, mode), False)
-            listed = store.list_actions(statuses=statuses)
-            readers = {t: r.by for t, r in store.readings().items()} if mode == "pending" else {}
-            result: Listing | StoreError = Listing(listed, version, mode, readers)
+            # Each live approval verified, and each pending one's quorum said (the decisions
+            # service's: the store only keeps the signatures).
+            listed = decisions.annotate(store, store.list_actions(statuses=statuses))
+            result: Listing | StoreError = Listing(listed, version, mode, readers_of(store, mode))
         except StoreError as exc:  # StoreBusy included: shown, and retried on the next tick
             result = exc
         except Exception as exc:  # a damaged row, say: said, and the next tick tries again
@@ -291,8 +293,7 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
             self._tick()  # the mode changed while reading: read again
             return
         self.actions = result.actions
-        if result.readers is not None:
-            self.list.readers = result.readers
+        self.list.readers = self.list.readers if result.readers is None else result.readers
         if not final:  # the first page: shown now, the rest follows
             self._apply_filter()
             status.update(f"{len(result.actions)} newest shown, reading the rest…")
@@ -398,12 +399,6 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
         else:
             self._decide("approve")
 
-    def action_claim(self) -> None:
-        """Tell everyone else you are reading this call (a team inbox; ui/inbox/claims.py)."""
-        from patch_tui.ui.inbox.claims import claim_current
-
-        claim_current(self)
-
     def action_edit(self) -> None:
         """Edit, then approve (issue 17): the args in a form from the tool's inputs."""
         from patch_tui.ui.inbox.edit_args_dialog import open_edit_dialog
@@ -418,7 +413,14 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
             return
 
         def done(decision: Decision | None) -> None:
-            if decision is not None and decision.ok:
+            if decision is not None and decision.code == "awaiting_approval":
+                self.notify(
+                    f"Signed: {action.tool} ({action.token[:8]}…) {decision.why}; it runs once "
+                    "enough "
+                    "approvers have approved.",
+                    markup=False,
+                )
+            elif decision is not None and decision.ok:
                 self.notify(
                     f"Approved with edited args: {action.tool} ({action.token[:8]}…). The agent "
                     "will be told what changed.",
@@ -510,13 +512,21 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
         token, shown_sha256 = action.token, action.args_sha256
 
         def decide(note: str | None) -> Decision:
+            from patch_tui.approvals import decisions
+
             store = app_store(self.app)
             if verb == "approve":
-                return store.approve(token, note=note, shown_args_sha256=shown_sha256)
-            return store.reject(token, reason=note)
+                return decisions.approve(store, token, note=note, shown_args_sha256=shown_sha256)
+            return decisions.reject(store, token, reason=note)
 
         def done(decision: Decision | None) -> None:
-            if decision is not None and decision.ok:
+            if decision is not None and decision.code == "awaiting_approval":
+                self.notify(
+                    f"Signed: {action.tool} ({token[:8]}…) {decision.why}; it runs once enough "
+                    "approvers have approved.",
+                    markup=False,
+                )
+            elif decision is not None and decision.ok:
                 self.notify(
                     f"{'Approved' if verb == 'approve' else 'Rejected'}: {action.tool} "
                     f"({token[:8]}…). The agent's patch_confirm_action "

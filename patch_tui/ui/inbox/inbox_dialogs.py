@@ -130,7 +130,8 @@ class DecideModal(Dialog[Decision | None]):
 
     def _done(self, decision: Decision | str) -> None:
         self.deciding = False
-        if isinstance(decision, Decision) and decision.ok:
+        if isinstance(decision, Decision) and (decision.ok or decision.code == "awaiting_approval"):
+            # awaiting_approval: the signature is recorded, others must approve too ("1 of 2").
             self.dismiss(decision)
             return
         error = self.query_one("#decide-error", Static)

@@ -1,0 +1,89 @@
+"""Who is trusted, and who signs here: the trusted approvers as the settings say now, the local
+approver's key and name, and what a held call's tool may do (for rules on capabilities). Used by
+approvals/decisions.py and approvals/grants.py alike."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from patch_tui.approvals.approvers import Approver, Approvers, load_approvers
+from patch_tui.approvals.backend import ApprovalStore
+from patch_tui.approvals.keys import KeyProblem, Signer, local_signer
+from patch_tui.approvals.values import Action
+
+
+class DecisionRefused(Exception):
+    """This person cannot make this decision here (no key, not an approver, not for this tool).
+    The message is for a person; `code` for a program (no_key, not_allowed)."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# -- who is trusted, and who signs here --------------------------------------------------------
+
+
+def _settings() -> tuple[str | None, str | None]:
+    from patch_tui.settings.config import plain_setting
+
+    return plain_setting("approvers_file", None), plain_setting("approver_key", None)
+
+
+def trusted() -> Approvers:
+    """The trusted approvers as the settings say now (re-read at each decision and claim: an
+    approver removed from the file stops counting at once)."""
+    approvers_file, approver_key = _settings()
+    return load_approvers(approvers_file, approver_key)
+
+
+def signer_here() -> Signer:
+    """The local approver's key (`approver_key`), the key file created on first use."""
+    _, approver_key = _settings()
+    try:
+        return local_signer(approver_key)
+    except KeyProblem as exc:
+        raise DecisionRefused(str(exc), "no_key") from None
+
+
+def local_identity(approvers: Approvers, signer: Signer) -> Approver:
+    """The trusted approver whose key `signer` holds (DecisionRefused when none is)."""
+    if approvers.problem is not None:
+        raise DecisionRefused(approvers.problem, "not_allowed")
+    found = approvers.by_key(signer.fingerprint)
+    if found is None:
+        where = approvers.source or "the trusted approvers"
+        raise DecisionRefused(
+            f"your key {signer.fingerprint} is not an approver's in {where} "
+            "(patch-tui keys show prints the line to add)",
+            "not_allowed",
+        )
+    return found
+
+
+# -- what the action's tool may do --------------------------------------------------------------
+
+
+def tool_capabilities(action: Action, approvers: Approvers) -> dict[str, Any] | None:
+    """The capabilities (as written in its manifest) of the tool file the action binds: its
+    path, holding the approved sha256. None when no rule asks about capabilities, or when that
+    file cannot be read as it was approved (a rule on capabilities then applies)."""
+    if not any(r.capabilities is not None for r in approvers.rules) or not action.tool_path:
+        return None
+    from patch_tui.format import toolfile
+
+    try:
+        tf = toolfile.read(action.tool_path)
+    except (OSError, ValueError):
+        return None
+    if tf.sha256 != action.source_sha256 or not isinstance(tf.data, dict):
+        return None
+    caps = tf.data.get("capabilities")
+    return dict(caps) if isinstance(caps, dict) else {}
+
+
+def store_now(store: ApprovalStore) -> float:
+    """The store's clock (tests move it); time.time() for a backend without one."""
+    now = getattr(store, "_now", None)
+    return float(now()) if callable(now) else time.time()
