@@ -9,6 +9,11 @@ Figures:
   power cut; median and p99;
 - confirm throughput: `Gate.confirm_action()` on approved actions of a trivial tool, end to end
   (claim, hash check, sandboxed run, finish), and the store part alone (claim + finish);
+- signing and verifying (issue 23, item 9): an approval through the decisions service (build the
+  statement, sign it, verify every signature for the quorum, record) against the store's part
+  alone (the same row written with a ready-made signature and no verification), and a claim
+  through the decisions service (verify every signature inside the claim) against the store's
+  claim alone; the difference is what signatures add, in ms (target: at most 2 ms each);
 - `patch-tui inbox list --json` wall time with 10,000 pending actions (a fresh process each time,
   as a person or a script would run it), and `Store.list_actions()` in process.
 
@@ -130,6 +135,69 @@ def bench_confirm(tmp: Path, n: int) -> dict[str, float]:
     }
 
 
+def bench_signing(tmp: Path, n: int) -> dict[str, float]:
+    """What signing and verifying add to an approval and to a confirm (see the module)."""
+    from patch_tui.approvals.records import Signature
+
+    store = Store(tmp / "signing.sqlite3", actor="bench")
+
+    def held() -> list[str]:
+        return [
+            store.create_pending("human_confirm", "t", "1.0.0", "0" * 64, {"i": i}, "bench").token
+            for i in range(n)
+        ]
+
+    signed, plain = held(), held()
+    # Warm up: the key loaded, cryptography imported (once per process, not per approval).
+    warm = held()[0]
+    assert decisions.approve(store, warm).ok
+    (ready,) = store.decisions(warm)
+    # Interleaved, one signed and one store-only at a time, so both see the same disk and load.
+    # Wall time includes each commit's fsync, which varies with the disk; CPU time (this
+    # process's) is what signing and verifying cost by themselves.
+    times_signed, times_plain, cpu_signed, cpu_plain = [], [], [], []
+    for token, other in zip(signed, plain, strict=True):
+        t0, c0 = time.perf_counter(), time.process_time()
+        assert decisions.approve(store, token).ok
+        times_signed.append(time.perf_counter() - t0)
+        cpu_signed.append(time.process_time() - c0)
+        row = Signature(ready.approver, "approve", ready.at, ready.envelope)
+        t0, c0 = time.perf_counter(), time.process_time()
+        done = store.add_decision(other, row, complete=lambda a, s: "9999-01-01T00:00:00.000Z")
+        times_plain.append(time.perf_counter() - t0)
+        cpu_plain.append(time.process_time() - c0)
+        assert done.ok
+    claim_signed, claim_plain, claim_cpu_signed, claim_cpu_plain = [], [], [], []
+    for token, other in zip(signed, plain, strict=True):
+        t0, c0 = time.perf_counter(), time.process_time()
+        assert decisions.claim(store, token).ok
+        claim_signed.append(time.perf_counter() - t0)
+        claim_cpu_signed.append(time.process_time() - c0)
+        t0, c0 = time.perf_counter(), time.process_time()
+        assert store.claim(other, lambda a, s, g: None).ok
+        claim_plain.append(time.perf_counter() - t0)
+        claim_cpu_plain.append(time.process_time() - c0)
+    store.close()
+    approve_s, approve_p = statistics.median(times_signed), statistics.median(times_plain)
+    claim_s, claim_p = statistics.median(claim_signed), statistics.median(claim_plain)
+    return {
+        "n": n,
+        "approve_signed_ms": ms(approve_s),
+        "approve_store_only_ms": ms(approve_p),
+        "approve_added_ms": ms(approve_s - approve_p),
+        "approve_ratio": round(approve_s / approve_p, 2),
+        "claim_verified_ms": ms(claim_s),
+        "claim_store_only_ms": ms(claim_p),
+        "claim_added_ms": ms(claim_s - claim_p),
+        "claim_ratio": round(claim_s / claim_p, 2),
+        # CPU: the mean, since process_time ticks coarsely on some systems.
+        "approve_added_cpu_ms": ms(statistics.fmean(cpu_signed) - statistics.fmean(cpu_plain)),
+        "claim_added_cpu_ms": ms(
+            statistics.fmean(claim_cpu_signed) - statistics.fmean(claim_cpu_plain)
+        ),
+    }
+
+
 def bench_list(tmp: Path, pending: int) -> dict[str, float]:
     db = tmp / "list.sqlite3"
     store = Store(db, actor="bench", ttl=3600)
@@ -178,15 +246,29 @@ def main() -> int:
     parser.add_argument("--approvals", type=int, default=300)
     parser.add_argument("--confirms", type=int, default=40)
     parser.add_argument("--pending", type=int, default=10_000)
+    parser.add_argument("--signed", type=int, default=200)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="store-bench-") as tmp_name:
         tmp = Path(tmp_name)
+        # The approver key is made in this folder, never in the user's config.
+        os.environ["PATCH_TUI_CONFIG"] = str(tmp / "config.toml")
+        os.environ.pop("PATCH_TUI_APPROVER_KEY", None)
+        os.environ.pop("PATCH_TUI_APPROVERS_FILE", None)
         results = {
+            "signing": bench_signing(tmp, args.signed),
             "approve_to_durable": bench_approve(tmp, args.approvals),
             "confirm": bench_confirm(tmp, args.confirms),
             "inbox_list": bench_list(tmp, args.pending),
         }
     a, c, li = results["approve_to_durable"], results["confirm"], results["inbox_list"]
+    sg = results["signing"]
+    print(
+        f"signing ({sg['n']}): approve {sg['approve_signed_ms']} ms vs store alone "
+        f"{sg['approve_store_only_ms']} ms (+{sg['approve_added_ms']} ms, x{sg['approve_ratio']}); "
+        f"claim {sg['claim_verified_ms']} ms vs store alone {sg['claim_store_only_ms']} ms "
+        f"(+{sg['claim_added_ms']} ms, x{sg['claim_ratio']}); CPU added: approve "
+        f"{sg['approve_added_cpu_ms']} ms, claim {sg['claim_added_cpu_ms']} ms"
+    )
     print(f"approve-to-durable ({a['n']}): median {a['median_ms']} ms, p99 {a['p99_ms']} ms")
     print(
         f"confirm ({c['n']}, end to end with a sandboxed run): {c['confirms_per_s']}/s "

@@ -23,7 +23,9 @@ WIDTH = "100"  # argparse wraps to $COLUMNS
 def _commands(
     parser: argparse.ArgumentParser, words: tuple[str, ...]
 ) -> Iterator[tuple[tuple[str, ...], argparse.ArgumentParser]]:
-    """Each parser below this one, depth first, in the order --help lists them."""
+    """Each parser below this one, depth first, in the order --help lists them. argparse has no
+    public way to reach its sub-parsers; _actions and _SubParsersAction are how tools such as
+    sphinx-argparse read them too."""
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             seen: set[int] = set()

@@ -42,7 +42,12 @@ def main(channel: str, text: str, thread_ts: str = "") -> dict:
     # The runtime mints a short-lived token for the declared scope just before the call.
     token = os.environ.get("PATCH_ACCESS_TOKEN", "")
     if not token:
-        return {"ok": False, "error": "PATCH_ACCESS_TOKEN is not set: connect Slack first"}
+        return {
+            "ok": False,
+            "error": "PATCH_ACCESS_TOKEN is not set: call the tool through the Patch "
+            "runtime, which mints one for its external_auth (slack.chat:write), or start "
+            "patch-tui with PATCH_ACCESS_TOKEN set to a Slack token that has chat:write",
+        }
     payload: dict = {"channel": channel, "text": text}
     if thread_ts:
         payload["thread_ts"] = thread_ts
@@ -59,7 +64,11 @@ def main(channel: str, text: str, thread_ts: str = "") -> dict:
         with urllib.request.urlopen(request, timeout=15) as response:
             answer = json.loads(response.read().decode("utf-8"))
     except urllib.error.HTTPError as exc:  # Slack answers 429 with Retry-After when rate limited
-        return {"ok": False, "error": f"http_{exc.code}", "retry_after": exc.headers.get("Retry-After")}
+        return {
+            "ok": False,
+            "error": f"http_{exc.code}",
+            "retry_after": exc.headers.get("Retry-After"),
+        }
     if not answer.get("ok"):
         return {"ok": False, "error": answer.get("error", "unknown_error")}
     return {"ok": True, "channel": answer.get("channel"), "ts": answer.get("ts")}

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from pilotkit import until
+from pilotkit import HANG, until
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample_tools"
@@ -96,7 +96,7 @@ def hold(
         )
 
 
-async def wait_for(pilot: Any, cond: Any, timeout: float = 15.0, what: str = "condition") -> float:
+async def wait_for(pilot: Any, cond: Any, timeout: float = HANG, what: str = "condition") -> float:
     """Wait until cond() is true; returns the seconds it took."""
     return await until(pilot, cond, timeout, what)
 

@@ -13,12 +13,16 @@ from collections.abc import Callable
 from typing import Any
 
 POLL = 0.02
+# A wait follows the app's state; its limit only ends a test whose app hangs. It is far above
+# what any wait takes on a loaded machine (five workers on two cores, other jobs beside them),
+# since a passing test never waits longer than its condition needs.
+HANG = 60.0
 
 
 async def until(
     pilot: Any,
     cond: Callable[[], object],
-    timeout: float = 15.0,
+    timeout: float = HANG,
     what: str | Callable[[], str] = "condition",
 ) -> float:
     """Wait until cond() is true, then settle the screen; returns the seconds it took.

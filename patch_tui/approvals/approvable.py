@@ -24,10 +24,9 @@ app call `check` to say so before anyone tries, with the same words.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
-if TYPE_CHECKING:
-    from patch_tui.approvals.values import Action
+from patch_tui.approvals.values import Action, canonical_json
 
 # Characters of canonical JSON. The inbox shows every value in full (long strings behind an
 # explicit expand, the CLI folds them); past this, no person reads them through.
@@ -61,8 +60,6 @@ def args_unknown_why(action: Action) -> str | None:
 
 def unseen(action: Action) -> NotApprovable | None:
     """Why no one can have seen exactly what `action` would do, or None."""
-    from patch_tui.approvals.values import canonical_json
-
     if action.damaged:
         return NotApprovable(
             "damaged",

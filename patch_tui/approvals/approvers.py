@@ -146,16 +146,30 @@ def approvers_path(approvers_file: str | None = None) -> Path | None:
     return default if default.exists() else None
 
 
+_parsed: dict[str, tuple[tuple[int, int, int], Approvers]] = {}
+
+
 def load_approvers(approvers_file: str | None = None, approver_key: str | None = None) -> Approvers:
     """The trusted approvers now (see the module). Never raises: a file that cannot be read
-    gives `Approvers((), problem=...)`, which verifies nothing."""
+    gives `Approvers((), problem=...)`, which verifies nothing. A file is parsed again only when
+    it changed (its size, time or inode): every decision and every claim asks."""
     path = approvers_path(approvers_file)
     if path is None:
         return _local_only(approver_key)
     try:
-        return parse_approvers(_read(path), path)
+        st = path.stat()
+        stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+    except OSError:
+        stamp = (0, 0, 0)
+    cached = _parsed.get(str(path))
+    if cached is not None and cached[0] == stamp and stamp != (0, 0, 0):
+        return cached[1]
+    try:
+        found = parse_approvers(_read(path), path)
     except ApproversError as exc:
-        return Approvers((), (), path, f"{path}: {exc}")
+        found = Approvers((), (), path, f"{path}: {exc}")
+    _parsed[str(path)] = (stamp, found)
+    return found
 
 
 def _read(path: Path) -> dict[str, Any]:

@@ -9,6 +9,7 @@ import json
 import sqlite3
 from typing import Any
 
+from patch_tui.approvals import approvable
 from patch_tui.approvals.backend import GrantUseCheck, QuorumCheck
 from patch_tui.approvals.grant_rows import GrantRows
 from patch_tui.approvals.records import Signature
@@ -19,7 +20,6 @@ from patch_tui.approvals.values import (
     Decision,
     _not_pending_code,
     _not_pending_why,
-    _refuse_damaged,
     args_sha256,
     canonical_json,
     now_iso,
@@ -63,13 +63,12 @@ class DecisionRows(GrantRows):
             if found is None:
                 return Decision(False, None, "unknown token", "unknown_token")
             action_id, action = found
-            if (
-                action.damaged
-                and action.status == ActionStatus.PENDING
-                and signature.decision == "approve"
-            ):
-                # No one can see what it would do; a reject is always possible.
-                return _refuse_damaged(action, "approved")
+            if action.status == ActionStatus.PENDING and signature.decision == "approve":
+                # Under the write lock: what no one can have seen is never approved
+                # (approvable.py); a reject is always possible.
+                unseen = approvable.unseen(action)
+                if unseen is not None:
+                    return Decision(False, action, unseen.why, unseen.code)
             if action.status != ActionStatus.PENDING or action.expires_at <= at:
                 return self._decided(conn, token, 0, "", at)
             if shown_args_sha256 is not None and action.args_sha256 != shown_args_sha256:
@@ -194,6 +193,8 @@ class DecisionRows(GrantRows):
             action_id, action = found
             if action.status != ActionStatus.PENDING or action.expires_at <= at:
                 return Decision(False, action, _not_pending_why(action), "grant_inapplicable")
+            if approvable.unseen(action) is not None:
+                return Decision(False, action, "its args cannot be shown", "grant_inapplicable")
             grant = self._grant_in(conn, grant_id)
             if grant is None or not check(action, grant):
                 return Decision(False, action, "the grant does not apply", "grant_inapplicable")

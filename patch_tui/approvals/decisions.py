@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from patch_tui.approvals import approvable
 from patch_tui.approvals.approvers import Approver, Approvers
 from patch_tui.approvals.backend import ApprovalStore, ClaimCheck
 from patch_tui.approvals.grants import grant_problem
@@ -77,7 +78,6 @@ from patch_tui.approvals.values import (
     Action,
     ActionStatus,
     Decision,
-    _refuse_damaged,
     args_sha256,
     canonical_json,
     now_iso,
@@ -315,8 +315,12 @@ def _decide(
         return Decision(False, None, "unknown token", "unknown_token")
     if action.status != ActionStatus.PENDING:
         return Decision(False, action, *_not_pending(action))
-    if action.damaged and verb == "approve":
-        return _refuse_damaged(action, "approved")
+    if verb == "approve":
+        # What no one can have seen is never approved (approvals/approvable.py); the store
+        # checks again under its lock. Asked first, so no one is asked to sign for nothing.
+        unseen = approvable.unseen(action)
+        if unseen is not None:
+            return Decision(False, action, unseen.why, unseen.code)
     try:
         # The key first: the default key file is created on first use, and without an
         # approvers file it is the one trusted approver.

@@ -49,18 +49,12 @@ from typing import Any
 
 from patch_tui.approvals import decisions, edits, grants, workspace
 from patch_tui.approvals.store import Action, Store, args_sha256
+from patch_tui.approvals.taint_origins import origin_words, recent_outputs_at, taint_origins
 from patch_tui.format import toolfile
 from patch_tui.format.fields import JSON_PY_TYPES, fits_json_type, json_type
 from patch_tui.format.manifest import Manifest
 from patch_tui.runtime import sandbox
-from patch_tui.runtime.runner import (
-    DEFAULT_TIMEOUT,
-    Isolation,
-    RunResult,
-    protected_paths,
-    run_bytes,
-    run_source,
-)
+from patch_tui.runtime.runner import DEFAULT_TIMEOUT, Isolation, RunResult, run_bytes, run_source
 from patch_tui.runtime.toolbox import Toolbox, ToolboxError
 
 MIN_TAINT_LENGTH = 16
@@ -175,61 +169,6 @@ def find_tainted_inputs(
         if sources:
             found.append({"inputName": inp.name, "matchedTools": sources})
     return found
-
-
-EXCERPT_CHARS = 80
-
-
-def _excerpt(output: str, text: str) -> str:
-    """The matched text with a little of the output around it, for a person to recognise."""
-    at = output.find(text)
-    if at < 0:
-        return output[:EXCERPT_CHARS]
-    start = max(0, at - 20)
-    piece = output[start : start + max(EXCERPT_CHARS, len(text) + 40)]
-    return ("…" if start else "") + piece + ("…" if start + len(piece) < len(output) else "")
-
-
-def taint_origins(
-    tainted: list[dict[str, Any]],
-    args: dict[str, Any],
-    outputs: list[tuple[str, str, float]],
-) -> None:
-    """Adds to each tainted input `matchedOutputs`: which recent output it matched (the tool,
-    when it was recorded, an excerpt), newest first, so a person can tell whether it really came
-    from there (issue 25: a path typed by hand was "output of file_stats")."""
-    from patch_tui.approvals.values import now_iso
-
-    for item in tainted:
-        texts = [t for t in _strings(args.get(item["inputName"])) if len(t) >= MIN_TAINT_LENGTH]
-        found: list[dict[str, str]] = []
-        for tool, output, at in outputs:
-            if tool not in item["matchedTools"]:
-                continue
-            hit = next((t for t in texts if t in output), None)
-            if hit is not None:
-                found.append({"tool": tool, "at": now_iso(at), "excerpt": _excerpt(output, hit)})
-        if found:
-            item["matchedOutputs"] = found
-
-
-def _origin_words(tainted: list[dict[str, Any]], sources: list[str]) -> str:
-    """ "file_stats (its output of 2026-11-26T13:02:11.000Z)": each source tool with the time of
-    the newest output matched."""
-    newest: dict[str, str] = {}
-    for item in tainted:
-        for hit in item.get("matchedOutputs", []):
-            newest.setdefault(hit["tool"], hit["at"])
-    return ", ".join(
-        f"{tool} (its output of {newest[tool]})" if tool in newest else tool for tool in sources
-    )
-
-
-def _recent_outputs_at(store: Any) -> list[tuple[str, str, float]] | None:
-    # A store backend without the times (the interface's recent_outputs has none) still works:
-    # the hold then names the tools only.
-    reader = getattr(store, "recent_outputs_at", None)
-    return reader() if callable(reader) else None
 
 
 def check_args(args: Any, manifest: Manifest) -> str | None:
@@ -397,7 +336,7 @@ class Gate:
             sources = list(dict.fromkeys(s for t in tainted for s in t["matchedTools"]))
             reason = (
                 "Tainted data is being passed to inputs that are not declared tainted_ok: "
-                f"{', '.join(t['inputName'] for t in tainted)}. Origin: {_origin_words(tainted, sources)}."
+                f"{', '.join(t['inputName'] for t in tainted)}. Origin: {origin_words(tainted, sources)}."
             )
             action = self._hold(
                 "tainted_input",
@@ -421,7 +360,7 @@ class Gate:
         return self._execute(tf, p, args, raw)
 
     def _tainted(self, args: dict[str, Any], manifest: Manifest) -> list[dict[str, Any]]:
-        timed = _recent_outputs_at(self.store)
+        timed = recent_outputs_at(self.store)
         recent = (
             [(tool, output) for tool, output, _at in timed]
             if timed is not None
@@ -429,7 +368,13 @@ class Gate:
         )
         tainted = find_tainted_inputs(args, manifest, recent)
         if tainted and timed is not None:
-            taint_origins(tainted, args, timed)
+            texts = {
+                t["inputName"]: [
+                    s for s in _strings(args.get(t["inputName"])) if len(s) >= MIN_TAINT_LENGTH
+                ]
+                for t in tainted
+            }
+            taint_origins(tainted, texts, timed)
         return tainted
 
     def _hold(
@@ -459,35 +404,10 @@ class Gate:
     def _workspace_flag(
         self, manifest: Manifest, path: Path, args: dict[str, Any]
     ) -> dict[str, Any] | None:
-        """Path args this call could not write where it will run (approvals/workspace.py): kept
-        on the held action, so every front end says so before anyone approves."""
-        if manifest.capabilities.filesystem != "read-write":
-            return None
-        iso = self._isolation(gated=True)
-        engine = sandbox.choose_engine(iso.engine)
-        hidden: list[Path] = []
-        frozen: list[Path] = []
-        sealed: list[Path] = []
-        if engine == "landlock" and iso.workspace is not None:
-            try:
-                guard = protected_paths(
-                    store=iso.store,
-                    toolbox=iso.toolbox,
-                    tool_path=str(path),
-                    runs_dir=self._runs_dir(path),
-                    run_root=sandbox.runs_root(),
-                    workspace=iso.workspace,
-                )
-                hidden, frozen, sealed = guard.hidden, guard.frozen, guard.sealed
-            except OSError:
-                pass
-        return workspace.check(
-            args,
-            manifest,
-            iso.workspace,
-            engine=engine,
-            protected=[*hidden, *frozen],
-            sealed=sealed,
+        """Path args this call could not write where it will run: kept on the held action, so
+        every front end says so before anyone approves (approvals/workspace.py)."""
+        return workspace.flag_for_call(
+            args, manifest, path, self._isolation(gated=True), self._runs_dir(path)
         )
 
     def _runs_dir(self, path: Path) -> Path | None:

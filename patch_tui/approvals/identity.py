@@ -4,6 +4,7 @@ approvals/decisions.py and approvals/grants.py alike."""
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -25,10 +26,32 @@ class DecisionRefused(Exception):
 # -- who is trusted, and who signs here --------------------------------------------------------
 
 
-def _settings() -> tuple[str | None, str | None]:
-    from patch_tui.settings.config import plain_setting
+_SETTINGS_ENV = ("PATCH_TUI_APPROVER_KEY", "PATCH_TUI_APPROVERS_FILE")
+_settings_seen: dict[str, Any] = {}
 
-    return plain_setting("approvers_file", None), plain_setting("approver_key", None)
+
+def _settings() -> tuple[str | None, str | None]:
+    """(approvers_file, approver_key) as the config file and the environment say now. Read again
+    only when the config file or those variables changed: a decision and a claim each ask
+    several times, and reading the config costs more than verifying a signature."""
+    from patch_tui.settings.config import plain_setting
+    from patch_tui.settings.paths import config_file
+
+    path = config_file()
+    try:
+        st = path.stat()
+        stamp: tuple[Any, ...] = (st.st_mtime_ns, st.st_size, st.st_ino)
+    except OSError:
+        stamp = ()
+    key = (str(path), stamp, *(os.environ.get(n) for n in _SETTINGS_ENV))
+    if _settings_seen.get("key") != key:
+        _settings_seen["value"] = (
+            plain_setting("approvers_file", None),
+            plain_setting("approver_key", None),
+        )
+        _settings_seen["key"] = key
+    value: tuple[str | None, str | None] = _settings_seen["value"]
+    return value
 
 
 def trusted() -> Approvers:

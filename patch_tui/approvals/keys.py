@@ -93,7 +93,25 @@ def _public_blob(private_key: object) -> bytes:
     return sshsig.public_key_blob(line.decode("ascii"))
 
 
+_loaded: dict[str, tuple[tuple[int, int, int], FileSigner]] = {}
+
+
 def load_key_file(path: Path) -> FileSigner:
+    """The key file, parsed once per version of the file (a decision asks for it each time)."""
+    try:
+        st = path.stat()
+    except OSError as exc:
+        raise KeyProblem(f"{path}: cannot read the approver key: {exc.strerror or exc}") from None
+    stamp = (st.st_mtime_ns, st.st_size, st.st_ino)
+    cached = _loaded.get(str(path))
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    signer = _read_key_file(path)
+    _loaded[str(path)] = (stamp, signer)
+    return signer
+
+
+def _read_key_file(path: Path) -> FileSigner:
     from cryptography.exceptions import UnsupportedAlgorithm
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from cryptography.hazmat.primitives.serialization import load_ssh_private_key

@@ -161,8 +161,8 @@ class Action:
     def edited(self) -> bool:
         return self.proposed_args is not None
 
-    # Why the action's approval is not genuine (set by get / list_actions), else None: approved
-    # without a sealed decision event, or its args, source or seal changed since. Never run.
+    # Why the action's approval is not genuine, else None: set from a refused claim's result by
+    # the store, and for a live approval by approvals/decisions.annotate. Never run.
     tampered: str | None = None
     # Where a pending action's signed approvals stand ("1 of 2: approved by alice"), and any
     # signature that does not count: set by approvals/decisions.annotate for the inbox.

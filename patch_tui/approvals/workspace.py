@@ -21,9 +21,12 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from patch_tui.format.manifest import Manifest
+
+if TYPE_CHECKING:
+    from patch_tui.runtime.runner import Isolation
 
 _PATH_WORDS = re.compile(r"\b(path|paths|file|files|filename|folder|folders|dir|dirs|directory)\b")
 _NAME_WORDS = re.compile(r"(^|_)(path|paths|file|files|filename|folder|dir|dirs|directory)(_|$)")
@@ -165,6 +168,45 @@ def check(
     if blocked:
         flag["landlock_top_level"] = blocked
     return flag
+
+
+def flag_for_call(
+    args: dict[str, Any],
+    manifest: Manifest,
+    tool_path: Path,
+    iso: Isolation,
+    runs_dir: Path | None,
+) -> dict[str, Any] | None:
+    """`check` for a call about to be held, with the run's isolation: the engine that will run
+    it and, under Landlock, the paths it protects (runtime/runner.py `protected_paths`)."""
+    from patch_tui.runtime import sandbox
+    from patch_tui.runtime.protected import protected_paths
+    from patch_tui.runtime.runner import workspace_refusal
+
+    if manifest.capabilities.filesystem != "read-write":
+        return None
+    # The workspace the run will have: none when the caller's is refused (the home folder, /).
+    workspace = iso.workspace
+    if workspace is not None and workspace_refusal(workspace):
+        workspace = None
+    engine = sandbox.choose_engine(iso.engine)
+    protected: list[Path] = []
+    sealed: list[Path] = []
+    if engine == "landlock" and workspace is not None:
+        try:
+            guard = protected_paths(
+                store=iso.store,
+                toolbox=iso.toolbox,
+                tool_path=str(tool_path),
+                runs_dir=runs_dir,
+                run_root=sandbox.runs_root(),
+                workspace=workspace,
+            )
+        except OSError:
+            pass
+        else:
+            protected, sealed = [*guard.hidden, *guard.frozen], guard.sealed
+    return check(args, manifest, workspace, engine=engine, protected=protected, sealed=sealed)
 
 
 def _named(items: list[Any]) -> str:

@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from patch_tui.approvals import approvable
+from patch_tui.approvals.store import Action
+from patch_tui.runtime.toolbox import Toolbox
 from patch_tui.untrusted.text_safety import flags, value_flags, visible_line
 
 MARK = "⚠"
@@ -106,7 +108,7 @@ def arg_lines(args: dict[str, Any], width: int, indent: str = "      ") -> list[
     return out
 
 
-def args_block(action: Any, width: int) -> list[str]:
+def args_block(action: Action, width: int) -> list[str]:
     """The args of `action` as `list` and `show` print them, or what stands in their place."""
     if action.damaged:
         return [f"    args:    DAMAGED: {visible_line(action.damaged)}"]
@@ -125,7 +127,7 @@ def args_block(action: Any, width: int) -> list[str]:
     ]
 
 
-def approvable_line(action: Any, tool_sha256: Any = approvable.UNCHECKED) -> str | None:
+def approvable_line(action: Action, tool_sha256: Any = approvable.UNCHECKED) -> str | None:
     """`approvable: no, ...` for a pending action that cannot be approved; None otherwise."""
     if action.status != "pending":
         return None
@@ -135,7 +137,7 @@ def approvable_line(action: Any, tool_sha256: Any = approvable.UNCHECKED) -> str
     return f"    CANNOT BE APPROVED: {visible_line(problem.why)} (`inbox reject` still works)"
 
 
-def header_line(action: Any) -> str:
+def header_line(action: Action) -> str:
     # A tampered approval shows as such in the status column: it will never run.
     status = "TAMPERED" if action.tampered else action.status
     return (
@@ -144,7 +146,7 @@ def header_line(action: Any) -> str:
     )
 
 
-def list_lines(action: Any, width: int) -> list[str]:
+def list_lines(action: Action, width: int) -> list[str]:
     lines = [header_line(action)]
     lines.extend(_flag_lines(flags(action.tool), "    ", width))
     lines.extend(args_block(action, width))
@@ -158,6 +160,11 @@ def list_lines(action: Any, width: int) -> list[str]:
         if action.note:
             decided += f" ({visible_line(action.note)})"
         lines.append(decided)
+    if not action.decided_at and action.note:
+        # e.g. an approval made before approvals were signed, reopened: why it is pending again.
+        lines.append(f"    note:    {visible_line(action.note)}")
+    if getattr(action, "standing", None):
+        lines.append(f"    approvals: {visible_line(action.standing)}")
     warning = _workspace_warning(action)
     if warning is not None:
         lines.append(f"    WARNING: {warning}")
@@ -172,7 +179,7 @@ def list_lines(action: Any, width: int) -> list[str]:
     return lines
 
 
-def _taint_origin_lines(action: Any) -> list[str]:
+def _taint_origin_lines(action: Action) -> list[str]:
     """For a tainted_input hold: which tool output each input matched, and when (gate.py
     `taint_origins`), so a person can tell a value they typed from one an agent passed on."""
     lines: list[str] = []
@@ -190,7 +197,7 @@ def _taint_origin_lines(action: Any) -> list[str]:
     return lines
 
 
-def _workspace_warning(action: Any) -> str | None:
+def _workspace_warning(action: Action) -> str | None:
     """What will happen to a read-write call whose paths lie outside the workspace (shown while
     it can still run)."""
     from patch_tui.approvals import workspace
@@ -201,7 +208,7 @@ def _workspace_warning(action: Any) -> str | None:
     return None if warning is None else visible_line(warning)
 
 
-def _tool_file(action: Any, toolbox: Any) -> Path | None:
+def _tool_file(action: Action, toolbox: Toolbox | None) -> Path | None:
     if action.tool_path and Path(action.tool_path).is_file():
         return Path(action.tool_path)
     if toolbox is not None:
@@ -210,7 +217,7 @@ def _tool_file(action: Any, toolbox: Any) -> Path | None:
     return None
 
 
-def _capabilities(action: Any, toolbox: Any) -> tuple[str, Any]:
+def _capabilities(action: Action, toolbox: Toolbox | None) -> tuple[str, Any]:
     """What the tool may do as its file says, and the file's sha256 now (UNCHECKED when the
     call is bound to an upstream's listing, None when no file is found)."""
     from patch_tui.format import toolfile
@@ -239,7 +246,7 @@ def _capabilities(action: Any, toolbox: Any) -> tuple[str, Any]:
     return text, tf.sha256
 
 
-def show_lines(action: Any, toolbox: Any, width: int) -> list[str]:
+def show_lines(action: Action, toolbox: Toolbox | None, width: int) -> list[str]:
     """One action entirely: what `inbox show TOKEN` prints and `inbox approve` asks about."""
     capabilities, tool_sha = _capabilities(action, toolbox)
     status = "TAMPERED" if action.tampered else action.status
@@ -268,6 +275,10 @@ def show_lines(action: Any, toolbox: Any, width: int) -> list[str]:
     warning = _workspace_warning(action)
     if warning is not None:
         lines.append(f"WARNING:       {warning}")
+    if not action.decided_at and action.note:
+        lines.append(f"note:          {visible_line(action.note)}")
+    if getattr(action, "standing", None):
+        lines.append(f"approvals:     {visible_line(action.standing)}")
     if action.tampered:
         lines.append(f"TAMPERED: {visible_line(action.tampered)}; never run")
     problem = approvable.check(action, tool_sha) if action.status == "pending" else None
@@ -280,7 +291,7 @@ def show_lines(action: Any, toolbox: Any, width: int) -> list[str]:
     return lines
 
 
-def _flags_summary(action: Any) -> list[str]:
+def _flags_summary(action: Action) -> list[str]:
     """`flags:` with how many look-alike and hidden-character warnings the action carries."""
     found = flags(action.tool) + flags(action.reason)
     if not action.damaged:

@@ -223,7 +223,10 @@ def _allow_dry_run(
     )
     for action, would in calls:
         mark = "would approve" if would else "not matched  "
-        args_text = json.dumps(action.args, ensure_ascii=False)
+        # The args the patterns look at (all of them without a pattern), as the agent sent them.
+        keys = [p.key for p in patterns] or list(action.args)
+        shown = {k: action.args[k] for k in dict.fromkeys(keys) if k in action.args}
+        args_text = json.dumps(shown, ensure_ascii=False)
         if len(args_text) > 100:
             args_text = args_text[:99] + "\u2026"
         print(f"  {mark}  {action.created_at}  {visible(args_text)}")
@@ -272,7 +275,7 @@ def run_grants(args: argparse.Namespace) -> int:
             when = f"{ends} {g.revoked_at if x.state == 'revoked' else g.expires_at}"
             state = x.state
         else:
-            when, state = x.status, "ended"
+            when, state = x.status, "ignored" if x.state == "untrusted" else "ended"
         print(
             f"{g.id:>4}  {state:<8} {visible(g.tool)} {g.version}  "
             f"{visible(grants.describe_patterns(g))}"

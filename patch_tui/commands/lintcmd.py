@@ -466,16 +466,14 @@ def _print_diff(path: str, old: str, new: str) -> None:
 
 
 def run_new(args: argparse.Namespace) -> int:
+    from patch_tui.format.fields import name_hint
     from patch_tui.format.manifest import NAME_RE
     from patch_tui.lint.engine import lint_text
     from patch_tui.runtime.toolbox import new_tool_text
 
     name = args.name
     if not NAME_RE.match(name):
-        _err(
-            f"`{name}` is not a valid tool name: use lowercase letters, digits and `_`, "
-            "starting with a letter (e.g. `word_count`)"
-        )
+        _err(f"`{visible(name)}` is not a valid tool name: {name_hint(name)}")
         return EXIT_USAGE
     text = new_tool_text(name, getattr(args, "description", None))
     errors = [d for d in lint_text(text) if d.severity == "error"]
@@ -483,6 +481,12 @@ def run_new(args: argparse.Namespace) -> int:
         for d in errors:
             _err(f"{d.code} {d.message}")
         return EXIT_USAGE
+    if not getattr(args, "description", None):
+        # The file holds a template sentence until someone writes one (PT052 says so too).
+        _err(
+            f"{name}: its description is a template sentence to replace; "
+            '`--description "..."` gives one'
+        )
     toolbox_dir = getattr(args, "toolbox", None)
     if toolbox_dir and not getattr(args, "dir", None):
         return _new_in_toolbox(Path(toolbox_dir), name, text)

@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from patch_tui.format.templates import INPUT_DESCRIPTION_HINT, TOOL_DESCRIPTION_HINT
+
 INPUT_TYPES: tuple[str, ...] = ("string", "number", "integer", "boolean", "array", "object")
 OUTPUT_TYPES: tuple[str, ...] = (*INPUT_TYPES, "null")
 FILESYSTEM_MODES: tuple[str, ...] = ("none", "read-only", "read-write")
@@ -27,6 +29,18 @@ NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 VERSION_RE = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$")
 PACKAGE_RE = re.compile(r"^[a-zA-Z0-9._-]+==\d+(\.\d+){0,2}$")
 PYTHON_VERSION_RE = re.compile(r"^3\.\d{1,2}$")
+
+
+def name_hint(name: str) -> str:
+    """Why `name` is not a tool name, with the snake_case name it probably means ("Reverse Text"
+    -> `reverse_text`) when there is one."""
+    rule = "lowercase letters, digits and `_`, starting with a letter"
+    guess = re.sub(r"[^a-z0-9]+", "_", name.strip().lower()).strip("_")
+    if guess and NAME_RE.match(guess):
+        return f"`{guess}`? A tool name is {rule}"
+    return f"a tool name is {rule} (e.g. `word_count`)"
+
+
 # The runtime's own rule (one dot): `gmail.read.all` is refused.
 AUTH_SCOPE_RE = re.compile(r"^([a-z][a-z0-9_]*)\.([a-z][a-z0-9_]*)$")
 # ISO 8601 UTC with seconds and a Z (fractions allowed), the stamp the generator writes.
@@ -126,7 +140,7 @@ FIELDS: tuple[FieldSpec, ...] = (
         required=True,
         default=NO_DEFAULT,
         widget="text",
-        placeholder="One sentence.",
+        placeholder=TOOL_DESCRIPTION_HINT,
         doc="One sentence. Sanitized and quarantine-LLM-checked at registry contribute time.",
     ),
     _F(
@@ -233,6 +247,7 @@ FIELDS: tuple[FieldSpec, ...] = (
         required=True,
         default="",
         widget="text",
+        placeholder=INPUT_DESCRIPTION_HINT,
         doc="One sentence.",
     ),
     _F(

@@ -373,6 +373,7 @@ def parse(text: str, path: str | None = None, *, bom: bool = False) -> ToolFile:
     try:
         loaded = yamlio.load(tf.yaml_text)
     except yamlio.YamlError as exc:
+        _explain_yaml_error(exc, yaml_lines)
         if exc.pos is not None and yaml_lines:
             if exc.pos.line >= len(yaml_lines):  # the error is at the end of the YAML
                 last = len(yaml_lines) - 1
@@ -407,6 +408,56 @@ def parse(text: str, path: str | None = None, *, bom: bool = False) -> ToolFile:
         tf.data = None
         return tf
     return tf
+
+
+_QUOTED_VALUE = re.compile(r"""^\s*(?:-\s+|[^\s#'"][^:]*:\s+)(['"])""")
+
+
+def _closes(text: str, quote: str) -> bool:
+    if quote == "'":
+        return text.replace("''", "").find("'") >= 0
+    return re.search(r'(?<!\\)(?:\\\\)*"', text) is not None
+
+
+def _unclosed_quote(line: str, after: list[str]) -> int | None:
+    """The column of a value's opening quote that is never closed, else None. A quoted value
+    may go on over more-indented lines; a line back at the key's indentation ends it."""
+    found = _QUOTED_VALUE.match(line)
+    if found is None:
+        return None
+    quote = found.group(1)
+    if _closes(line[found.end() :], quote):
+        return None
+    indent = len(line) - len(line.lstrip(" "))
+    for more in after:
+        if more.strip() and len(more) - len(more.lstrip(" ")) <= indent:
+            return found.end() - 1  # the next key came first
+        if _closes(more, quote):
+            return None
+    return found.end() - 1
+
+
+def _explain_yaml_error(exc: yamlio.YamlError, yaml_lines: list[str]) -> None:
+    """PyYAML's words, with what a person can do about the two common slips (issue 25): a
+    quote opened and never closed is reported where it opens (PyYAML finds out lines later), and
+    a `: ` inside a value asks for quotes."""
+    last = exc.pos.line if exc.pos is not None else len(yaml_lines) - 1
+    for index, line in enumerate(yaml_lines[: last + 1]):
+        column = _unclosed_quote(line, yaml_lines[index + 1 : last + 1])
+        if column is not None:
+            quote = line[column]
+            kind = "single" if quote == "'" else "double"
+            exc.message = (
+                f"the {kind} quote opened here is never closed: end the value with {quote} "
+                "(or remove the quote)"
+            )
+            exc.pos, exc.end = Pos(index, column), Pos(index, column + 1)
+            return
+    if "mapping values are not allowed" in exc.message:
+        exc.message += (
+            ': a value containing ": " must be quoted, e.g. description: "Count words: '
+            'lines and characters."'
+        )
 
 
 def _out_of_range_problem(tf: ToolFile, start: Pos, end: Pos, raw: str) -> ParseProblem:

@@ -243,6 +243,14 @@ class Guard:
                 details=details,
             )
             mine = confirmation_payload(action, value.get("tainted_inputs"))
+            if exact is None:
+                # The agent must not wait for an approval that cannot come (approvals.approvable).
+                mine["approvable"] = False
+                mine["message"] = (
+                    f"patch-tui guard cannot know the exact args of this {tool} call ({unknown}), "
+                    "so no person can approve it; it can only be rejected. Make the call on its "
+                    "own, with literal args."
+                )
             seen[upstream_token] = mine
             return mine, 1
         if isinstance(value, dict):

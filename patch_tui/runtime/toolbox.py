@@ -82,14 +82,17 @@ def _utc_stamp() -> str:
 
 
 def new_tool_text(name: str, description: str | None = None) -> str:
-    """A small, lint-clean tool that takes one string and returns it."""
+    """A small tool that takes one string and returns it; lint-clean but for PT052 on the
+    template description when no `description` is given."""
     from patch_tui.format.manifest import Manifest
+    from patch_tui.format.templates import TOOL_DESCRIPTION
 
     manifest = Manifest.model_validate(
         {
             "name": name,
             "version": "0.1.0",
-            "description": description or f"Describe what {name} does in one sentence.",
+            # A sentence to replace (PT052 flags it until it is): never served as if written.
+            "description": description or TOOL_DESCRIPTION.format(name=name),
             # main() only reads the text as data, so outside content may flow in (PT046).
             "inputs": [
                 {

@@ -147,7 +147,8 @@ class PatchApp(ServicesHost, DeskHost, SafeTitles, DialogKeyGuard, App[None]):
         install_keymap(self, self.settings.keymap)
         self.push_screen(self.editor)
         if self.notice:
-            self.notify(self.notice, title="Your toolbox", timeout=30, markup=False)
+            # Long enough to read, short enough not to sit over the problems' header.
+            self.notify(self.notice, title="Your toolbox", timeout=10, markup=False)
         # What is not needed for the first frame starts right after it.
         self.call_after_refresh(self._install_background)
 

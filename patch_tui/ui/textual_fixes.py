@@ -31,5 +31,43 @@ def _release_styles_caches() -> None:
     StylesCache.get_inner_outer = get_inner_outer  # type: ignore[method-assign,assignment]
 
 
+def _alt_key_before_another_sequence() -> None:
+    """An alt+letter (ESC z) followed at once by another escape sequence (ctrl+Home's ESC [1;5H)
+    came out as the two keys `^` and `z`: Textual's XTermParser waits after ESC z for more, and
+    when the next ESC arrives it reissues what it holds as plain keys, turning the ESC into `^`.
+    A person pressing alt+z then ctrl+Home a tenth of a second apart got `^z` typed into the
+    source (issue 25). The parser does the right thing when the wait times out (alt+z), so when
+    an ESC arrives while it waits on ESC + one character, it is given that time-out first."""
+    from textual._parser import ParseTimeout
+    from textual._xterm_parser import XTermParser
+
+    if getattr(XTermParser.feed, "_patch_tui_fix", False):
+        return
+    feed = XTermParser.feed
+
+    def fixed_feed(self: Any, data: str) -> Any:
+        if not data:
+            yield from feed(self, data)
+            return
+        for char in data:
+            held = getattr(self, "_held_pair", "")
+            if char == "\x1b" and len(held) == 2 and self._timeout_time is not None:
+                self._timeout_time = None
+                self._awaiting = self._gen.throw(ParseTimeout())
+                while self._tokens:
+                    yield self._tokens.popleft()
+            # ESC and one character that starts no longer sequence: alt+character, if it ends.
+            self._held_pair = (
+                held + char
+                if held == "\x1b" and char not in "[O\x1b" and char.isprintable()
+                else ("\x1b" if char == "\x1b" else "")
+            )
+            yield from feed(self, char)
+
+    fixed_feed._patch_tui_fix = True  # type: ignore[attr-defined]
+    XTermParser.feed = fixed_feed  # type: ignore[method-assign]
+
+
 def apply() -> None:
     _release_styles_caches()
+    _alt_key_before_another_sequence()

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from patch_tui.approvals import decisions
 from patch_tui.approvals.store import Store, args_sha256
 from tests.mcpkit import guard_box, guard_session
 from tests.runtimekit import cli, cli_env
@@ -97,6 +98,8 @@ async def test_args_guard_cannot_know_are_never_approvable_and_can_be_rejected(
         step = mail_step(to="boss@corp.example", body="hi")
         answer = data(await client.call_tool("patch_compose", {"steps": [step]}))
         token = answer["paused"]["confirmation_token"]
+        assert answer["paused"]["approvable"] is False  # the agent is told not to wait
+        assert "can only be rejected" in answer["paused"]["message"]
         with Store(box["store"]) as store:
             action = store.get(token)
         assert action is not None and action.details["args_known"] is False
@@ -118,7 +121,7 @@ async def test_args_guard_cannot_know_are_never_approvable_and_can_be_rejected(
         with Store(box["store"], actor="person@test") as store:
             # Not through any other path either: the store itself refuses (a batch, a grant and
             # the web app all approve through it).
-            decision = store.approve(token, shown_args_sha256=action.args_sha256)
+            decision = decisions.approve(store, token, shown_args_sha256=action.args_sha256)
             assert (decision.ok, decision.code) == (False, "args_unknown")
         waiting = data(
             await client.call_tool("patch_confirm_action", {"confirmation_token": token})

@@ -206,7 +206,9 @@ def test_delete_file(tmp_path: Path) -> None:
 def test_slack_send_message_without_a_token_says_so() -> None:
     env = {k: v for k, v in os.environ.items() if k != "PATCH_ACCESS_TOKEN"}
     result = run_tool("slack_send_message", {"channel": "#general", "text": "hi"}, env=env)
-    assert result == {"ok": False, "error": "PATCH_ACCESS_TOKEN is not set: connect Slack first"}
+    assert result["ok"] is False and result["error"].startswith("PATCH_ACCESS_TOKEN is not set")
+    # It says how to get one, not just "connect Slack first" (issue 25).
+    assert "Patch runtime" in result["error"] and "chat:write" in result["error"]
 
 
 class _Page(http.server.BaseHTTPRequestHandler):

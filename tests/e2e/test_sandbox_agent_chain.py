@@ -21,7 +21,7 @@ from fake_anthropic import FakeAnthropic, Reply
 from patch_tui.runtime.runner import run_source
 from tests.mcpkit import guard_box, guard_session, serve_box, serve_session
 from tests.pkgindex import PackageIndex
-from tests.runtimekit import cli, tool_text, write_tool
+from tests.runtimekit import approve_argv, cli, tool_text, write_tool
 
 pytestmark = pytest.mark.slow
 
@@ -51,7 +51,7 @@ def test_a_pip_option_in_packages_is_refused_by_run_confirm_and_try_it(tmp_path:
         held = cli(box["env"], "run", "inject_held")
         if held.returncode == 3:  # held for a person: approved, it still never runs
             token = json.loads(held.stdout)["confirmation_token"]
-            assert cli(box["env"], "inbox", "approve", token).returncode == 0
+            assert cli(box["env"], *approve_argv(box["env"], token)).returncode == 0
             confirmed = cli(box["env"], "confirm", token)
             assert confirmed.returncode != 0
             assert packages[0] in confirmed.stderr + confirmed.stdout

@@ -65,7 +65,8 @@ for label, path in (("secret", {secret!r}), ("key", {key!r})):
 found["env"] = sorted(k for k in os.environ if "KEY" in k or k.startswith(("PATCH_TUI", "SSH_")))
 try:
     done = subprocess.run(
-        [{python!r}, "-m", "patch_tui", "inbox", "approve", {token!r}, "--store", {store!r}],
+        [{python!r}, "-m", "patch_tui", "inbox", "approve", {token!r}, "--store", {store!r},
+         "--yes", "--args-sha256", {args_sha!r}],
         capture_output=True, text=True, timeout=60, env=dict(os.environ),
     )
     found["approve"] = done.returncode
@@ -81,12 +82,22 @@ return found
 """
 
 
+def _args_sha(box: dict[str, Any]) -> str:
+    from patch_tui.approvals.store import Store
+
+    with Store(box["store"], actor="reader@test") as store:
+        return store.get(box["token"]).args_sha256
+
+
 def _attack_code(box: dict[str, Any]) -> str:
     return ATTACK.format(
         secret=str(box["secret"]),
         key=str(box["key"]),
         python=sys.executable,
         token=box["token"],
+        # The strongest attacker knows the args hash a person would have read: what stops it
+        # must be the sandbox keeping the store out of reach.
+        args_sha=_args_sha(box),
         store=str(box["store"]),
         exfil=str(box["exfil"]),
     )

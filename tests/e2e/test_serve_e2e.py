@@ -228,7 +228,12 @@ async def _taint_path_and_separate_gates(client: Any, box: dict[str, Any]) -> No
     held = await client.call_tool("sink", {"marker": str(marker), "text": TAINTED})
     payload = data(held)
     assert payload["status"] == "confirmation_required" and payload["kind"] == "tainted_input"
-    assert payload["tainted_inputs"] == [{"inputName": "text", "matchedTools": ["leak"]}]
+    # The runtime's fields, and ours beside them: which output matched, and when.
+    taint = payload["tainted_inputs"]
+    assert [{k: t[k] for k in ("inputName", "matchedTools")} for t in taint] == [
+        {"inputName": "text", "matchedTools": ["leak"]}
+    ]
+    assert [o["tool"] for o in taint[0]["matchedOutputs"]] == ["leak"]
     assert "leak" in payload["reason"]
     # tainted_ok inputs and short strings pass.
     ok = await client.call_tool("sink_ok", {"marker": str(marker), "text": TAINTED})

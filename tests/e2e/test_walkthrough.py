@@ -203,3 +203,43 @@ def test_the_quick_start_opens_the_desk_and_its_keys_work(tmux) -> None:
     session.wait(1, r"\$ patch-tui sample_tools/\n\$", timeout=15)  # the terminal is back
     session.type(1, "echo __quit_$?")
     session.wait(1, r"__quit_0\n", timeout=15)  # quit cleanly, nothing unsaved to ask about
+
+
+def test_a_burst_of_view_keys_at_80x24_types_nothing(tmp_path: Path) -> None:
+    """ctrl+t, alt+z, ctrl+Home, ctrl+t a tenth of a second apart, three times, in a real
+    terminal at 80x24: the view switches and wraps, and not a character lands in the source
+    (it typed `^z` before; issue 25)."""
+    if TMUX is None:
+        pytest.skip("tmux is not installed (apt-get install -y tmux): this needs a real terminal")
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copytree(REPO / "sample_tools", tmp_path / "tools")
+    env = {
+        "HOME": str(home),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "TERM": "xterm-256color",
+        "LANG": "C.UTF-8",
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "PATCH_CAT_TOOLBOX_DIR": str(home / "patch-cat"),
+        "TMUX_TMPDIR": str(tmp_path),
+    }
+    session = Tmux(tmp_path / "tmux.sock", tmp_path, env, (80, 24))
+    try:
+        session.type(1, "patch-tui tools/csv_to_json.py")
+        session.wait(1, r"csv_to_json\.py")
+        session.wait(1, r"no problems", timeout=30)
+        for _ in range(3):
+            for key in ("C-t", "M-z", "C-Home", "C-t"):
+                session.keys(1, key)
+                time.sleep(0.1)
+        time.sleep(1.0)
+        title = session.screen(1).splitlines()
+        assert not any("csv_to_json.py ●" in line for line in title), "\n".join(title)
+        session.keys(1, "C-q")
+        session.wait(1, r"\$ patch-tui tools/csv_to_json\.py\n\$", timeout=15)
+    finally:
+        session.close()
+    assert (tmp_path / "tools" / "csv_to_json.py").read_bytes() == (
+        REPO / "sample_tools" / "csv_to_json.py"
+    ).read_bytes()

@@ -132,6 +132,7 @@ async def test_real_desk_f1_help_and_binding_audit(tmp_path, monkeypatch) -> Non
 async def test_every_registered_screen_passes_the_binding_audit(tmp_path, monkeypatch) -> None:
     """Each screen the app can open (SCREENS_LAZY) is opened for real and its keys audited."""
     from desk_helpers import make_app, ready, tool_folder
+    from pilotkit import until
 
     from patch_tui.ui.app import SCREENS_LAZY
 
@@ -144,8 +145,11 @@ async def test_every_registered_screen_passes_the_binding_audit(tmp_path, monkey
         await ready(pilot, app)
         for name in SCREENS_LAZY:
             app.action_open_screen(name)
-            await pilot.pause(0.1)
-            assert app.screen is not app.editor, f"{name} did not open"
+            await until(
+                pilot,
+                lambda: app.screen is not app.editor and app.screen.is_mounted,
+                what=f"{name} to open",
+            )
             problems[name] = audit_bindings(collect_bindings(app, app.screen))
             while app.screen is not app.editor:
                 app.pop_screen()

@@ -39,3 +39,25 @@ async def test_a_removed_widget_lets_go_of_what_it_rendered() -> None:
     rendered = await asyncio.create_task(_render_and_remove_cards())
     gc.collect()
     assert sum(ref() is not None for ref in rendered) == 0
+
+
+def _keys(*chunks: str) -> list[str]:
+    from textual._xterm_parser import XTermParser
+
+    parser = XTermParser(False)
+    out: list[str] = []
+    for chunk in chunks:
+        out += [getattr(t, "key", type(t).__name__) for t in parser.feed(chunk)]
+    return out + [getattr(t, "key", type(t).__name__) for t in parser.feed("")]
+
+
+def test_alt_key_right_before_another_key_sequence_stays_alt() -> None:
+    """alt+z then ctrl+Home a tenth of a second apart typed `^z` into the source (issue 25)."""
+    assert _keys("\x1bz\x1b[1;5H") == ["alt+z", "ctrl+home"]
+    assert _keys("\x1bz", "\x1b[1;5H") == ["alt+z", "ctrl+home"]  # across two reads
+    # Nothing else changes: a lone alt key, arrows, a typed ^, escape then an arrow, F1.
+    assert _keys("\x1bz") == ["alt+z"]
+    assert _keys("\x1b[A\x1b[B") == ["up", "down"]
+    assert _keys("^z") == ["circumflex_accent", "z"]
+    assert _keys("\x1b\x1b[A") == ["escape", "up"]
+    assert _keys("\x1bO", "P") == ["f1"]

@@ -35,7 +35,8 @@ async def test_an_empty_file_says_there_is_no_manifest_and_f8_inserts_a_starter(
         await pilot.pause(0.2)
         data = toolfile.parse(screen.source.text).data
         assert data["name"] == "blank_tool"
-        assert screen.diagnostics == []
+        # Clean but for its description, a template sentence to write (PT052, issue 25).
+        assert [d.code for d in screen.diagnostics] == ["PT052"]
         assert screen.form.query_one("#form-fields").display
         assert screen.form.query_one("#f-name").value == "blank_tool"
         count = screen.lint_count
@@ -89,7 +90,10 @@ def test_pt001_offers_a_starter_only_where_it_helps():
     (d,) = empty
     assert d.code == "PT001" and d.fix is not None and not d.fix.safe
     text = d.fix.edits[0].new_text
-    assert lint_toolfile(toolfile.parse(text, path="/t/fresh_one.py")) == []
+    # Clean but for its description, a template sentence to write (PT052, issue 25).
+    assert [d.code for d in lint_toolfile(toolfile.parse(text, path="/t/fresh_one.py"))] == [
+        "PT052"
+    ]
     assert toolfile.parse(text).data["name"] == "fresh_one"
 
     code = "import json\n"

@@ -142,6 +142,29 @@ async def test_discard_after_a_result_writes_nothing(fake: FakeAnthropic, tmp_pa
         assert list(tmp_path.glob("*.py")) == []
 
 
+async def test_escape_on_a_finished_generation_asks_before_discarding(
+    fake: FakeAnthropic, tmp_path: Path
+) -> None:
+    from patch_tui.ui.dialogs.confirm import ConfirmModal
+
+    fake.add(Reply(TOOL))
+    screen = GenerateScreen(out_dir=tmp_path, options=options(fake.base_url))
+    app = Host(screen)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await start(pilot, screen, "Count words")
+        await until(pilot, lambda: screen.state == "done")
+        await pilot.press("escape")
+        await pilot_until(pilot, lambda: isinstance(app.screen, ConfirmModal), what="question")
+        await pilot.press("escape")  # no: the generated tool stays
+        await pilot_until(pilot, lambda: app.screen is screen, what="back to the result")
+        assert app.outcome == [] and screen.result is not None
+        await pilot.press("escape")
+        await pilot_until(pilot, lambda: isinstance(app.screen, ConfirmModal), what="question")
+        await pilot.press("y")
+        await pilot_until(pilot, lambda: app.outcome == [None], what="discarded")
+        assert list(tmp_path.glob("*.py")) == []
+
+
 async def test_errors_still_left_need_a_second_accept(fake: FakeAnthropic, tmp_path: Path) -> None:
     fake.add(Reply(BROKEN))
     screen = GenerateScreen(out_dir=tmp_path, options=options(fake.base_url, max_repairs=0))

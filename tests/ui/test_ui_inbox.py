@@ -104,7 +104,6 @@ async def test_live_arrival_badge_on_every_screen_and_leaving(env) -> None:
         await wait_for(
             pilot,
             lambda: [a.token for a in screen.list.actions] == [first.token],
-            timeout=2,
             what="the rejected one to leave",
         )
         assert app.is_running
@@ -132,7 +131,6 @@ async def test_expired_actions_leave_and_show_in_history(env) -> None:
                 and "in 0s" in str(screen.query_one("#detail-head").render())
                 or not screen.list.actions
             ),
-            timeout=5,
             what="the countdown",
         )
         # Expiry commits nothing by itself: the inbox re-reads when the first expiry is due.
@@ -593,15 +591,15 @@ async def test_try_it_validates_json_fields_and_saves_cases(env, tmp_path: Path)
         screen = await _try_it(pilot, app)
         screen.query_one("#in-items").load_text('{"not": "a list"}')
         screen.query_one("#in-count").value = "3.5"
-        await pilot.pause(0.1)
+
+        def error(field: str) -> str:
+            return str(screen.query_one(f"#field-{field} .field-error").render())
+
         # Said while typing, before any run.
-        assert "expected a JSON array" in str(
-            screen.query_one("#field-items .field-error").render()
-        )
-        assert "not an integer" in str(screen.query_one("#field-count .field-error").render())
+        await wait_for(pilot, lambda: "not an integer" in error("count"), what="the count's error")
+        assert "expected a JSON array" in error("items")
         screen.query_one("#in-count").value = "3"
-        await pilot.pause(0.1)
-        assert str(screen.query_one("#field-count .field-error").render()) == ""
+        await wait_for(pilot, lambda: error("count") == "", what="the count's error to clear")
         outcome_before = screen.run_count
         await pilot.press("f5")
         await pilot.pause(0.2)
@@ -683,9 +681,11 @@ async def test_try_it_long_output_collapses_behind_expand(env) -> None:
         assert button.display
         await pilot.pause()  # laid out before a click aims at it
         await pilot.click("#try-expand")
-        await pilot.pause(0.2)
-        shown = str(screen.query_one("#try-output").render())
-        assert "y" * 3000 + "⟦U+202E⟧" in shown
+        await wait_for(
+            pilot,
+            lambda: "y" * 3000 + "⟦U+202E⟧" in str(screen.query_one("#try-output").render()),
+            what="the expanded output",
+        )
         assert not button.display
 
 
@@ -802,3 +802,42 @@ async def test_a_call_whose_tool_file_changed_cannot_be_approved(env) -> None:
         assert _status(store, action.token).status == "pending"
         await pilot.press("r")  # rejecting it still works
         await wait_for(pilot, lambda: isinstance(app.screen, DecideModal), what="reject")
+
+
+# -- signed approvals (issue 23) ----------------------------------------------------------------
+
+
+async def test_an_action_needing_two_approvers_shows_where_it_stands(
+    env, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import os
+
+    from patch_tui.approvals import keys
+
+    folder, store = env
+    me = keys.load_key_file(Path(os.environ["PATCH_TUI_APPROVER_KEY"]))
+    bob = keys.create_key_file(tmp_path / "bob_key", "bob@desk")
+    approvers = tmp_path / "approvers.toml"
+    approvers.write_text(
+        f'[[approver]]\nname = "alice"\nkey = "{me.public_line}"\n'
+        f'[[approver]]\nname = "bob"\nkey = "{bob.public_line}"\n'
+        '[[rule]]\ntools = ["delete_*"]\nrequire = 2\n'
+    )
+    monkeypatch.setenv("PATCH_TUI_APPROVERS_FILE", str(approvers))
+    action = hold(store, folder / "delete_file.py", {"path": "/tmp/a.txt"})
+    with Store(store, actor="alice@cli") as s:
+        first = decisions.approve(s, action.token)
+    assert first.code == "awaiting_approval"
+    app = inbox_app(store)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_inbox(pilot, app)
+        await wait_for(pilot, lambda: screen.list.actions, what="the pending action")
+        await wait_for(
+            pilot,
+            lambda: "1 of 2: approved by alice" in str(screen.query_one("#detail-head").render()),
+            what="the quorum in the detail",
+        )
+        assert screen.list.actions[0].status == "pending"
+        with Store(store, actor="bob@cli") as s:
+            assert decisions.approve(s, action.token, signer=bob).ok
+        await wait_for(pilot, lambda: not screen.list.actions, what="approved by the second")

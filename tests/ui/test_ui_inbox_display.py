@@ -81,9 +81,13 @@ async def test_args_guard_could_not_recover_are_said_and_approve_stays_disabled(
     app = inbox_app(store)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_inbox(pilot, app)
-        await pilot.pause(0.2)
-        screen.detail.scroll_end(animate=False, immediate=True)
-        await pilot.pause(0.2)
+
+        def said() -> bool:  # scrolled to its end as the detail grows, as a person reads on
+            screen.detail.scroll_end(animate=False, immediate=True)
+            drawn = " ".join(screen_text(screen).split())
+            return "NOT KNOWN:" in drawn and "Approve is disabled" in drawn
+
+        await wait_for(pilot, said, what="the detail, read to its end")
         drawn = " ".join(screen_text(screen).split())
         assert "NOT KNOWN:" in drawn and "match no step the agent sent" in drawn
         assert "{}" not in drawn  # never shown as "no args"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from patch_tui.approvals import approvable, grants
+from patch_tui.approvals import approvable, decisions, grants
 from patch_tui.approvals.store import Store
 from patch_tui.mcp_server.guard_protocol import held_args, js_summary
 
@@ -33,21 +33,21 @@ def test_unknown_args_are_refused_by_the_store_and_by_a_grant(store: Store) -> N
     problem = approvable.check(action)
     assert problem is not None and problem.code == "args_unknown"
     assert "no step matches" in problem.why
-    decision = store.approve(action.token)
+    decision = decisions.approve(store, action.token)
     assert (decision.ok, decision.code) == (False, "args_unknown")
     # A standing grant for every call of the tool approves nothing it cannot show.
     grants.create(store, "send_mail", "1.0.0", "a" * 64, [], 3600)
     assert grants.apply(store, store.get(action.token)) is None
     assert store.get(action.token).status == "pending"
-    assert store.reject(action.token, reason="unknown").ok
+    assert decisions.reject(store, action.token, reason="unknown").ok
 
 
 def test_args_past_the_display_limit_are_refused(store: Store) -> None:
     action = _hold(store, {"body": "x" * (approvable.ARGS_DISPLAY_LIMIT + 1), "to": EXFIL})
     assert approvable.check(action).code == "args_too_long"
-    assert store.approve(action.token).code == "args_too_long"
+    assert decisions.approve(store, action.token).code == "args_too_long"
     fits = _hold(store, {"body": "x" * 100, "to": EXFIL})
-    assert approvable.check(fits) is None and store.approve(fits.token).ok
+    assert approvable.check(fits) is None and decisions.approve(store, fits.token).ok
 
 
 def test_a_changed_tool_file_is_said_only_when_the_caller_compared_it(store: Store) -> None:

@@ -46,9 +46,18 @@ from patch_tui.approvals.values import (
     canonical_json,
     new_token,
     now_iso,
+    refusal_note,
 )
 
 Conn = psycopg.Connection[Any]
+
+
+def _read_action(row: tuple[Any, ...]) -> Action:
+    """An Action as read for a person: `tampered` says why confirm refused to run it, when it
+    did (the refusal is kept as its result), as SQLite's store reads it."""
+    action = _row_to_action(row)
+    note = refusal_note(action)
+    return replace(action, tampered=note) if note else action
 
 
 def _edit_detail(action: Action) -> dict[str, Any]:
@@ -129,7 +138,7 @@ class PgStore(PgReading):
 
     def get(self, token: str) -> Action | None:
         rows = self._read(f"SELECT {_ACTION_COLUMNS} FROM actions WHERE token = %s", (token,))
-        return _row_to_action(rows[0]) if rows else None
+        return _read_action(rows[0]) if rows else None
 
     def list_actions(
         self,
@@ -156,7 +165,7 @@ class PgStore(PgReading):
         if limit is not None:
             sql += " LIMIT %s"
             params.append(int(limit))
-        return [_row_to_action(r) for r in self._read(sql, params)]
+        return [_read_action(r) for r in self._read(sql, params)]
 
     def pending_count(self) -> int:
         rows = self._read(

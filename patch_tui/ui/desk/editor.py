@@ -51,7 +51,7 @@ from patch_tui.ui.desk.layout import BROWSER_MIN_WIDTH, SPLIT_MIN_WIDTH, WIDE_WI
 from patch_tui.ui.desk.lint_panel import LintPanel
 from patch_tui.ui.desk.manifest_form import ManifestForm
 from patch_tui.ui.desk.palette import desk_commands
-from patch_tui.ui.desk.problems import ProblemActions
+from patch_tui.ui.desk.problems import ProblemActions, is_template_text, problem_detail
 from patch_tui.ui.desk.source_pane import POST_PAINT_DELAY, SourceArea
 from patch_tui.ui.desk.tool_actions import ToolActions
 from patch_tui.ui.desk.tool_browser import ToolBrowser, ToolEntry
@@ -91,8 +91,8 @@ class EditorScreen(
     # (TextArea takes F6 and F7 for "select line" and "select all", which left New version
     # and $EDITOR dead in the source pane while F1 listed them as working everywhere).
     BINDINGS = [
-        # Tab and shift+Tab: field to field in the form, pane to pane elsewhere; the focus moves
-        # before the next key is read (see ViewActions.action_cycle_focus).
+        # Tab: field to field in the form, pane to pane elsewhere, before the next key is read;
+        # Esc leaves a pane at once, not a priority so a dialog's own Esc comes first.
         Binding("tab", "cycle_focus(1)", "Next pane", id="desk.next_pane", priority=True),
         Binding(
             "shift+tab",
@@ -101,9 +101,7 @@ class EditorScreen(
             id="desk.previous_pane",
             show=False,
             priority=True,
-        ),
-        # Esc leaves a pane at once (the form without tabbing through all its fields); not a
-        # priority key, so a dialog's or a picker's own Esc comes first.
+        ),  # fmt: skip
         Binding("escape", "leave_pane", "Leave pane", id="desk.leave_pane", show=False),
         Binding("ctrl+s,f2", "save", "Save", id="desk.save", priority=True),
         Binding("f6", "save_version", "New version", id="desk.new_version", priority=True),
@@ -141,6 +139,7 @@ class EditorScreen(
         # Form edits that came while the text was ahead of the last parse: applied on the next.
         self._pending_form_edits: list[tuple[tuple[str | int, ...], Any]] = []
         self.lint_count = 0
+        self._select_template_of: Path | None = None
 
     # -- what the buffer knows, under the names the rest of the app reads ------------------------
 
@@ -188,9 +187,7 @@ class EditorScreen(
                         "",
                         id="source",
                         show_line_numbers=True,
-                        # Tab is the desk's (ViewActions.action_cycle_focus): it indents only where
-                        # indenting is meant, and otherwise leaves the pane.
-                        tab_behavior="focus",
+                        tab_behavior="focus",  # Tab is the desk's: ViewActions.action_cycle_focus
                         soft_wrap=True,
                     )
                 yield Label("No tool open: press ctrl+n to create one.", id="empty")
@@ -485,6 +482,9 @@ class EditorScreen(
             )
         self.lint_count += 1
         self.post_message(self.Linted(diagnostics, text))
+        if self._select_template_of == self.current_path:  # ctrl+n: type over the template
+            self._select_template_of = None
+            self.select_template_text(("description",))
         pending, self._pending_form_edits = self._pending_form_edits, []
         for path, value in pending:
             self._form_edit(path, value)
@@ -522,6 +522,8 @@ class EditorScreen(
     def _jump(self, event: LintPanel.Jump) -> None:
         event.stop()
         d = event.diagnostic
+        if is_template_text(d) and d.field and self.select_template_text(d.field):
+            return
         if not event.to_source and d.field and not self.form.stale:
             if self.form.widget_for(d.field) is not None:
                 self._set_layout(view="form")
@@ -537,16 +539,7 @@ class EditorScreen(
     def _lint_row(self, event: LintPanel.RowHighlighted) -> None:
         """The whole message of the highlighted problem (the table cuts long ones)."""
         d = self.lint_panel.current
-        detail = self.query_one("#lint-detail", Static)
-        if d is None:
-            detail.update("")
-            return
-        text = Text()
-        text.append(f"{d.code} {d.line}:{d.column}  ", style="bold")
-        text.append(visible(d.message))
-        if d.fix is not None:
-            text.append(f"  · f: {visible(d.fix.title)}", style="italic")
-        detail.update(text)
+        self.query_one("#lint-detail", Static).update("" if d is None else problem_detail(d))
 
     @on(LintPanel.ApplyFix)
     def _apply_fix_message(self, event: LintPanel.ApplyFix) -> None:
@@ -566,7 +559,12 @@ class EditorScreen(
         if self.current_path is not None and event.path == self.current_path:
             self.source.focus() if self.desk_layout.view == "source" else self.form.focus()
             return
-        self.confirm_discard(lambda: self.open_tool(event.path))
+        self.confirm_discard(lambda: self._open_chosen(event.path))
+
+    def _open_chosen(self, path: Path) -> None:
+        # Found and opened: the filter has done its work (left, it hid the other tools).
+        self.browser.clear_filter()
+        self.open_tool(path)
 
     @on(ToolBrowser.Action)
     def _tool_action_message(self, event: ToolBrowser.Action) -> None:

@@ -103,13 +103,18 @@ class FileActions:
         version = str(data.get("version", "?")) if data is not None else "?"
 
         def chosen(part: str | None) -> None:
-            if part:
+            if part in ("patch", "minor", "major"):
                 self.save_new_version(part)
 
         self.app.push_screen(
             ChoiceModal(
                 f"Keep version {version} in the history and save this as a new version.",
-                [("patch", "Patch", "p"), ("minor", "Minor", "m"), ("major", "Major", "M")],
+                [
+                    ("patch", "Patch", "p"),
+                    ("minor", "Minor", "m"),
+                    ("major", "Major", "M"),
+                    ("cancel", "Cancel", "c"),
+                ],
                 title="Save as new version",
                 focus="patch",
             ),

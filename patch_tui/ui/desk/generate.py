@@ -440,6 +440,24 @@ class GenerateScreen(Dialog["Accepted | None"]):
             self.state = "cancelled"
             self._status("Cancelled: the stream was stopped and nothing was written.")
             return
+        if self.state == "done" and self.result is not None:
+            # A finished tool (minutes and tokens spent) is not thrown away by one key.
+            from patch_tui.ui.dialogs.confirm import ConfirmModal
+
+            def answered(discard: bool | None) -> None:
+                if discard:
+                    self.dismiss(None)
+
+            self.app.push_screen(
+                ConfirmModal(
+                    "Discard the generated tool? Nothing was written; ctrl+s accepts it instead.",
+                    title="Discard generation",
+                    yes="Discard",
+                    destructive=True,
+                ),
+                answered,
+            )
+            return
         self.dismiss(None)
 
     def action_accept(self) -> None:

@@ -14,6 +14,7 @@ from textual.widgets.option_list import Option
 
 from patch_tui.ui.dialogs.dialog import Dialog
 from patch_tui.ui.widgets.diff_view import DiffView
+from patch_tui.ui.widgets.key_bar import KeyBar
 
 
 class HistoryScreen(Dialog[Path | None]):
@@ -46,13 +47,15 @@ class HistoryScreen(Dialog[Path | None]):
             yield Label(Text(f"History of {self.tool_name}"), classes="dialog-title")
             if not self.versions:
                 yield Static("No earlier versions yet: “Save as new version” keeps one here.")
-                return
-            with Horizontal():
-                yield OptionList(
-                    *[Option(Text(v), id=str(p)) for v, p in reversed(self.versions)],
-                    id="history-versions",
-                )
-                yield DiffView(id="history-diff")
+            else:
+                with Horizontal():
+                    yield OptionList(
+                        *[Option(Text(v), id=str(p)) for v, p in reversed(self.versions)],
+                        id="history-versions",
+                    )
+                    yield DiffView(id="history-diff")
+        # Its own footer: the desk's, under this screen, listed keys that do nothing here.
+        yield KeyBar()
 
     def on_mount(self) -> None:
         if self.versions:

@@ -472,9 +472,9 @@ class ManifestForm(VerticalScroll):
             n = len(items) + 1
             while f"arg{n}" in taken:
                 n += 1
-            items.append(
-                {"name": f"arg{n}", "type": "string", "description": "Describe this argument."}
-            )
+            # An empty description, its hint a placeholder: text typed there is all that is
+            # written (a template sentence left in the field ran on into what was typed).
+            items.append({"name": f"arg{n}", "type": "string", "description": ""})
             self._focus_after_rebuild = ("inputs", len(items) - 1, "name")
         elif bid.startswith(("input-up-", "input-down-", "input-remove-")):
             index = int(bid.rsplit("-", 1)[1])

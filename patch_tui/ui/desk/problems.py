@@ -12,12 +12,39 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
+
+from patch_tui.format.templates import template_text
 from patch_tui.lint.diagnostic import Diagnostic, Edit
 from patch_tui.ui.desk.lint_panel import LintPanel
+from patch_tui.ui.widgets.field_input import FieldInput
+from patch_tui.untrusted.text_safety import visible
 
 if TYPE_CHECKING:
     from patch_tui.desk.buffer import ToolBuffer
+    from patch_tui.ui.desk.manifest_form import ManifestForm
     from patch_tui.ui.desk.source_pane import SourceArea
+
+
+def is_template_text(d: Diagnostic) -> bool:
+    """A PT052 problem: template text in a description, which `f` selects in the form. (The rule
+    is imported when a problem is looked at, not with the desk: the rules load with the lint.)"""
+    from patch_tui.lint.rules.text.template_text import PT052
+
+    return d.code == PT052.code
+
+
+def problem_detail(d: Diagnostic) -> Text:
+    """The line under the problems table: the whole message (the table cuts long ones) and what
+    `f` does with it."""
+    text = Text()
+    text.append(f"{d.code} {d.line}:{d.column}  ", style="bold")
+    text.append(visible(d.message))
+    if d.fix is not None:
+        text.append(f"  · f: {visible(d.fix.title)}", style="italic")
+    elif is_template_text(d) and d.field:
+        text.append("  · Enter or f: select it in the form, then type", style="italic")
+    return text
 
 
 class ProblemActions:
@@ -38,10 +65,17 @@ class ProblemActions:
         def _say(self, message: str, **kwargs: Any) -> None: ...
         def _show_buffer_text(self) -> None: ...
         def post_message(self, message: Any) -> bool: ...
+        @property
+        def form(self) -> ManifestForm: ...
+        def _set_layout(self, **changes: Any) -> None: ...
 
     def apply_fix(self, diagnostic: Diagnostic) -> bool:
-        """Apply a diagnostic's quick fix through the TextArea (one undo step)."""
+        """Apply a diagnostic's quick fix through the TextArea (one undo step). Template text
+        (PT052) has no text edit for a fix: what replaces it is the person's to write, so its
+        "fix" selects it in the form's field."""
         if diagnostic.fix is None:
+            if is_template_text(diagnostic) and diagnostic.field:
+                return self.select_template_text(diagnostic.field)
             return False
         if self.read_only_reason:
             return self._fix_read_only(diagnostic)
@@ -76,10 +110,25 @@ class ProblemActions:
         for e in self.buffer.text_edits(edits):
             self.source.replace_as(group, e.text, e.start, e.end)
 
+    def select_template_text(self, field: tuple[str | int, ...]) -> bool:
+        """Focus a description field of the form with its template text selected (PT052), so
+        typing replaces it. False when the form cannot show it."""
+        if self.form.stale or self.form.widget_for(field) is None:
+            return False
+        self._set_layout(view="form")
+        widget = self.form.widget_for(field)
+        found = template_text(widget.value) if isinstance(widget, FieldInput) else None
+        if isinstance(widget, FieldInput) and found is not None:
+            widget.select_span(found[0], found[1])
+        return self.form.focus_field(field)
+
     def action_apply_fix(self) -> None:
         """Fix the selected problem in the lint panel, or the first fixable one at the cursor."""
         panel = self.lint_panel
         target = panel.current if panel.has_focus else None
+        if target is not None and is_template_text(target):
+            self.apply_fix(target)
+            return
         if target is None or target.fix is None:
             row = self.source.cursor_location[0] + 1
             fixable = [d for d in self.diagnostics if d.fix is not None]

@@ -513,3 +513,34 @@ class SourceArea(TextArea):
         block_end = (last, len(lines[-1]))
         self.replace("\n".join(new), (first, 0), block_end)
         self.selection = Selection((first, 0), (last, len(new[-1])))
+
+    # -- Enter in the frontmatter ---------------------------------------------------------------
+
+    def frontmatter_line_start(self) -> str | None:
+        """What a new line after the cursor's starts with, when the cursor is in the frontmatter
+        (from its opening marker to the line before the closing one): `# ` and the YAML
+        indentation of the current line, so Enter there keeps the manifest a comment (an
+        uncommented line is PT003, and the YAML under it stops parsing). None elsewhere."""
+        open_i, close_i = frontmatter_bounds(self.document.lines)
+        row, column = self.cursor_location
+        if open_i is None or close_i is None or not open_i <= row < close_i:
+            return None
+        line = self.document.get_line(row)
+        prefix = _prefix_length(line)
+        if prefix == 0 or column < prefix:
+            return None  # not a comment line, or the cursor in its `# `: a plain Enter
+        if row == open_i:
+            return "# "
+        indent = len(line[prefix:]) - len(line[prefix:].lstrip(" "))
+        return line[:prefix] + " " * indent if line[prefix:].strip() else line[:prefix]
+
+    async def _on_key(self, event: Any) -> None:
+        if event.key == "enter" and not self.read_only:
+            start = self.frontmatter_line_start()
+            if start is not None:
+                event.stop()
+                event.prevent_default()
+                begin, end = self.selection
+                self._replace_via_keyboard("\n" + start, begin, end)
+                return
+        await super()._on_key(event)

@@ -29,6 +29,7 @@ class ToolActions:
         app: App[Any]
         toolbox: Toolbox
         dirty: bool
+        _select_template_of: Path | None
 
         @property
         def current_path(self) -> Path | None: ...
@@ -82,10 +83,11 @@ class ToolActions:
         }[action]()
 
     def _name_check(self, name: str) -> str | None:
-        from patch_tui.format.fields import NAME_RE
+        """Why a new tool cannot have this name, offering the snake_case one it probably means."""
+        from patch_tui.format.fields import NAME_RE, name_hint
 
         if not NAME_RE.match(name):
-            return "lowercase letters, digits and underscores, starting with a letter"
+            return name_hint(name)
         if self.toolbox.find(name) is not None:
             return f"a tool named {name} already exists"
         return None
@@ -101,6 +103,7 @@ class ToolActions:
                 return
             self.browser.clear_filter()  # an active filter would hide the new tool
             self.browser.refresh_tools()
+            self._select_template_of = path  # its description: selected, to be typed over
             self.confirm_discard(lambda: self.open_tool(path))
 
         self.app.push_screen(
@@ -173,6 +176,10 @@ class ToolActions:
         if path is None:
             return
 
+        # The list as the person sees it: after a delete, its neighbour opens (the next one,
+        # or the one before at the end of the list), not the first tool.
+        shown = [e.path for e in self.browser.entries]
+
         def answered(yes: bool | None) -> None:
             if not yes:
                 return
@@ -190,7 +197,7 @@ class ToolActions:
                     self._say(str(exc), severity="error")
                     rest = []
                 if rest:
-                    self.open_tool(rest[0])
+                    self.open_tool(_neighbour(shown, path, rest))
                 else:
                     self._close_tool()
 
@@ -203,3 +210,13 @@ class ToolActions:
             ),
             answered,
         )
+
+
+def _neighbour(shown: list[Path], gone: Path, rest: list[Path]) -> Path:
+    """The tool next to `gone` in the list as shown (after it, else before it), among `rest`."""
+    if gone in shown:
+        at = shown.index(gone)
+        for candidate in [*shown[at + 1 :], *reversed(shown[:at])]:
+            if candidate in rest:
+                return candidate
+    return rest[0]

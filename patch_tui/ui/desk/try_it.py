@@ -447,8 +447,10 @@ class TryItScreen(Screen[None]):
                 label = "✗ cancelled"
             first, _, tail = error.partition("\n")
             if run is not None and tail.strip() and tail.strip() in run.stderr:
-                # The error ends with the tail of stderr: the traceback shows once, under stderr.
-                error = first.rstrip(":") + " (the traceback is under stderr)"
+                # The error ends with the tail of stderr: the traceback shows once, under stderr,
+                # and its last line (the exception, what went wrong) is said here.
+                raised = [line.strip() for line in tail.splitlines() if line.strip()][-1]
+                error = f"{first.rstrip(':')}: {raised} (the whole traceback is under stderr)"
             self._status(Content.assemble((label, "bold"), self._run_facts(run)), "failed")
             self._put(
                 "output",

@@ -74,6 +74,8 @@ class ChoiceModal(Dialog[str | None]):
     """Pick one of a few actions (each with a key). Dismisses with its id, or None (escape)."""
 
     BINDINGS = [Binding("escape", "choose(None)", "Cancel", id="choice.cancel")]
+    # Four choices (F6's three versions and Cancel) need more room than the usual dialog.
+    DEFAULT_CSS = "ChoiceModal.-many > Vertical { width: 80; }"
 
     def __init__(
         self,
@@ -85,7 +87,7 @@ class ChoiceModal(Dialog[str | None]):
         detail: Content | None = None,
     ) -> None:
         """`choices`: (id, label, key). `focus`: the id focused first (the safe one)."""
-        super().__init__()
+        super().__init__(classes="-many" if len(choices) > 3 else None)
         self.question = question
         self.choices = list(choices)
         self.dialog_title = title

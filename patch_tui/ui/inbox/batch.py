@@ -13,7 +13,7 @@ What the batch dialog guarantees:
   when the dialog opened: an action that arrives meanwhile is not in it, and nothing outside it is
   ever decided. Approve stays disabled until the list was scrolled to its end (or fits), Reject too.
 - Each action is decided on its own, through the store's own approve / reject: one conditional
-  update and one `approved` (sealed) or `rejected` event per action, exactly as a single decision.
+  update and one `approved` (signed) or `rejected` event per action, exactly as a single decision.
 - An action is approved only if it is still what was shown (same args hash, kind and source
   hash), its tool file did not change, it is a `human_confirm` hold (a `tainted_input` hold is
   decided on its own, after reading where its data came from), its args are not damaged and fit

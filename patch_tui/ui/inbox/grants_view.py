@@ -46,7 +46,9 @@ def grant_content(listed: Listed, now: str) -> Content:
         when = f"{ends} {grant.revoked_at if state == 'revoked' else grant.expires_at}"
         label, style = state, STATE_STYLE[state]
     else:
-        when, label, style = listed.status, "ended", ENDED_STYLE
+        # Its tool ended it, or (untrusted) its signatures do not hold: it never applies.
+        label = "ignored" if state == "untrusted" else "ended"
+        when, style = listed.status, ENDED_STYLE
     by = f" by {grant.revoked_by}" if state == "revoked" and grant.revoked_by else ""
     unchecked = "   (tool file not found: not compared)" if listed.unchecked else ""
     return Content.assemble(

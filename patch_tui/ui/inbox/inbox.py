@@ -54,6 +54,7 @@ from patch_tui.ui.inbox.inbox_list import (
     PENDING_COLUMNS,
     ActionHeader,
     ActionList,
+    last_change,
 )
 from patch_tui.ui.inbox.palette import inbox_commands
 from patch_tui.ui.inbox.parts import DetailPane
@@ -294,6 +295,9 @@ class InboxScreen(ClaimPart, BatchPart, HistoryPart, DetailPart, StyledOnMount):
             return
         self.actions = result.actions
         self.list.readers = self.list.readers if result.readers is None else result.readers
+        if result.mode == "history":
+            # By the "when" column (the store lists by when each was held).
+            self.actions = sorted(result.actions, key=last_change, reverse=True)
         if not final:  # the first page: shown now, the rest follows
             self._apply_filter()
             status.update(f"{len(result.actions)} newest shown, reading the rest…")
@@ -370,7 +374,9 @@ class InboxScreen(ClaimPart, BatchPart, HistoryPart, DetailPart, StyledOnMount):
             if self.has_selection() or action in ("select_all", "invert_selection"):
                 return True  # the batch dialog lists every selected action before deciding
             if action == "approve":
-                return True if self.can_approve else None  # None: shown, but disabled
+                # Never a silent key: before everything was shown, `a` says what is left to read
+                # (a disabled binding would do nothing at all).
+                return True if self.can_approve or self.current is not None else None
             return True if self.current is not None else None
         if action == "export":
             return self.mode == "history"
@@ -478,7 +484,8 @@ class InboxScreen(ClaimPart, BatchPart, HistoryPart, DetailPart, StyledOnMount):
             self.notify(
                 f"Approve is disabled: {why}"
                 if why
-                else "Approve is disabled until everything was shown (see the details)",
+                else "Not yet: read the details to the end first (d reads on; E expands what "
+                "is collapsed), then a approves",
                 markup=False,
             )
             return

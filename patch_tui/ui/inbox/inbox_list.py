@@ -81,6 +81,12 @@ def _when(iso: str | None) -> str:
     return f"{iso[5:10]} {iso[11:19]}" if iso and len(iso) >= 19 else ""
 
 
+def last_change(action: Action) -> str:
+    """When an action last changed (finished, else decided, else held): the history's "when"
+    column, and its order (newest first), so the column reads sorted."""
+    return action.finished_at or action.decided_at or action.created_at or ""
+
+
 def _status(action: Action) -> str:
     # An approval without its genuine decision (store.Action.tampered) is never run: say so.
     return "tampered" if action.tampered else action.status
@@ -107,7 +113,7 @@ PENDING_COLUMNS: list[Column] = [
 HISTORY_COLUMNS: list[Column] = [
     ("status", 11, lambda a, now: _status(a)),
     ("tool", 20, lambda a, now: a.tool),
-    ("when", 14, lambda a, now: _when(a.finished_at or a.decided_at or a.created_at)),
+    ("when", 14, lambda a, now: _when(last_change(a))),
     ("by", 16, lambda a, now: a.decided_by or ""),
     ("note / result", 0, lambda a, now: result_summary(a)),
 ]

@@ -98,7 +98,12 @@ class EnumField(Widget, can_focus=True):
     EnumField.-blank { color: $foreground 50%; }
     EnumField.-unknown { color: $error; }
     """
-    BINDINGS = [Binding("enter,space,down", "open", "Pick", show=False, id="enum.open")]
+    BINDINGS = [
+        Binding("enter,space,down", "open", "Pick", show=False, id="enum.open"),
+        # A pick is undone like typing in a text field (a choice made by accident, issue 25).
+        Binding("ctrl+z", "undo_pick", "Undo", show=False, id="enum.undo"),
+        Binding("ctrl+y,ctrl+shift+z", "redo_pick", "Redo", show=False, id="enum.redo"),
+    ]
 
     value: reactive[str | None] = reactive(None, layout=False)
 
@@ -124,6 +129,8 @@ class EnumField(Widget, can_focus=True):
         id: str | None = None,
     ) -> None:
         super().__init__(id=id)
+        self._undo: list[str | None] = []
+        self._redo: list[str | None] = []
         self.options = tuple(options)
         self.allow_blank = allow_blank
         self.prompt = prompt
@@ -166,8 +173,22 @@ class EnumField(Widget, can_focus=True):
         value = self._choices()[index]
         self.focus()
         if value != self.value:
+            self._undo.append(self.value)
+            self._redo.clear()
             self.value = value
             self.post_message(self.Changed(self, value))
+
+    def action_undo_pick(self) -> None:
+        if self._undo:
+            self._redo.append(self.value)
+            self.value = self._undo.pop()
+            self.post_message(self.Changed(self, self.value))
+
+    def action_redo_pick(self) -> None:
+        if self._redo:
+            self._undo.append(self.value)
+            self.value = self._redo.pop()
+            self.post_message(self.Changed(self, self.value))
 
     def on_key(self, event: events.Key) -> None:
         # Type-ahead, as in a native select: a letter picks the next option starting with it.

@@ -8,6 +8,7 @@ from typing import Any
 
 from textual.binding import Binding
 from textual.widgets import Input
+from textual.widgets.input import Selection
 
 from patch_tui.ui.safe_text import SafeInput
 
@@ -35,12 +36,25 @@ class FieldInput(SafeInput):
         self._redo: list[str] = []
         self._before = self.value  # the value the next recorded change started from
         self._last_change = 0.0
+        self._select_on_focus: tuple[int, int] | None = None
+
+    def select_span(self, start: int, end: int) -> None:
+        """Select value[start:end] (template text a person is to type over, lint PT052), now if
+        focused, else when the focus arrives (focus would put the cursor at the end)."""
+        if self.has_focus:
+            self.selection = Selection(start, end)
+        else:
+            self._select_on_focus = (start, end)
 
     def on_mount(self) -> None:
         self.call_after_refresh(self.show_start)
 
     def on_focus(self) -> None:
-        self.cursor_position = len(self.value)
+        wanted, self._select_on_focus = self._select_on_focus, None
+        if wanted is not None and wanted[1] <= len(self.value):
+            self.selection = Selection(*wanted)
+        else:
+            self.cursor_position = len(self.value)
         if self.value != self._before:
             # Changed from outside (the source pane) since: the old steps no longer apply.
             self._undo.clear()

@@ -6,6 +6,7 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
+from patch_tui.format import toolfile as tfmod
 from patch_tui.format.fields import INPUT_TYPES
 from patch_tui.lint.analysis import (
     TYPE_TO_ANNOTATION,
@@ -52,7 +53,9 @@ def main_params_mismatch(ctx: LintContext) -> Iterator[Diagnostic]:
 
     Fix: make them agree. The quick fix adds the missing inputs to the manifest from main()'s
     signature (type from the annotation, `required: false` and the default when the parameter
-    has one); review their descriptions. Add parameters for inputs main() lacks.
+    has one); review their descriptions. For inputs main() lacks, the quick fix adds them to
+    main()'s signature (annotated from the input's type, with its default when optional), for
+    the body to use.
     """
     facts = facts_of(ctx)
     main = facts.main
@@ -83,6 +86,8 @@ def main_params_mismatch(ctx: LintContext) -> Iterator[Diagnostic]:
     if not parts:
         return
     fix = None
+    if no_param and not no_input and not positional_only:
+        fix = _params_fix(ctx, main, no_param)
     if no_input:
         raw = ctx.get("inputs")
         new_inputs = [*raw, *(input_from_param(p) for p in no_input)]
@@ -93,6 +98,46 @@ def main_params_mismatch(ctx: LintContext) -> Iterator[Diagnostic]:
             safe=True,
         )
     yield PT032.at(signature_span(ctx, main), "; ".join(parts), fix=fix, field=("inputs",))
+
+
+def _params_fix(ctx: LintContext, main: MainInfo, names: list[str]) -> Fix | None:
+    """Add the inputs main() lacks to its signature, after its last parameter: annotated from
+    the input's type, with its default (or None) when the input is optional. None where that
+    would not be valid Python (a *args or **kwargs, or a required one after a default)."""
+    if main.vararg is not None or main.kwarg is not None:
+        return None
+    inputs = {name: raw for _, name, raw in named_inputs(ctx)}
+    pieces: list[str] = []
+    has_default = any(p.default is not None and p.kind != "keyword_only" for p in main.params)
+    for name in names:
+        raw = inputs.get(name) or {}
+        note = TYPE_TO_ANNOTATION.get(str(raw.get("type")), "")
+        text = f"{name}: {note}" if note else name
+        if raw.get("required") is False:
+            value = raw.get("default")
+            text += f" = {value!r}" if note else f"={value!r}"
+        elif has_default:
+            return None  # a parameter without a default after one with a default
+        pieces.append(text)
+    if main.params:
+        last = main.params[-1]
+        end_node: ast.AST = last.default if last.default is not None else last.node
+        line = getattr(end_node, "end_lineno", None) or last.node.lineno
+        col = column(ctx, line, getattr(end_node, "end_col_offset", 0) or 0)
+        text = ", " + ", ".join(pieces)
+    else:
+        line = main.node.lineno
+        source = ctx.tf.line_text(line)
+        at = source.find("main(")
+        if at < 0:
+            return None
+        col = len(source[: at + len("main(")]) + 1
+        text = ", ".join(pieces)
+    return Fix(
+        f"Add {quoted_names(names)} to main()'s signature",
+        (Edit(line, col, line, col, text),),
+        False,  # main() must then use them: review the body
+    )
 
 
 def _default_fix(ctx: LintContext, main: MainInfo, param: Param, raw: dict[str, Any]) -> Fix | None:
@@ -264,6 +309,10 @@ def annotation_mismatch(ctx: LintContext) -> Iterator[Diagnostic]:
                     {"type": annotation_items(param.annotation) or "string"},
                 )
             )
+        elif better != "array" and "items" in raw:
+            # `items` describes an array's elements: left under a string it is a problem of
+            # its own (issue 25: the fix left it behind).
+            changes.append((("inputs", index, "items"), tfmod.DELETE))
         try:
             segment = ast.unparse(param.annotation)
         except RecursionError:

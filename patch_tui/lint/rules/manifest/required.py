@@ -83,6 +83,8 @@ def missing_field(ctx: LintContext) -> Iterator[Diagnostic]:
                 f"{label} has no `type`: the runtime refuses it: add e.g. `type: string`",
                 "inputs",
                 i,
+                "type",  # the form's empty field, where Enter on the problem goes
+                span=ctx.span("inputs", i),
             )
         description = inp.get("description")
         if "description" not in inp:
@@ -91,6 +93,8 @@ def missing_field(ctx: LintContext) -> Iterator[Diagnostic]:
                 f"{label} has no `description`: the runtime refuses it: say in one sentence what to pass",
                 "inputs",
                 i,
+                "description",
+                span=ctx.span("inputs", i),
             )
         elif description == "" or (
             description is None and raw_of(ctx, ("inputs", i, "description")) in ("", None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import PurePath
 
 from patch_tui.format.fields import NAME_RE
+from patch_tui.format.templates import TOOL_DESCRIPTION
 from patch_tui.format.toolfile import ProblemCode, ToolFile
 from patch_tui.lint.diagnostic import Edit, Fix
 from patch_tui.lint.rule import Rule
@@ -83,7 +84,7 @@ def starter_manifest_fix(tf: ToolFile) -> Fix | None:
     data = {
         "name": name,
         "version": "0.1.0",
-        "description": f"Describe what {name} does in one sentence.",
+        "description": TOOL_DESCRIPTION.format(name=name),
         "inputs": [],
         "outputs": {"type": "object", "description": "The result."},
         "capabilities": {"network": False, "filesystem": "none", "human_confirm": False},

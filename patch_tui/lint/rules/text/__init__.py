@@ -1,1 +1,2 @@
-"""Rules on the texts people and agents read: hidden Unicode, instructions to an AI."""
+"""Rules on the texts people and agents read: hidden Unicode, instructions to an AI, template
+text left in a description."""
