@@ -370,3 +370,15 @@ def test_a_grant_approves_only_when_its_check_holds_and_counts_the_use(any_store
     assert claimed.ok and checked[0].id == grant.id  # the claim's check sees the grant
     late = any_store.approve_by_grant(action.token, grant.id, lambda a, g: True)
     assert not late.ok and late.code == "grant_inapplicable"
+
+
+def test_many_actions_signatures_are_read_at_once_as_one_by_one(any_store: Any) -> None:
+    held = [pending(any_store, args={"n": i}) for i in range(3)]
+    any_store.add_decision(held[0].token, sig("alice"), complete=quorum(2))
+    any_store.add_decision(held[0].token, sig("bob"), complete=quorum(3))
+    any_store.add_decision(held[2].token, sig("carol", "reject"), complete=quorum(1))
+    tokens = [a.token for a in held] + ["unknown"]
+    many = any_store.decisions_many(tokens)
+    assert many == {t: any_store.decisions(t) for t in tokens}
+    assert [s.approver for s in many[held[0].token]] == ["alice", "bob"]
+    assert many[held[1].token] == [] and any_store.decisions_many([]) == {}

@@ -422,6 +422,20 @@ class PgStore(PgReading):
         )
         return [Signature(r[0], r[1], r[2], r[3], r[4]) for r in rows]
 
+    def decisions_many(self, tokens: list[str]) -> dict[str, list[Signature]]:
+        """Every listed action's signed decisions, oldest first, in one query."""
+        out: dict[str, list[Signature]] = {t: [] for t in tokens}
+        if tokens:
+            rows = self._read(
+                "SELECT a.token, s.approver, s.decision, s.at, s.envelope, s.note "
+                "FROM signatures s JOIN actions a ON a.id = s.action_id "
+                "WHERE a.token = ANY(%s) ORDER BY s.id",
+                (list(tokens),),
+            )
+            for r in rows:
+                out[r[0]].append(Signature(r[1], r[2], r[3], r[4], r[5]))
+        return out
+
     def _signatures(self, conn: Conn, action_id: int) -> list[Signature]:
         rows = conn.execute(
             "SELECT approver, decision, at, envelope, note FROM signatures "
