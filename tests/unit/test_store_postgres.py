@@ -40,6 +40,7 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
         text=True,
         timeout=60,
         env=full,
+        stdin=subprocess.DEVNULL,  # a serve that did start ends at once
     )
 
 
@@ -181,9 +182,11 @@ def test_sslmode_passes_through_to_the_driver(pg_url: str) -> None:
         pending(store)
 
 
-def test_the_database_down_at_start_is_one_line_and_exit_2(own_pg: Any, tmp_path: Path) -> None:
-    url = own_pg.url("postgres")
-    own_pg.stop()
+def test_the_database_down_at_start_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    # No server listens on this socket folder (a stopped server's TCP port could be taken by
+    # another test's server meanwhile).
+    (tmp_path / "no-server").mkdir()
+    url = f"postgresql://postgres@/postgres?host={tmp_path / 'no-server'}"
     (tmp_path / "box").mkdir()
     for args in (("inbox", "list"), ("serve",), ("guard", "--", "true")):
         done = _cli(args[0], "--store", url, "--toolbox", str(tmp_path / "box"), *args[1:])
