@@ -410,6 +410,19 @@ class Gate:
             args, manifest, path, self._isolation(gated=True), self._runs_dir(path)
         )
 
+    def workspace_warning(self, path: str | os.PathLike[str], args: dict[str, Any]) -> str | None:
+        """What a held call's flag would say, for a call about to run unheld (`patch-tui run`
+        says it before the run, not as a traceback after it)."""
+        p = Path(path).resolve()
+        try:
+            _raw, tf = self._load(p)
+        except GateError:
+            return None
+        if tf.manifest is None or not isinstance(args, dict):
+            return None
+        flag = self._workspace_flag(tf.manifest, p, args)
+        return workspace.describe(flag, held=False) if flag is not None else None
+
     def _runs_dir(self, path: Path) -> Path | None:
         if self.toolbox is not None:
             return self.toolbox.runs_dir

@@ -217,8 +217,9 @@ def _named(items: list[Any]) -> str:
     return named
 
 
-def describe(flag: dict[str, Any]) -> str | None:
-    """The one sentence for a person, from what the action kept (None when it is not a flag)."""
+def describe(flag: dict[str, Any], *, held: bool = True) -> str | None:
+    """The one sentence for a person, from what the action kept (None when it is not a flag).
+    `held`: said of a held call (approving it would use the approval up), else of a run."""
     workspace = flag.get("workspace")
     outside = flag.get("outside")
     if isinstance(outside, list) and outside:
@@ -229,8 +230,12 @@ def describe(flag: dict[str, Any]) -> str | None:
         )
         return (
             f"{_named(outside)} lies {where}: the tool can read it but not change it, so this "
-            f"call will fail (Read-only file system) and use up its approval. To let it run, "
-            f"{HOW_TO_SET}."
+            + (
+                "call will fail (Read-only file system) and use up its approval"
+                if held
+                else "run will fail (Read-only file system)"
+            )
+            + f". To let it run, {HOW_TO_SET}."
         )
     blocked = flag.get("landlock_top_level")
     if isinstance(blocked, list) and blocked:
@@ -238,8 +243,8 @@ def describe(flag: dict[str, Any]) -> str | None:
             f"{_named(blocked)} is an entry of a folder that holds files patch-tui protects "
             f"(tool files, the store) inside the workspace {workspace}: under Landlock a tool "
             "can change the files already there but cannot create, delete or rename one there, "
-            "so this call will fail (Permission denied). Put the file in a subfolder, or run "
-            "from a folder that holds no tool files."
+            f"so this {'call' if held else 'run'} will fail (Permission denied). Put the file "
+            "in a subfolder, or run from a folder that holds no tool files."
         )
     return None
 
@@ -252,11 +257,11 @@ def warning(action: Any) -> str | None:
 
 
 def short(action: Any) -> str | None:
-    """A few words for a list row ("⚠ will fail: path outside the workspace"), else None."""
+    """A few words for a list row ("⚠ will fail: outside workspace"), else None."""
     details = getattr(action, "details", None) or {}
     flag = details.get("workspace") if isinstance(details, dict) else None
     if not isinstance(flag, dict) or describe(flag) is None:
         return None
     if flag.get("outside"):
-        return "⚠ will fail: path outside the workspace"
-    return "⚠ will fail: Landlock cannot make or remove it"
+        return "⚠ will fail: outside workspace"
+    return "⚠ will fail: Landlock top level"

@@ -163,7 +163,7 @@ def list_lines(action: Action, width: int) -> list[str]:
     if not action.decided_at and action.note:
         # e.g. an approval made before approvals were signed, reopened: why it is pending again.
         lines.append(f"    note:    {visible_line(action.note)}")
-    if getattr(action, "standing", None):
+    if action.standing:
         lines.append(f"    approvals: {visible_line(action.standing)}")
     warning = _workspace_warning(action)
     if warning is not None:
@@ -277,7 +277,7 @@ def show_lines(action: Action, toolbox: Toolbox | None, width: int) -> list[str]
         lines.append(f"WARNING:       {warning}")
     if not action.decided_at and action.note:
         lines.append(f"note:          {visible_line(action.note)}")
-    if getattr(action, "standing", None):
+    if action.standing:
         lines.append(f"approvals:     {visible_line(action.standing)}")
     if action.tampered:
         lines.append(f"TAMPERED: {visible_line(action.tampered)}; never run")

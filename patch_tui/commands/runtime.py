@@ -57,10 +57,11 @@ def _out(value: Any) -> None:
 
 def _settings_ttl() -> float | None:
     from patch_tui.approvals.store import DEFAULT_TTL
-    from patch_tui.settings.config import ConfigError, load_settings
+    from patch_tui.settings.config import ConfigError, read_setting
 
     try:
-        return float(load_settings().confirm_ttl)
+        # Read plainly when the file allows (pydantic-settings is most of a `run`'s imports).
+        return float(read_setting("confirm_ttl", DEFAULT_TTL))
     except ConfigError as exc:
         _err(f"{exc} (using the default confirm_ttl, {DEFAULT_TTL} s)")
         return None
@@ -123,7 +124,7 @@ def _toolbox_or_why(args: argparse.Namespace) -> tuple[Any, str | None]:
         return None, None
 
 
-def _report_outcome(outcome: Any, *, confirming: bool) -> int:
+def _report_outcome(outcome: Any, *, confirming: bool, warned: bool = False) -> int:
     status = outcome.status
     if status == "ok":
         run = outcome.run
@@ -144,7 +145,7 @@ def _report_outcome(outcome: Any, *, confirming: bool) -> int:
             f"`patch-tui inbox approve {token}`), then run it with `patch-tui confirm {token}`."
         )
         warning = outcome.payload.get("workspace_warning")
-        if isinstance(warning, str):
+        if isinstance(warning, str) and not warned:
             _err(f"warning: {visible(warning)}")
         return EXIT_HELD
     if status == "invalid":
@@ -195,13 +196,18 @@ def run_run(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     gate = Gate(store, toolbox=toolbox, timeout=args.timeout, allow_install=not args.no_install)
     try:
+        warning = gate.workspace_warning(path, call_args)
+        if warning is not None:
+            # Before the run: what will fail, and how to set the workspace (held calls say it
+            # in their answer instead).
+            _err(f"warning: {visible(warning)}")
         outcome = gate.call(path, call_args, by_person=args.as_person)
     except (GateError, StoreError) as exc:
         _err(str(exc))
         return EXIT_FAILED
     finally:
         store.close()
-    code = _report_outcome(outcome, confirming=False)
+    code = _report_outcome(outcome, confirming=False, warned=warning is not None)
     if outcome.action is not None and outcome.action.kind == "tainted_input" and sys.stdin.isatty():
         # A person at a terminal, whose typed args matched a tool's earlier output.
         _err(

@@ -46,6 +46,11 @@ def enforcement(
         network = f"partly blocked ({net}; no network namespace)"
     if pid_ns:
         claims.append("pid:namespace")
+    if base.install:
+        # How its packages were installed (issue 22): the install's own filesystem mechanism.
+        fs_claims = [c for c in base.install.get("claims", []) if c.startswith("filesystem:")]
+        how = fs_claims[0].partition(":")[2] if fs_claims else "NOT-recorded"
+        claims.append(f"install:{'NOT-isolated' if how == 'NOT-enforced' else how}")
     enforced = {
         "claims": claims,
         "engine": plan.engine if plan is not None else None,

@@ -55,28 +55,12 @@ def bwrap_words(
             continue  # the run's own (--proc, --dev above), never the host's
         if os.path.isdir(path) and any(inside(path, w) for w in write_roots):
             words += ["--ro-bind", path, path]
-    for path in sealed:
-        # No entry made, removed or renamed in it; what it holds stays writable.
-        if not os.path.isdir(path) or not any(inside(path, w) for w in write_roots):
-            continue
-        if any(inside(path, f) for f in frozen):
-            continue
-        words += ["--ro-bind", path, path]
-        with contextlib.suppress(OSError):
-            for entry in os.scandir(path):
-                child = entry.path
-                # Folders and files both: its entries stay writable, the folder itself not.
-                kind_ok = entry.is_dir(follow_symlinks=False) or entry.is_file(
-                    follow_symlinks=False
-                )
-                if kind_ok and not any(
-                    inside(child, h) or inside(h, child) for h in hidden + frozen
-                ):
-                    words += ["--bind", child, child]
-    masks: list[str] = []
+    masks = _sealed(words, visible, write_roots, hidden, frozen, sealed)
     for path in hidden:
         if path == "/proc" or not any(inside(path, b) for b in visible):
             continue
+        if os.path.dirname(path) in masks:
+            continue  # in a sealed folder: simply not bound there
         if os.path.isdir(path):
             # An empty tmpfs of its own, made read-only at the end (once the run's own folder,
             # inside the hidden runs root, is bound in it): nothing to read, nothing written.
@@ -84,9 +68,6 @@ def bwrap_words(
             masks.append(path)
         elif os.path.exists(path):
             words += ["--ro-bind", "/dev/null", path]
-        else:
-            # Not there yet (a store's -wal): its folder is frozen, so it cannot be made either.
-            continue
     # The run's own folder (and the install's venv and pip cache): written as they are.
     for path in own:
         words += ["--bind", path, path]
@@ -97,3 +78,60 @@ def bwrap_words(
         words += ["--remount-ro", path]
     words += ["--chdir", os.path.join(own[0], "work")]
     return words
+
+
+def _sealed(
+    words: list[str],
+    visible: list[str],
+    write_roots: list[str],
+    hidden: list[str],
+    frozen: list[str],
+    sealed: list[str],
+) -> list[str]:
+    """Each visible sealed folder (a store's, a plain toolbox's tools, the home folder under a
+    workspace) becomes a fresh tmpfs holding its entries bound one by one: no entry can be made,
+    removed or renamed in it, its hidden entries are simply absent, and a file made there after
+    the run started (a store's new -wal) never shows. Entries that vanished meanwhile are
+    skipped (`--bind-try`). Returns the tmpfs folders, made read-only at the end."""
+    masks: list[str] = []
+    for path in sorted(sealed, key=lambda p: p.count("/")):  # outer ones first
+        if not os.path.isdir(path) or not any(inside(path, b) for b in visible):
+            continue
+        if any(inside(path, h) for h in hidden):
+            continue  # hidden whole
+        writable = any(inside(path, w) for w in write_roots)
+        writable = writable and not any(inside(path, f) for f in frozen)
+        try:
+            entries = list(os.scandir(path))
+        except OSError:
+            continue
+        words += ["--tmpfs", path]
+        masks.append(path)
+        for entry in entries:
+            child = entry.path
+            if any(inside(child, h) for h in hidden):
+                continue
+            if entry.is_symlink():
+                with contextlib.suppress(OSError):
+                    words += ["--symlink", os.readlink(child), child]
+                continue
+            in_write = writable or any(inside(child, w) for w in write_roots)
+            rw = in_write and not any(inside(child, f) for f in frozen)
+            words += ["--bind-try" if rw else "--ro-bind-try", child, child]
+            _rebind_inside(words, child, rw, write_roots, frozen)
+    return masks
+
+
+def _rebind_inside(
+    words: list[str], child: str, rw: bool, write_roots: list[str], frozen: list[str]
+) -> None:
+    """After a sealed folder's entry is bound again: the workspace inside it writable again (the
+    store's folder holding the workspace), and what is frozen inside a writable part read-only
+    again (the venv cache in a workspace)."""
+    inner_writes = [w for w in write_roots if w != child and inside(w, child)]
+    for w in inner_writes:
+        words += ["--bind", w, w]
+    for f in frozen:
+        writable_here = rw or any(inside(f, w) for w in inner_writes)
+        if f != child and inside(f, child) and writable_here and os.path.isdir(f):
+            words += ["--ro-bind", f, f]

@@ -62,6 +62,9 @@ class Protected:
     hidden: list[Path] = field(default_factory=list)
     frozen: list[Path] = field(default_factory=list)
     sealed: list[Path] = field(default_factory=list)
+    # Why no tool may run now (one line each): a store file with a second name (a hard link)
+    # somewhere no mount table or path comparison finds.
+    problems: list[str] = field(default_factory=list)
 
 
 # -- the registry of stores -------------------------------------------------------------------
@@ -244,6 +247,7 @@ def protected_paths(
         files = store_files(one)
         out.hidden += files
         out.sealed += list(dict.fromkeys(f.parent for f in files))
+        out.problems += _second_names(files)
     _toolboxes(out, toolbox, tool_path, paths.default_toolbox())
     if runs_dir is not None:
         out.hidden.append(Path(runs_dir))
@@ -253,6 +257,22 @@ def protected_paths(
             if _inside(home, real_ws):  # the home is inside the workspace: its dotfiles stay
                 out.frozen += home_dotfiles()
                 out.sealed.append(Path(home))
+    return out
+
+
+def _second_names(files: list[Path]) -> list[str]:
+    """A store file with more than one name: the other name could lie anywhere a tool may read
+    (a hard link is the same file under another path), so no run starts until it is removed."""
+    out: list[str] = []
+    for f in dict.fromkeys(files):
+        with contextlib.suppress(OSError):
+            st = os.lstat(f)
+            if st.st_nlink > 1 and not os.path.isdir(f):
+                out.append(
+                    f"refused: {f} has {st.st_nlink} names (a hard link elsewhere), which a "
+                    f"tool could read; remove the other link (find / -samefile {f}); nothing "
+                    "was run"
+                )
     return out
 
 

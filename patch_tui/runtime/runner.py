@@ -29,15 +29,22 @@ What is enforced, and what the result says about it (`RunResult.enforced`, and t
   `/proc/<pid>/environ` is out of sight too;
 - `network: false` as a network namespace with only a downed loopback, where it works, and a
   seccomp filter against unix sockets (sandbox.py); where nothing holds, the result says so;
-- pinned `runtime.packages` in a cached virtual environment per package set (key: sha256 of the
-  sorted pins and the Python version), created on request; `allow_install=False` refuses;
+- pinned `runtime.packages` (each `name==1.2.3`, nothing else: never a pip option) in a cached
+  virtual environment per package set (key: sha256 of the sorted pins and the Python version),
+  installed on request inside the same sandbox (venvs.py); `allow_install=False` refuses;
+- nothing of the tool's runs before the sandbox: Python starts with `-I -S`, is confined by
+  sandbox_exec (spec by memfd), and only then adds the venv's site-packages;
+- a read-write tool started from the home folder or / gets no workspace (its run folder only,
+  and the first capability line says why);
 - the output's JSON type checked against `outputs.type` (reported, the run still succeeds).
 - filesystem access per capability, memory and processes per run: see sandbox.py; the
   result's `enforced["claims"]` lists the mechanism that held for each, and nothing else.
 
 Where the parts live: process.py starts and watches the tool's process (namespaces, rlimits,
-pipes, timeout, cancel, the sealed memfd and its LOADER); venvs.py makes the package venvs;
-sandbox.py plans the isolation; audit.py words the claims and writes the audit record.
+pipes, timeout, cancel, the sealed memfd and its LOADER); outcome.py reads the result from what
+the process left; venvs.py makes the package venvs
+(sandboxed); protected.py says what no tool may reach; sandbox.py plans the isolation; audit.py
+words the claims and writes the audit record.
 
 Every run, success or failure, with a `runs_dir` (or a tool path inside a toolbox) writes an audit
 record `<runs_dir>/<run_id>.json` in the Patch runtime's shape, stdout and stderr kept
@@ -58,27 +65,27 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from patch_tui.format import toolfile
-from patch_tui.format.fields import JSON_PY_TYPES, fits_json_type, json_type
+from patch_tui.format import runtime_format, toolfile
 from patch_tui.format.manifest import Manifest
 from patch_tui.runtime import sandbox
 from patch_tui.runtime.audit import list_runs as list_runs
 from patch_tui.runtime.audit import write_audit
+from patch_tui.runtime.outcome import check_output_type as check_output_type
+from patch_tui.runtime.outcome import interpret
 from patch_tui.runtime.process import CANCELLED as CANCELLED
 from patch_tui.runtime.process import (
     LOADER,
     SAFE_PATH,
-    STDERR_CAP,
-    STDOUT_CAP,
-    cancel_requested,
     communicate,
     limits,
     preexec,
     sandbox_prefix,
     source_fd,
 )
+from patch_tui.runtime.process import STDERR_CAP as STDERR_CAP
+from patch_tui.runtime.process import STDOUT_CAP as STDOUT_CAP
 from patch_tui.runtime.process import cancel_with as cancel_with
 from patch_tui.runtime.process import namespace_support as namespace_support
 from patch_tui.runtime.protected import Protected, protected_paths
@@ -86,6 +93,9 @@ from patch_tui.runtime.venvs import InstallSandbox, Venv, install_summary
 from patch_tui.runtime.venvs import RunnerError as RunnerError
 from patch_tui.runtime.venvs import ensure_venv as ensure_venv
 from patch_tui.runtime.venvs import venv_key as venv_key
+
+if TYPE_CHECKING:
+    from patch_tui.runtime.warm import WarmResult
 
 DEFAULT_TIMEOUT = 60.0
 MEMORY_CAP = 4 << 30  # the whole run, all its processes (where a cgroup holds it)
@@ -153,42 +163,6 @@ class RunResult:
 # -- the run ----------------------------------------------------------------------------------
 
 
-def _is(value: Any, expected: str) -> bool:
-    if expected not in JSON_PY_TYPES:
-        return True  # a type lint already reports: nothing to check the output against
-    # JSON numbers carry no int/float distinction: a tool printing 5.0 returned an integer.
-    if expected == "integer" and isinstance(value, float):
-        return value.is_integer()
-    return fits_json_type(value, expected)
-
-
-def check_output_type(manifest: Manifest, value: Any) -> str | None:
-    """None when the value fits `outputs.type` (and `items`), else what is wrong."""
-    expected = manifest.outputs.type
-    if not _is(value, expected):
-        return f"outputs.type is {expected}, but the tool returned {json_type(value)}"
-    item_type = manifest.outputs.item_type
-    if expected == "array" and item_type:
-        for i, element in enumerate(value):
-            if not _is(element, item_type):
-                return f"outputs.items is {item_type}, but element {i} is {json_type(element)}"
-    return None
-
-
-def _last_json_line(stdout: str) -> tuple[bool, Any]:
-    lines = [ln for ln in stdout.splitlines() if ln.strip()]
-    if not lines:
-        return False, None
-    try:
-        return True, json.loads(lines[-1])
-    except ValueError:
-        return False, None
-
-
-def _tail(text: str, n: int = 20) -> str:
-    return "\n".join(text.strip().splitlines()[-n:])
-
-
 def run_file(
     path: str | os.PathLike[str],
     args: dict[str, Any],
@@ -241,38 +215,14 @@ def runtime_body(tf: toolfile.ToolFile) -> bytes:
     """What the Patch runtime runs: only the body after the closing marker (its sandbox writes
     nothing else), so code above the opening marker never runs here either. Blank lines stand
     in for the lines before the body, so tracebacks point at the file's own line numbers."""
-    return _runtime_body(tf.text, tf.bom)
-
-
-@functools.lru_cache(maxsize=64)
-def _runtime_body(text: str, bom: bool) -> bytes:
-    # (Cached by the text: serve calls the same tool again and again.)
-    from patch_tui.format import runtime_format
-
-    lines = runtime_format.split_lines(text)
-    start, end = runtime_format.find_markers(lines)
-    if start is None or end is None:
-        return ((toolfile.BOM if bom else "") + text).encode("utf-8")
-    return ("\n" * (end + 1) + "\n".join(lines[end + 1 :])).encode("utf-8")
+    return runtime_format.body_bytes(tf.text, tf.to_bytes())
 
 
 def runtime_source_sha256(tf: toolfile.ToolFile) -> str:
     """The source hash the runtime's audit records and its patch_replay compares: sha256 of its
     writer's output for the file (defaults filled in), so either side can replay the other's
     runs. The file's own bytes' hash when the runtime cannot parse it."""
-    return _runtime_source_sha256(tf.text) or tf.sha256
-
-
-@functools.lru_cache(maxsize=64)
-def _runtime_source_sha256(text: str) -> str | None:
-    # (Cached by the text: the runtime's parse and writer cost a few ms a call.)
-    from patch_tui.format import runtime_format
-
-    try:
-        parsed = runtime_format.parse(text)
-    except runtime_format.RuntimeRejects:
-        return None
-    return runtime_format.source_sha256(parsed.manifest, parsed.body)
+    return runtime_format.text_sha256(tf.text) or tf.sha256
 
 
 def run_bytes(
@@ -350,7 +300,7 @@ def _run(
     )
     packages = list(manifest.runtime.packages)
     iso = isolation or Isolation()
-    refusal = _refusal(packages, iso)
+    refusal = _refusal(tf, packages, iso)
     if refusal is not None:
         base.error = refusal
         write_audit(base, manifest, args, runs_dir, [], None)
@@ -370,6 +320,10 @@ def _run(
         run_root=run_root,
         workspace=_workspace(manifest, iso),
     )
+    if guard.problems:
+        base.error = guard.problems[0]
+        write_audit(base, manifest, args, runs_dir, [], None)
+        return base
     venv: Venv | None = None
     if packages:
         try:
@@ -389,8 +343,7 @@ def _run(
     warm = _run_warm(manifest, stdin, source, timeout, venv, iso, guard, env_extra)
     if warm is not None:  # serve's warm sandbox (runtime/warm.py): the same isolation, forked
         base.duration_ms = warm.duration_ms
-        _interpret(base, manifest, warm.out, warm.err, warm.returncode, warm.timed_out,
-                   warm.overflow, timeout)  # fmt: skip
+        interpret(base, manifest, *warm.outcome, timeout)
         write_audit(base, manifest, args, runs_dir, warm.envs_keys, warm.plan)
         return base
     out, err, proc, timed_out, overflow, plan, notes, envs_keys = _start_and_watch(
@@ -398,7 +351,7 @@ def _run(
     )
     if proc is None:
         return base  # could not start: `base` says why, and the audit was written
-    _interpret(base, manifest, out, err, proc.returncode, timed_out, overflow, timeout)
+    interpret(base, manifest, out, err, proc.returncode, timed_out, overflow, timeout)
     if notes and base.error:
         base.error += " (" + "; ".join(notes) + ")"
     write_audit(base, manifest, args, runs_dir, envs_keys, plan, notes)
@@ -414,41 +367,29 @@ def _run_warm(
     iso: Isolation,
     guard: Protected,
     env_extra: dict[str, str] | None,
-) -> Any:
-    """The call run in a fork of its warm sandboxed process, when this process keeps them
-    (serve); None: run it cold."""
-    from patch_tui.runtime import warm
-
-    pool = warm.active_pool()
-    refused = iso.workspace is not None and workspace_refusal(iso.workspace)
-    if pool is None or (manifest.capabilities.filesystem == "read-write" and refused):
-        return None
-    return pool.run(
-        warm.WarmCall(
-            source=source,
-            stdin=stdin,
-            timeout=timeout,
-            python=str(venv.python) if venv is not None else sys.executable,
-            site=venv.site if venv is not None else [],
-            read_extra=[venv.python.parent.parent] if venv is not None else [],
-            filesystem=manifest.capabilities.filesystem,
-            network=manifest.capabilities.network,
-            workspace=_workspace(manifest, iso),
-            hidden=guard.hidden,
-            frozen=guard.frozen,
-            sealed=guard.sealed,
-            memory_bytes=iso.memory_bytes,
-            max_processes=iso.max_processes,
-            engine=iso.engine,
-            env_for=lambda home, tmp, work: _tool_env(home, tmp, work, manifest, env_extra),
-        )
-    )
+) -> WarmResult | None:
+    """The call in a fork of its warm sandboxed process (serve's, runtime/warm.py), or None."""
+    warm = sys.modules.get("patch_tui.runtime.warm")  # not imported: no pool (a `run`)
+    fs = manifest.capabilities.filesystem
+    refused = fs == "read-write" and iso.workspace is not None and workspace_refusal(iso.workspace)
+    if warm is None or refused:
+        return None  # (a refused workspace: the cold run says why)
+    env_for = functools.partial(_tool_env, manifest=manifest, env_extra=env_extra)
+    workspace = _workspace(manifest, iso)
+    return warm.run_call(manifest, stdin, source, timeout, venv, iso, guard, workspace, env_for)
 
 
-def _refusal(packages: list[str], iso: Isolation) -> str | None:
-    """Why this run must not start at all: a package entry the format refuses, or a gated call
-    where nothing can isolate it. Checked before any install."""
+def _refusal(tf: toolfile.ToolFile, packages: list[str], iso: Isolation) -> str | None:
+    """Why this run must not start at all: a file the Patch runtime would refuse, a package
+    entry the format refuses, or a gated call where nothing can isolate it. Checked before any
+    install."""
+    from patch_tui.format import runtime_format
     from patch_tui.runtime.venvs import pin_problem
+
+    try:
+        runtime_format.parse(tf.text)
+    except runtime_format.RuntimeRejects as exc:
+        return f"refused: the Patch runtime would not load this file ({exc.message}); not run"
 
     for entry in packages:
         why = pin_problem(entry)
@@ -521,7 +462,10 @@ def _start_and_watch(
         pid_ns, net_ns = True, not network
     else:
         prefix, pid_ns, net_ns = sandbox_prefix(network)
-    python = str(venv.python) if venv is not None else sys.executable
+    # patch-tui's own interpreter even for a tool with packages, never the venv's bin/python:
+    # a wheel's scripts land in that bin/, and one named `python` would run before any step of
+    # the sandbox's own. The venv's packages come in by `site`, once confined.
+    python = sys.executable
     plan: sandbox.Plan | None = None
     envs_keys: list[str] = []
     proc: subprocess.Popen[bytes] | None = None
@@ -597,43 +541,3 @@ def _start_and_watch(
         finally:
             notes = plan.finish()
     return out, err, proc, timed_out, overflow, plan, notes, envs_keys
-
-
-def _interpret(
-    base: RunResult,
-    manifest: Manifest,
-    out: bytes,
-    err: bytes,
-    returncode: int,
-    timed_out: bool,
-    overflow: str | None,
-    timeout: float,
-) -> None:
-    """The result from what the process left: its output, exit, timeout or cap."""
-    base.stdout = out.decode("utf-8", "replace")
-    base.stderr = err.decode("utf-8", "replace")
-    base.exit_code = returncode
-    base.timed_out = timed_out
-    base.output_capped = overflow
-    if cancel_requested() and returncode != 0:
-        base.error = CANCELLED
-    elif timed_out:
-        base.error = f"the tool ran longer than {timeout:g} s and was stopped"
-    elif overflow:
-        cap = STDOUT_CAP if overflow == "stdout" else STDERR_CAP
-        base.error = f"the tool wrote more than {cap >> 20} MiB to {overflow} and was stopped"
-    elif returncode != 0:
-        if returncode < 0:
-            how = f"was killed by signal {-returncode}"
-        else:
-            how = f"exited with code {returncode}"
-        detail = _tail(base.stderr)
-        base.error = f"the tool {how}" + (f":\n{detail}" if detail else "")
-    else:
-        found, value = _last_json_line(base.stdout)
-        if not found:
-            base.error = "the tool's last line of output is not JSON (print(json.dumps(...)))"
-        else:
-            base.ok = True
-            base.result = value
-            base.output_type_error = check_output_type(manifest, value)

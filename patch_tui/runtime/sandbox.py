@@ -18,8 +18,9 @@ Engines, the ones the field trusts, never a home-made one:
   process before the tool's code runs (`sandbox_exec.py`), ABI-versioned (1..7). Rules only grant,
   so a folder holding a protected path is never granted itself: its entries are, one by one, except
   the protected one (`sandbox_exec.expand`).
-`network: false` adds a seccomp filter (no socket(AF_UNIX), no io_uring) to the network namespace:
-a pathname unix socket is a file, which neither the namespace nor Landlock up to ABI 7 stops.
+`network: false` adds a seccomp filter (no unix, vsock, packet or raw sockets, no io_uring) to the
+network namespace: a pathname unix socket is a file, which neither the namespace nor Landlock up
+to ABI 7 stops.
 Memory and processes are capped per run by a cgroup (v2 where delegated, else v1's memory and pids
 controllers where writable), else by rlimits; `claims` says which held.
 
@@ -29,10 +30,17 @@ What a capability gets (the same under both engines):
 - `read-only`: it may read everything else too, except the protected paths; it writes only its
   run folder;
 - `read-write`: it may also write inside the workspace (except the protected paths).
-Protected, whatever the capability: hidden (`Request.hidden`: the store's files, config, state,
-the toolbox's tools, index, runs and history, every run folder), read-only (`Request.frozen`: the
-venv cache, patch-tui itself and its Python), or sealed (`Request.sealed`: the store's folder and
-a plain toolbox's tools folder: nothing made, removed or renamed in them).
+Protected, whatever the capability (protected.py decides what, by identity): hidden
+(`Request.hidden`: every known store's files, config, state, the toolbox's tools, index, runs and
+history, every run folder, the system's password files and the user's secret folders, each under
+every bind-mount alias too), read-only (`Request.frozen`: the venv cache, patch-tui itself and its
+Python, the home folder's dotfiles), or sealed (`Request.sealed`: the stores' folders, a plain
+toolbox's tools folder, a home folder inside the workspace: nothing made, removed or renamed in
+them).
+Sockets follow the capability (`socket_policy`): a seccomp filter on socket families under both
+engines, Landlock's abstract-unix scope, and under Landlock the hidden folders masked when unix
+sockets are allowed. `prepare` is named steps: `_layout`, `_filesystem`, `plan_sockets` (sandbox_sockets.py),
+`_limits`.
 """
 
 from __future__ import annotations
@@ -61,6 +69,9 @@ from patch_tui.runtime.run_folders import hold_run_folder as hold_run_folder
 from patch_tui.runtime.run_folders import run_folder as run_folder
 from patch_tui.runtime.run_folders import runs_root as runs_root
 from patch_tui.runtime.run_folders import sweep_run_folders
+from patch_tui.runtime.sandbox_sockets import allow_abstract_unix as allow_abstract_unix
+from patch_tui.runtime.sandbox_sockets import plan_sockets
+from patch_tui.runtime.sandbox_sockets import socket_policy as socket_policy
 
 ENGINES = ("auto", "bwrap", "landlock", "none")
 SYSTEM_READ = ["/usr", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/etc"]
@@ -162,12 +173,6 @@ def allow_unisolated() -> bool:
     """`sandbox_allow_unisolated` (env PATCH_TUI_SANDBOX_ALLOW_UNISOLATED): run gated calls even
     where nothing can isolate them. Unreadable settings count as false."""
     return _setting(ALLOW_UNISOLATED_SETTING, False) is True
-
-
-def allow_abstract_unix() -> bool:
-    """`sandbox_allow_abstract_unix` (env PATCH_TUI_SANDBOX_ALLOW_ABSTRACT_UNIX): tools with
-    network: true may reach abstract unix sockets (D-Bus, X11 and the like). Default false."""
-    return _setting("sandbox_allow_abstract_unix", False) is True
 
 
 def serve_workspace() -> Path | None:
@@ -362,7 +367,7 @@ def prepare(req: Request, host: Host | None = None) -> Plan:
     spec: dict[str, Any] = {}
     layout = _layout(req)
     _filesystem(req, host, layout, plan, spec)
-    _sockets(req, host, layout, plan, spec)
+    plan_sockets(req, host, layout, plan, spec)
     if req.site:
         spec["site"] = list(req.site)
     plan.spec = spec or None
@@ -457,121 +462,6 @@ def _filesystem(req: Request, host: Host, lay: _Layout, plan: Plan, spec: dict[s
             plan.lines.append(
                 "the workspace lies inside a protected folder: the tool could not write it."
             )
-
-
-def socket_policy(network: bool, filesystem: str) -> str:
-    """Which sockets a run may make (sandbox_exec.SOCKET_POLICIES). With network: true and
-    filesystem: none, no unix socket: a pathname socket is reached by its path, which no
-    engine's path rules check on connect(), and the tool may read no folder holding one."""
-    if not network:
-        return "network-off"
-    return "network-on-no-unix" if filesystem == "none" else "network-on"
-
-
-_POLICY_WORDS = {
-    "network-off": "no unix sockets",
-    "network-on": "unix sockets only by path",
-    "network-on-no-unix": "no unix sockets",
-}
-
-
-def _unix_masks(req: Request, lay: _Layout, plan: Plan, spec: dict[str, Any]) -> bool:
-    """Under Landlock, with unix sockets allowed: no engine's path rules check connect() on a
-    pathname socket, so each hidden folder is covered by an empty read-only tmpfs in the run's
-    own mount namespace (the runner's unshare) before Landlock applies; its sockets are then
-    out of reach as under bubblewrap. False when there is no mount namespace to do it in."""
-    if not req.pid_ns:
-        return False  # no unshare: no mount namespace of the run's own
-    masks = [
-        h
-        for h in lay.hidden
-        if os.path.isdir(h) and h != "/proc" and not any(inside(o, h) for o in lay.own)
-    ]
-    spec["mask"] = _outermost(masks)
-    plan.claims.append("sockets:unix-hidden-masked")
-    plan.lines.append(
-        "unix sockets: those inside the protected folders masked (an empty read-only tmpfs in "
-        "the run's mount namespace)."
-    )
-    return True
-
-
-def _sockets(req: Request, host: Host, lay: _Layout, plan: Plan, spec: dict[str, Any]) -> None:
-    """network: the namespace (the runner's unshare, or bwrap's), the seccomp filter on socket
-    families, Landlock's abstract-socket scope and TCP port rules."""
-    engine = plan.engine
-    abi = host.landlock_abi
-    policy = socket_policy(req.network, req.filesystem)
-    if policy == "network-on" and engine == "landlock" and not _unix_masks(req, lay, plan, spec):
-        policy = "network-on-no-unix"  # a socket in a hidden folder would be reachable
-    # Landlock's scopes and TCP rules: in the landlock spec, or (bwrap, whose mount namespace
-    # does the filesystem part) a spec handling no filesystem access.
-    scoped = abi >= 6 and engine != "none"
-    tcp_rules = abi >= 4 and engine != "none" and (not req.network or req.tcp_ports is not None)
-    if scoped or tcp_rules:
-        ll = spec.setdefault("landlock", {"abi": abi, "fs": False})
-        ll["scope_signal"] = scoped
-        ll["scope_abstract_unix"] = scoped and not allow_abstract_unix()
-        ll["deny_tcp"] = tcp_rules
-        ll["tcp_ports"] = list(req.tcp_ports or []) if req.network else []
-    if host.seccomp:
-        if engine == "bwrap":
-            from patch_tui.runtime.bwrap import seccomp_fd
-
-            # bwrap loads the filter itself (--seccomp FD) just before it execs the tool.
-            fd = seccomp_fd(policy)
-            plan.pass_fds.append(fd)
-            plan.prefix[1:1] = ["--seccomp", str(fd)]
-        else:
-            spec["seccomp"] = policy
-        plan.claims.append(f"sockets:seccomp-{policy}")
-        plan.lines.append(
-            f"sockets: a seccomp filter ({_POLICY_WORDS[policy]}; no raw, packet or vsock "
-            "sockets, no netlink but routing, no io_uring)."
-        )
-    if scoped and spec["landlock"]["scope_abstract_unix"]:
-        plan.claims.append("sockets:landlock-abstract-unix")
-        plan.lines.append("abstract unix sockets outside the run: out of reach (Landlock scope).")
-    if req.network:
-        if req.tcp_ports is not None and tcp_rules:
-            ports = ",".join(str(p) for p in req.tcp_ports)
-            plan.claims.append(f"network:tcp-ports-{ports}")
-            plan.lines.append(f"network: TCP connections only to port(s) {ports} (Landlock).")
-        else:
-            plan.claims.append("network:allowed")
-            plan.lines.append("network: true declared; the tool had network access.")
-        return
-    parts = []
-    if engine == "bwrap" or req.net_ns:
-        parts.append("netns")
-    if host.seccomp:
-        parts.append("seccomp-unix")
-    if tcp_rules:
-        parts.append("landlock-tcp")
-    if scoped:
-        parts.append("landlock-abstract-unix")
-    if not parts:
-        plan.claims.append("network:NOT-enforced")
-        plan.lines.append(
-            "network: false declared but NOT enforced: no network namespace on this host, "
-            "so the tool could reach the network."
-        )
-        return
-    plan.claims.append("network:" + "+".join(parts))
-    held = []
-    if "netns" in parts:
-        held.append("a network namespace (no interface up)")
-    if "seccomp-unix" in parts:
-        held.append("a seccomp filter (no unix sockets, no io_uring)")
-    if "landlock-tcp" in parts:
-        held.append("Landlock TCP rules")
-    plan.lines.append("network: false declared; enforced with " + ", ".join(held) + ".")
-    if "netns" not in parts:
-        plan.lines.append(
-            "no network namespace on this host: UDP and other sockets were NOT blocked."
-        )
-    if "seccomp-unix" not in parts:
-        plan.lines.append("unix sockets NOT blocked: no seccomp filter on this host.")
 
 
 def _limits(req: Request, host: Host, plan: Plan) -> None:

@@ -312,3 +312,33 @@ def test_from_home_a_read_write_tool_gets_its_run_folder_only(engine: str, tmp_p
     _denied(out)
     assert not new_dotfile.exists()
     assert all((home / name).read_text() == "# mine\n" for name in DOTFILES)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_hard_link_to_the_stores_key_stops_every_run(engine: str, tmp_path: Path) -> None:
+    project = _project(tmp_path, "proj", engine)
+    _hold(project["store"])
+    key = Path(f"{project['store']}.key")
+    second = project["root"] / "notes" / "key-copy"
+    second.parent.mkdir()
+    os.link(key, second)  # the same file under a name no path rule knows
+    done = subprocess.run(
+        [
+            *PATCH_TUI,
+            "run",
+            "attack_read_only",
+            "--args",
+            json.dumps({"read": [str(second)], "write": [], "approve": []}),
+        ],
+        env=project["env"],
+        cwd=project["root"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "hard link" in lines[0] and str(key) in lines[0], done.stderr
+    second.unlink()
+    out, _ = _attack(project, "read-only", read=[key])
+    _denied(out)  # runs again once the second name is gone

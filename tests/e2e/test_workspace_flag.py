@@ -132,3 +132,27 @@ def test_landlock_top_level_entries_of_a_folder_holding_tool_files_are_flagged(
         is None
     )
     assert workspace.check(top, manifest, ws, engine="bwrap", protected=protected) is None
+
+
+def test_an_unheld_run_says_it_before_the_run(box: dict[str, Any]) -> None:
+    """A read-write tool without human_confirm runs at once: the warning comes first, on its own
+    line, before the run's own failure."""
+    from tests.runtimekit import write_tool
+
+    touch = write_tool(
+        box["tool"].parent,
+        "touch_file",
+        'def main(path: str) -> dict:\n    open(path, "w").close()\n    return {"path": path}',
+        inputs=[{"name": "path"}],
+        filesystem="read-write",
+    )
+    outside = box["tmp"] / "elsewhere" / "new.txt"
+    outside.parent.mkdir()
+    r = cli(box["env"], "run", str(touch), "--args", json.dumps({"path": str(outside)}))
+    assert r.returncode != 0 and not outside.exists()
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith(f"patch-tui: warning: path={outside} lies outside the workspace")
+    assert "this run will fail" in lines[0] and "approval" not in lines[0]
+    inside = box["ws"] / "new.txt"
+    ok = cli(box["env"], "run", str(touch), "--args", json.dumps({"path": str(inside)}))
+    assert ok.returncode == 0 and "warning" not in ok.stderr and inside.exists()

@@ -136,3 +136,21 @@ async def test_f1_and_the_footer_name_the_pane_keys(folder):
         assert rows["Leave pane"] == ["esc"]
         how = " ".join(str(s.render()) for s in app.screen.query(".help-how"))
         assert "Tab indents while text is selected" in " ".join(how.split())
+
+
+async def test_tab_cycles_the_inbox_panes(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    from inboxkit import hold, inbox_app, isolate, open_inbox, tools
+
+    store = isolate(monkeypatch, tmp_path)
+    folder = tools(tmp_path, "delete_file")
+    hold(store, folder / "delete_file.py", {"path": "/tmp/a.txt"})
+    app = inbox_app(store)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_inbox(pilot, app)
+        assert app.focused is screen.list
+        await pilot.press("tab")
+        assert app.focused is screen.detail
+        await pilot.press("tab")
+        assert app.focused is screen.list  # round again
+        await pilot.press("shift+tab")
+        assert app.focused is screen.detail

@@ -39,7 +39,7 @@ async def test_the_row_detail_and_dialog_say_the_call_will_fail(env) -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         screen = await open_inbox(pilot, app)
         row = "".join(seg.text for seg in screen.list.render_line(0))
-        assert "⚠ will fail: path outside the workspace" in row
+        assert "⚠ will fail: outside workspace" in row
         reason = str(screen.query_one("#detail-reason").render())
         assert "path=/tmp/victim.txt lies outside the workspace" in reason
         assert str(ws) in reason and "serve_workspace" in reason

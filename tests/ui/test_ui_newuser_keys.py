@@ -232,3 +232,36 @@ async def test_the_history_is_in_the_order_of_its_when_column(
         await pilot.press("h")
         await until(pilot, lambda: len(screen.list.actions) == 2, what="history rows")
         assert [a.token for a in screen.list.actions] == [first.token, second.token]
+
+
+@pytest.mark.usefixtures("desk_env")
+async def test_a_form_edit_scrolls_the_source_to_the_line_it_wrote(tmp_path):
+    import shutil
+
+    from inboxkit import SAMPLES
+
+    folder = tmp_path / "long"
+    folder.mkdir()
+    shutil.copy(SAMPLES / "csv_to_json.py", folder / "csv_to_json.py")
+    app = make_app(folder)
+    async with app.run_test(size=(120, 24)) as pilot:
+        screen = await ready(pilot, app)
+        source = screen.source
+        source.scroll_home(animate=False)
+        field = screen.form.query_one("#f-inputs-2-description")
+        field.focus()
+        await pilot.pause()
+        count = screen.lint_count
+        await pilot.press("!")
+        await wait_lint(pilot, screen, count, timeout=20)
+        row = next(
+            i for i, line in enumerate(source.text.splitlines()) if line.endswith("numbers.!")
+        )
+        y = source.wrapped_document.location_to_offset((row, 0)).y
+
+        def shown() -> bool:
+            top = source.scroll_offset.y
+            return top <= y < top + source.scrollable_content_region.height
+
+        await until(pilot, shown, what="the edited line in view")
+        assert app.focused is field  # the cursor and the focus stay in the form

@@ -515,6 +515,7 @@ class EditorScreen(
             edit = result.edit
             # Keystrokes in one form field undo together; anything else is its own undo step.
             self.source.replace_as(("form", path), edit.text, edit.start, edit.end)
+            self.call_after_refresh(self.source.show_line, edit.start[0])  # where it wrote
 
     # -- lint panel -------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from textual import work
 from textual._text_area_theme import TextAreaTheme
 from textual.binding import Binding
 from textual.color import Color
+from textual.geometry import Region
 from textual.message import Message
 from textual.widgets import TextArea
 from textual.widgets.text_area import Edit, EditResult, Selection
@@ -456,6 +457,14 @@ class SourceArea(TextArea):
         room = self.scrollable_content_region.width - self.gutter_width - 1
         if not self.soft_wrap and max(start[1], end[1]) < room:
             self.scroll_to(x=0, animate=False, immediate=True)
+
+    def show_line(self, row: int) -> None:
+        """Scroll a line into view without moving the cursor: a form edit shows where it wrote."""
+        try:
+            y = self.wrapped_document.location_to_offset((row, 0)).y
+        except (IndexError, ValueError):
+            return
+        self.scroll_to_region(Region(0, y, 1, 1), animate=False, force=True)
 
     def action_document_start(self, select: bool = False) -> None:
         self.move_cursor((0, 0), select=select)

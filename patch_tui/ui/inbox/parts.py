@@ -76,5 +76,11 @@ class InboxParts(Screen[None]):
         raise NotImplementedError
 
     def refresh_now(self) -> None:
-        """After a decision: read the store at once instead of at the next tick."""
+        """After a decision: read the store at once instead of at the next tick, and have the
+        badge's watch read it too (a batch's count followed a tick late)."""
         self._tick()
+        from patch_tui.ui.inbox.inbox_badge import pending_watch
+
+        watch = pending_watch(self.app)
+        if watch.started:
+            watch.poll()
