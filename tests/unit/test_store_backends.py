@@ -382,3 +382,16 @@ def test_many_actions_signatures_are_read_at_once_as_one_by_one(any_store: Any) 
     assert many == {t: any_store.decisions(t) for t in tokens}
     assert [s.approver for s in many[held[0].token]] == ["alice", "bob"]
     assert many[held[1].token] == [] and any_store.decisions_many([]) == {}
+
+
+def test_what_no_one_can_have_seen_is_never_approved_but_can_be_rejected(any_store: Any) -> None:
+    from patch_tui.approvals.approvable import ARGS_DISPLAY_LIMIT
+
+    action = pending(any_store, args={"body": "x" * (ARGS_DISPLAY_LIMIT + 10)})
+    refused = any_store.add_decision(action.token, sig("alice"), complete=quorum(1))
+    assert not refused.ok and refused.code == "args_too_long"
+    assert any_store.decisions(action.token) == []  # nothing recorded
+    grant = _grant(any_store)
+    by_grant = any_store.approve_by_grant(action.token, grant.id, lambda a, g: True)
+    assert not by_grant.ok and by_grant.code == "grant_inapplicable"
+    assert any_store.add_decision(action.token, sig("alice", "reject"), complete=quorum(1)).ok

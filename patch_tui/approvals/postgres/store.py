@@ -21,6 +21,7 @@ from typing import Any
 
 import psycopg
 
+from patch_tui.approvals import approvable
 from patch_tui.approvals.backend import ClaimCheck, GrantUseCheck, QuorumCheck
 from patch_tui.approvals.connection import _pid_start
 from patch_tui.approvals.postgres.connection import StoreUnreachable
@@ -273,13 +274,13 @@ class PgStore(PgReading):
             if found is None:
                 return Decision(False, None, "unknown token", "unknown_token")
             action_id, action = found
-            if (
-                action.damaged
-                and action.status == ActionStatus.PENDING
-                and signature.decision == "approve"
-            ):
-                # No one can see what it would do; a reject is always possible.
-                return _refuse_damaged(action, "approved")
+            if action.status == ActionStatus.PENDING and signature.decision == "approve":
+                # Under the write lock: what no one can have seen is never approved
+                # (approvable.py, the one answer every front end gives); a reject is always
+                # possible.
+                unseen = approvable.unseen(action)
+                if unseen is not None:
+                    return Decision(False, action, unseen.why, unseen.code)
             if action.status != ActionStatus.PENDING or action.expires_at <= at:
                 return self._not_open(conn, action_id, action, at)
             if shown_args_sha256 is not None and action.args_sha256 != shown_args_sha256:
@@ -455,6 +456,8 @@ class PgStore(PgReading):
             action_id, action = found
             if action.status != ActionStatus.PENDING or action.expires_at <= at:
                 return Decision(False, action, _not_pending_why(action), "grant_inapplicable")
+            if approvable.unseen(action) is not None:
+                return Decision(False, action, "its args cannot be shown", "grant_inapplicable")
             grant = self._grant(conn, grant_id, lock=True)
             if grant is None or not check(action, grant):
                 return Decision(False, action, "the grant does not apply", "grant_inapplicable")
