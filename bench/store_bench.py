@@ -1,6 +1,7 @@
 """Confirmation store benchmarks (issue 3, item 7).
 
     .venv/bin/python bench/store_bench.py [--approvals 300] [--confirms 40] [--pending 10000]
+    .venv/bin/python bench/store_bench.py --store postgresql://…|pgserver   (bench/team_store_bench.py)
 
 Figures:
 - approve-to-durable latency: wall time of `decisions.approve(Store, )`, which returns only after its
@@ -283,4 +284,10 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    if any(a == "--store" or a.startswith("--store=") for a in sys.argv[1:]):
+        # A database store: the team inbox's figures, PostgreSQL beside SQLite (team_store_bench).
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from team_store_bench import main as team_main
+
+        raise SystemExit(team_main(sys.argv[1:]))
     raise SystemExit(main())

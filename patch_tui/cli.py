@@ -27,6 +27,7 @@ HANDLERS: dict[str, tuple[str, str]] = {
     "keys": ("patch_tui.commands.keyscmd", "run_keys"),
     "serve": ("patch_tui.commands.runtime", "run_serve"),
     "guard": ("patch_tui.commands.guardcmd", "run_guard"),
+    "store": ("patch_tui.commands.storecmd", "run_store"),
     "generate": ("patch_tui.commands.generate", "run_generate"),
     "export": ("patch_tui.commands.interop", "run_export"),
     "import": ("patch_tui.commands.interop", "run_import"),
@@ -49,9 +50,10 @@ def _global_options(
     if store:
         parser.add_argument(
             "--store",
-            metavar="PATH",
+            metavar="PATH|URL",
             default=default,
-            help="the confirmation store (env PATCH_TUI_STORE; default in the user state folder)",
+            help="the confirmation store: a file (SQLite) or postgresql://… (the team inbox) "
+            "(env PATCH_TUI_STORE, config `store`; default a file in the user state folder)",
         )
     if toolbox:
         parser.add_argument(
@@ -167,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add(
         "inbox",
-        "The confirmation inbox: the TUI, or `list`, `show`, `approve`, `reject`, `allow`, `grants`, `revoke`, `export` headless.",
+        "The confirmation inbox: the TUI, or `list`, `show`, `claim`, `approve`, `reject`, `allow`, `grants`, `revoke`, `export` headless.",
         store=True,
         toolbox=True,
     )
@@ -203,6 +205,20 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="approve these args instead of the proposed ones (checked against the tool's inputs)",
     )
+    q = inbox.add_parser(
+        "claim", help="say you are reading a pending action, so others leave it to you"
+    )
+    _global_options(q, sub=True)
+    q.add_argument("token")
+    q.add_argument(
+        "--for",
+        dest="seconds",
+        metavar="S",
+        type=float,
+        default=300.0,
+        help="how long the claim lasts unless renewed (default 300 s)",
+    )
+    q.add_argument("--release", action="store_true", help="end your claim now")
     q = inbox.add_parser("reject", help="reject a pending action")
     _global_options(q, sub=True, toolbox=False)
     q.add_argument("token", help="the action's token (see `inbox list`)")
@@ -282,6 +298,23 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument(
         "--approvers", metavar="FILE", default=None, help="the approvers file (approvers_file)"
     )
+
+    p = add(
+        "store",
+        "The confirmation store itself: `store migrate` brings its schema up to date.",
+        store=True,
+    )
+    store_sub = p.add_subparsers(dest="store_command", metavar="ACTION", parser_class=_Parser)
+    q = store_sub.add_parser(
+        "migrate",
+        help="apply the schema's missing migrations (a PostgreSQL store: as the schema's owner)",
+    )
+    _global_options(q, sub=True)
+    q = store_sub.add_parser(
+        "roles", help="print the SQL granting a team's agent and approver roles what they need"
+    )
+    q.add_argument("--agent", default="patch_tui_agent", help="the agents' role name")
+    q.add_argument("--approver", default="patch_tui_approver", help="the approvers' role name")
 
     p = add("serve", "MCP server on stdio over a toolbox.", store=True, toolbox=True)
     p.add_argument(
@@ -442,8 +475,8 @@ def _tui_parser() -> argparse.ArgumentParser:
 
 
 _VALUED_GLOBALS = ("--store", "--toolbox", "--theme")
-_TOKEN_COMMANDS = ("confirm", "approve", "reject")
-_VALUED_TOKEN_OPTIONS = ("--store", "--toolbox", "--note", "--reason", "--args")
+_TOKEN_COMMANDS = ("confirm", "approve", "reject", "claim")
+_VALUED_TOKEN_OPTIONS = ("--store", "--toolbox", "--note", "--reason", "--args", "--for")
 _TOKEN_OPTIONS = (*_VALUED_TOKEN_OPTIONS, "-h", "--help")
 
 

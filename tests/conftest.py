@@ -108,6 +108,58 @@ def fake() -> Iterator[Any]:
         yield server
 
 
+@pytest.fixture(scope="session")
+def pg_server(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The run's one real PostgreSQL (tests/pgkit.py: the pgserver wheel's binaries), shared by
+    every xdist worker through the run's temp root. Skipped, with one line, where it cannot run."""
+    import os
+
+    from pgkit import PgUnavailable, shared_server
+
+    base = tmp_path_factory.getbasetemp()
+    run_root = base.parent if "PYTEST_XDIST_WORKER" in os.environ else base
+    try:
+        return shared_server(run_root)
+    except PgUnavailable as exc:
+        pytest.skip(f"no PostgreSQL for this test: {exc}")
+
+
+@pytest.fixture
+def pg_url(pg_server: Any) -> Iterator[str]:
+    """A fresh, empty database of its own on the run's PostgreSQL, dropped afterwards."""
+    server, _template = pg_server
+    url = server.create_database()
+    yield url
+    server.drop_database(url)
+
+
+@pytest.fixture
+def own_pg(pg_server: Any) -> Iterator[Any]:
+    """A PostgreSQL server of the test's own, to stop, restart or kill (a copy of the run's
+    template data folder: no initdb)."""
+    from pgkit import private_server
+
+    _server, template = pg_server
+    with private_server(template) as server:
+        yield server
+
+
+@pytest.fixture(params=("sqlite", "postgresql"))
+def store_location(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
+    """Where a store of each backend lives (opened by the test, as often as it likes)."""
+    from storekit import location
+
+    return location(request.param, request, tmp_path)
+
+
+@pytest.fixture
+def any_store(store_location: Any) -> Iterator[Any]:
+    from patch_tui.approvals.open_store import open_store
+
+    with open_store(store_location, actor="alice@test", ttl=300) as store:
+        yield store
+
+
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """One clear line when the web inbox's browser tests were skipped for want of a browser."""
     skipped = terminalreporter.stats.get("skipped", [])

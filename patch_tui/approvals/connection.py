@@ -258,6 +258,18 @@ class StoreConnection:
             return None
         return row[0], _row_to_action(row[1:])
 
+    def wait_for_change(self, seen: int | None, timeout: float) -> int:
+        """The data_version once it differs from `seen`, or after `timeout` seconds. SQLite
+        tells no one of a commit, so this looks every quarter second (one cheap read each);
+        the PostgreSQL store sleeps on LISTEN/NOTIFY instead."""
+        deadline = time.monotonic() + max(0.0, timeout)
+        while True:
+            version = self.data_version()  # type: ignore[attr-defined]
+            left = deadline - time.monotonic()
+            if version != seen or left <= 0:
+                return int(version)
+            time.sleep(min(0.25, left))
+
     # -- taint memory -------------------------------------------------------------------------
 
     def record_output(self, tool: str, text: str) -> None:

@@ -211,6 +211,26 @@ class DecisionRows(GrantRows):
             except sqlite3.Error as exc:
                 raise _translate(exc, self.path) from None
 
+    def decisions_many(self, tokens: list[str]) -> dict[str, list[Signature]]:
+        """Every listed action's signed decisions, oldest first, in one read per 500 (the inbox
+        annotates thousands of pending actions at once)."""
+        out: dict[str, list[Signature]] = {t: [] for t in tokens}
+        with self._lock:
+            try:
+                for start in range(0, len(tokens), 500):
+                    chunk = tokens[start : start + 500]
+                    rows = self._conn.execute(
+                        "SELECT a.token, s.approver, s.decision, s.at, s.envelope, s.note "
+                        "FROM signatures s JOIN actions a ON a.id = s.action_id "
+                        f"WHERE a.token IN ({', '.join('?' * len(chunk))}) ORDER BY s.id",
+                        chunk,
+                    ).fetchall()
+                    for r in rows:
+                        out[r[0]].append(Signature(r[1], r[2], r[3], r[4], r[5]))
+            except sqlite3.Error as exc:
+                raise _translate(exc, self.path) from None
+        return out
+
     def _signatures(self, conn: sqlite3.Connection, action_id: int) -> list[Signature]:
         rows = conn.execute(
             "SELECT approver, decision, at, envelope, note FROM signatures "

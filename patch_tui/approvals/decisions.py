@@ -249,16 +249,19 @@ def annotate(
         return actions
     trust = approvers or trusted()
     check = claim_check(trust, clock=lambda: store_now(store))
+    # One read for every live action's signatures, not one each (a database store's round
+    # trips added up to seconds for 10,000 pending).
+    signed = store.decisions_many([a.token for a in live])
     out: list[Action] = []
     for action in actions:
         if action.damaged or action.status not in (ActionStatus.APPROVED, ActionStatus.PENDING):
             out.append(action)
         elif action.status == ActionStatus.APPROVED:
             grant = None if action.grant_id is None else store.get_grant(action.grant_id)
-            problem = check(action, store.decisions(action.token), grant)
+            problem = check(action, signed.get(action.token, []), grant)
             out.append(action if problem is None else replace(action, tampered=problem[1]))
         else:
-            signatures = store.decisions(action.token)
+            signatures = signed.get(action.token, [])
             caps = tool_capabilities(action, trust)
             quorum = count(action, signatures, trust, now_iso(store_now(store)), caps)
             if signatures or quorum.required > 1:

@@ -244,8 +244,13 @@ def send(
     return PushResult(target, message.token, False, retries + 1, error)
 
 
-def failure_log_path(store: Path) -> Path:
-    """Where failed pushes are recorded for the store at `store` (beside it, like its key)."""
+def failure_log_path(store: Path | Any) -> Path:
+    """Where failed pushes are recorded for the store at `store` (beside it, like its key; for a
+    database store, which has no folder here, in the user state folder)."""
+    if not isinstance(store, Path):
+        from patch_tui.settings import paths
+
+        return paths.state_dir() / "database-store.push-failures.jsonl"
     return store.with_name(store.name + ".push-failures.jsonl")
 
 

@@ -89,6 +89,7 @@ from typing import Any
 from patch_tui.approvals.backend import ClaimCheck
 from patch_tui.approvals.connection import _pid_start
 from patch_tui.approvals.decision_rows import DecisionRows
+from patch_tui.approvals.reading import ReadingSqlite
 from patch_tui.approvals.schema import (
     _ACTION_COLUMNS,
     MIGRATIONS,
@@ -159,7 +160,7 @@ __all__ = [
 ]
 
 
-class Store(Settling, DecisionRows):
+class Store(ReadingSqlite, Settling, DecisionRows):
     """The confirmation store. Safe to share between threads (one connection behind a lock);
     every process opens its own `Store` on the same file."""
 

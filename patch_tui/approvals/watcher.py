@@ -2,10 +2,12 @@
 
     watcher = StoreWatcher(open_store)     open_store() -> Store, or None while no store file exists
     changed = watcher.poll()               -> StoreChanged | None   (None: nothing changed)
+    changed = watcher.wait(timeout)        sleeps until the store changes, then poll()
 
-A UI calls `poll()` every 300 ms or so, off its UI thread (a poll may wait on the store's lock),
-and hands each `StoreChanged` to whatever shows the store: the pending badge, the inbox. So one
-process reads the store once per tick however many views it has.
+A UI calls `poll()` every 300 ms or so (SQLite), or loops on `wait()` (PostgreSQL: woken by
+LISTEN/NOTIFY, so nothing is read while nothing happens), off its UI thread (a read may wait on
+the store's lock), and hands each `StoreChanged` to whatever shows the store: the pending badge,
+the inbox. So one process reads the store once per change however many views it has.
 
 What a poll costs: `data_version()` (one cheap read) when nothing changed and nothing is due.
 When the version moved, on the first poll, or once the earliest expiry has passed, it settles
@@ -37,6 +39,8 @@ from patch_tui.approvals.store import (
 
 # The newest pending actions read to find arrivals: more than a person reads in one toast.
 ARRIVALS_WINDOW = 200
+# Departures read back to say how they ended: a few toasts' worth.
+DEPARTED_SHOWN = 5
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,9 @@ class StoreChanged:
     arrived: tuple[Action, ...] = ()
     # Why the store could not be read this time (StoreBusy: another process holds its lock).
     error: StoreError | None = None
+    # Actions pending at the previous look and no longer (decided, expired, ...), as they are
+    # now; at most DEPARTED_SHOWN of them. A team inbox says who decided what, elsewhere.
+    departed: tuple[Action, ...] = ()
 
     @property
     def busy(self) -> bool:
@@ -63,6 +70,7 @@ class StoreChanged:
         return (
             other is not None
             and not self.arrived
+            and not self.departed
             and (self.version, self.pending_count, self.next_due, _error_key(self.error))
             == (other.version, other.pending_count, other.next_due, _error_key(other.error))
         )
@@ -107,6 +115,21 @@ class StoreWatcher:
         self.last = changed
         return changed
 
+    def wait(self, timeout: float) -> StoreChanged | None:
+        """Sleep until the store changes (at most `timeout` seconds, and never past the next
+        expiry), then poll. On PostgreSQL the sleep ends on a NOTIFY from any machine, so a live
+        view updates within a round trip and reads nothing while nothing happens."""
+        last = self.last
+        if last is not None and last.error is None and last.version is not None:
+            left = min(timeout, max(0.0, last.next_due - self._clock()))
+            try:
+                store = self._open_store()
+                if store is not None:
+                    store.wait_for_change(last.version, left)
+            except StoreError:
+                pass  # poll() says what is wrong
+        return self.poll()
+
     def _look(self) -> StoreChanged | None:
         store = self._open_store()
         if store is None:
@@ -120,16 +143,22 @@ class StoreWatcher:
         if store.settle():
             version = store.data_version()
         expiry = store.next_expiry()
+        arrived, gone = self._arrivals(store)
+        departed = [a for a in (store.get(t) for t in gone[:DEPARTED_SHOWN]) if a is not None]
         return StoreChanged(
             version=version,
             pending_count=store.pending_count(),
             next_due=parse_iso(expiry) if expiry else float("inf"),
-            arrived=tuple(self._arrivals(store)),
+            arrived=tuple(arrived),
+            departed=tuple(a for a in departed if a.status != ActionStatus.PENDING),
         )
 
-    def _arrivals(self, store: Store) -> list[Action]:
+    def _arrivals(self, store: Store) -> tuple[list[Action], list[str]]:
+        """(pending actions new since the last look, oldest first; tokens pending then and not
+        now). Both empty on the first look."""
         pending = store.list_actions(statuses=(ActionStatus.PENDING,), limit=ARRIVALS_WINDOW)
         known, self.known = self.known, {a.token for a in pending}
         if known is None:
-            return []
-        return [a for a in reversed(pending) if a.token not in known]
+            return [], []
+        gone = sorted(known - self.known) if len(pending) < ARRIVALS_WINDOW else []
+        return [a for a in reversed(pending) if a.token not in known], gone

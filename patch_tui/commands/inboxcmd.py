@@ -359,6 +359,7 @@ def _inbox_list(args: argparse.Namespace) -> int:
     with _cli_store(args) as store:
         # Listing is a pure read: settle first, so a listed pending action is approvable now.
         store.settle()
+        readers = store.readings()  # who is reading which (the team inbox's claims)
         statuses = None if args.all else ("pending", "approved")
         # Each live approval verified, each pending one's quorum said ("1 of 2: approved by
         # alice"): the decisions service's judgement, the store only keeps the signatures.
@@ -367,7 +368,8 @@ def _inbox_list(args: argparse.Namespace) -> int:
             # Pending ones, and any approval that is not genuine: a person must see those.
             actions = [a for a in actions if a.status == "pending" or a.tampered]
     if args.json:
-        _out([_listed_json(a) for a in actions])
+        # "reading" only on an action someone has claimed: {"by", "until"}.
+        _out([_with_reader(_listed_json(a), readers.get(a.token)) for a in actions])
         return EXIT_OK
     if not actions:
         print("No pending actions." if not args.all else "No actions.")
@@ -375,7 +377,43 @@ def _inbox_list(args: argparse.Namespace) -> int:
     from patch_tui.commands.inbox_show import list_lines, terminal_width
 
     width = terminal_width()
-    print("\n\n".join("\n".join(list_lines(a, width)) for a in actions))
+    print(
+        "\n\n".join(
+            "\n".join(list_lines(a, width)) + _reader_line(readers.get(a.token)) for a in actions
+        )
+    )
+    return EXIT_OK
+
+
+def _with_reader(row: dict[str, Any], reader: Any) -> dict[str, Any]:
+    if reader is not None:
+        row["reading"] = {"by": reader.by, "until": reader.until}
+    return row
+
+
+def _reader_line(reader: Any) -> str:
+    if reader is None:
+        return ""
+    return f"\n    reading: {visible(reader.by)} until {reader.until}"
+
+
+def _inbox_claim(args: argparse.Namespace) -> int:
+    """`inbox claim TOKEN`: tell everyone else you are reading this call (until it is decided,
+    released with --release, or --for runs out); 1 when someone else is reading it."""
+    with _cli_store(args) as store:
+        if args.release:
+            if store.release_reading(args.token):
+                print(f"released {visible(args.token)}")
+                return EXIT_OK
+            _err(f"{visible(args.token)}: you hold no claim on it")
+            return EXIT_FAILED
+        decision = store.claim_reading(args.token, seconds=args.seconds)
+    if not decision.ok:
+        _err(f"cannot claim {visible(args.token)}: {visible(decision.why)}")
+        return EXIT_FAILED
+    print(
+        f"claimed {decision.action.token} ({visible(decision.action.tool)}) for {args.seconds:g} s"
+    )
     return EXIT_OK
 
 
@@ -508,6 +546,8 @@ def run_inbox(args: argparse.Namespace) -> int:
             return _inbox_show(args)
         if action in ("approve", "reject"):
             return _inbox_decide(args, action)
+        if action == "claim":
+            return _inbox_claim(args)
         more = {
             "allow": run_allow,
             "grants": run_grants,

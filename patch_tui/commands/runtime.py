@@ -9,7 +9,9 @@ Exit codes are part of the interface (issue 3):
            with the status JSON on stdout (awaiting_approval, rejected, expired, tool_changed,
            args_changed, tampered, unknown_token, already_used) and a sentence on stderr; 3 when confirming a taint
            approval opened the tool's own human_confirm action.
-- store problems are 1 everywhere, with one clear line, never a traceback.
+- store problems are 1 everywhere, with one clear line, never a traceback; a store that cannot
+  be opened at all (a PostgreSQL server down or refusing us, an unknown `--store` URL, the
+  `postgres` extra missing) is 2.
 
 Module import stays light: core modules are imported inside the functions.
 """
@@ -66,20 +68,41 @@ def _settings_ttl() -> float | None:
 
 
 def _open_store(args: argparse.Namespace, label: str) -> Any:
-    """The store, or None after printing why (the caller exits 1)."""
-    from patch_tui.approvals.store import DEFAULT_TTL, Store, StoreError
-    from patch_tui.settings import paths
+    """The store, or None after printing why (the caller exits 1). A store location that is no
+    store (an unknown URL scheme, a missing driver extra) or a database that cannot be reached
+    at all is one line and exit 2: nothing was done, and trying again as is will not help."""
+    from patch_tui.approvals.open_store import open_store
+    from patch_tui.approvals.store import DEFAULT_TTL, StoreError
 
     ttl = _settings_ttl()
     try:
-        return Store(
-            paths.default_store(getattr(args, "store", None)),
-            actor=label,
-            ttl=DEFAULT_TTL if ttl is None else ttl,
+        return open_store(
+            _store_location(args), actor=label, ttl=DEFAULT_TTL if ttl is None else ttl
         )
     except StoreError as exc:
-        _err(str(exc))
+        _err(visible(str(exc)))
+        if _cannot_start(exc):
+            raise SystemExit(EXIT_USAGE) from None
         return None
+
+
+def _store_location(args: argparse.Namespace) -> Any:
+    """--store, PATCH_TUI_STORE, the config's `store`, the default file; a location that is no
+    store is one line and exit 2."""
+    from patch_tui.settings.store_location import StoreLocationError, store_location
+
+    try:
+        return store_location(getattr(args, "store", None))
+    except StoreLocationError as exc:
+        _err(str(exc))
+        raise SystemExit(EXIT_USAGE) from None
+
+
+def _cannot_start(exc: Exception) -> bool:
+    """The database is down, unreachable or refuses us, or its driver is missing."""
+    from patch_tui.approvals.open_store import MISSING_EXTRA
+
+    return type(exc).__name__ == "StoreUnreachable" or str(exc) == MISSING_EXTRA
 
 
 def _open_toolbox(args: argparse.Namespace) -> Any:
@@ -240,7 +263,7 @@ def run_serve(args: argparse.Namespace) -> int:
         max_args = DEFAULT_MAX_ARGS_BYTES  # _settings_ttl said what is wrong, once
     return serve(
         paths.default_toolbox(getattr(args, "toolbox", None)),
-        paths.default_store(getattr(args, "store", None)),
+        _store_location(args),
         timeout=args.timeout,
         allow_install=not args.no_install,
         ttl=ttl,

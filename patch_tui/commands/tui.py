@@ -85,7 +85,7 @@ def build_app(args: argparse.Namespace) -> Any:
         first,
         settings=settings,
         theme=getattr(args, "theme", None),
-        store_path=Path(store) if store else None,
+        store_path=store or None,  # a path, or a postgresql:// URL (kept as text)
         notice=notice,
     )
 

@@ -13,9 +13,10 @@ may retry or give up on, while `awaiting_approval` tells it to ask again. While 
 progress notification goes out every couple of seconds when the client sent a progress token
 (`report` is a no-op otherwise); hosts that reset their timeout on progress then keep waiting.
 
-The store is polled through `data_version()`, which moves when any process commits, so a
-decision made in another process (the TUI, `patch-tui inbox approve`) is seen within one poll
-without re-reading the row every time.
+The wait sleeps in `store.wait_for_change()` until anything commits: on PostgreSQL a NOTIFY wakes
+it (no polling, any machine's decision within a round trip), on SQLite it reads `data_version()`
+every 250 ms. The row is read again only when the version moved. A store that stops answering
+(a database restarting) does not end the wait: it keeps waiting and reads again once it is back.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from patch_tui.approvals.store import Store, parse_iso
+from patch_tui.approvals.store import Store, StoreError, parse_iso
 
 DEFAULT_WAIT = 50.0
 POLL = 0.25  # seconds between data_version reads: what a person perceives as "at once"
@@ -64,13 +65,18 @@ async def wait_for_decision(
     expires: float | None = None
     next_report = started
     while True:
-        version = await anyio.to_thread.run_sync(store.data_version)
-        if version != seen:
-            seen = version
-            action = await anyio.to_thread.run_sync(store.get, token)
-            if action is None or action.status != "pending":
-                return
-            expires = parse_iso(action.expires_at)
+        reachable = True
+        try:
+            version = await anyio.to_thread.run_sync(store.data_version)
+            if version != seen:
+                action = await anyio.to_thread.run_sync(store.get, token)
+                if action is None or action.status != "pending":
+                    return
+                seen, expires = version, parse_iso(action.expires_at)
+        except StoreError:
+            # Unreachable (a database restarting) or busy: the call keeps waiting, and reads
+            # the action again once the store answers.
+            reachable, seen = False, None
         now = time.monotonic()
         if now >= deadline or (expires is not None and time.time() >= expires):
             return
@@ -80,4 +86,20 @@ async def wait_for_decision(
                 await report(round(now - started, 1), wait, WAIT_MESSAGE)
             except Exception:  # a client gone or refusing progress: keep waiting, never crash
                 report = None
-        await anyio.sleep(min(poll, max(0.0, deadline - now)))
+        left = deadline - now
+        if report is not None:
+            left = min(left, max(poll, next_report - now))
+        if expires is not None:
+            left = min(left, max(0.0, expires - time.time()))
+        if reachable:
+            # Until anything commits: PostgreSQL wakes on NOTIFY, SQLite looks every 250 ms.
+            await anyio.to_thread.run_sync(_wait, store, seen, left)
+        else:
+            await anyio.sleep(min(1.0, left))
+
+
+def _wait(store: Any, seen: int | None, timeout: float) -> None:
+    try:
+        store.wait_for_change(seen, timeout)
+    except StoreError:
+        pass  # the loop reads again, and waits out an unreachable store there

@@ -67,7 +67,8 @@ from pathlib import Path
 from typing import Any
 
 from patch_tui import __version__
-from patch_tui.approvals.store import Store, StoreError
+from patch_tui.approvals.open_store import open_store
+from patch_tui.approvals.store import StoreError
 from patch_tui.mcp_server.confirm_wait import DEFAULT_WAIT
 from patch_tui.mcp_server.guard_protocol import (  # noqa: F401 - re-exported for callers
     META_CONFIRM,
@@ -83,6 +84,7 @@ from patch_tui.mcp_server.guard_protocol import (  # noqa: F401 - re-exported fo
 )
 from patch_tui.mcp_server.guard_state import Guard
 from patch_tui.runtime.toolbox import Toolbox, ToolboxError
+from patch_tui.settings.store_location import DatabaseURL, as_location
 
 # -- the server -----------------------------------------------------------------------------------
 
@@ -228,7 +230,7 @@ def upstream_stderr() -> Iterator[Any]:
 
 def guard(
     command: Sequence[str],
-    store_path: str | os.PathLike[str],
+    store_path: str | os.PathLike[str] | DatabaseURL,
     *,
     toolbox_dir: str | os.PathLike[str] | None = None,
     holds: Sequence[str] = (),
@@ -252,11 +254,14 @@ def guard(
         except ToolboxError as exc:
             log(f"no toolbox ({exc}); tools are bound to the upstream's listing instead")
     try:
-        store = Store(store_path, actor="guard", ttl=DEFAULT_TTL if ttl is None else ttl)
+        store = open_store(
+            as_location(store_path), actor="guard", ttl=DEFAULT_TTL if ttl is None else ttl
+        )
         store.mark_interrupted()
     except StoreError as exc:
         log(str(exc))
-        return 1
+        # A database down or refusing us at start: 2, as a usage problem (nothing ran).
+        return 2 if type(exc).__name__ == "StoreUnreachable" else 1
     state = Guard(store, toolbox=toolbox, holds=holds, wait=wait, label=" ".join(command)[:200])
     code = 0
 

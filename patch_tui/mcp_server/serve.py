@@ -40,6 +40,7 @@ from typing import Any
 
 from patch_tui import __version__
 from patch_tui.approvals.gate import Gate, Outcome
+from patch_tui.approvals.open_store import open_store
 from patch_tui.approvals.store import Store
 from patch_tui.mcp_server.catalog import (  # noqa: F401 - re-exported: callers import them from serve
     META_CONFIRM,
@@ -57,6 +58,7 @@ from patch_tui.mcp_server.catalog import (  # noqa: F401 - re-exported: callers 
 )
 from patch_tui.runtime.runner import DEFAULT_TIMEOUT, list_runs
 from patch_tui.runtime.toolbox import Toolbox, ToolboxError
+from patch_tui.settings.store_location import DatabaseURL, as_location
 
 # Tool calls in flight at once (each waits on a process or a person); more wait their turn.
 CALL_THREADS = 64
@@ -361,7 +363,7 @@ async def _answer_malformed(exc: Exception, write_stream: Any) -> None:
 
 def serve(
     toolbox_dir: str | os.PathLike[str],
-    store_path: str | os.PathLike[str],
+    store_path: str | os.PathLike[str] | DatabaseURL,
     *,
     timeout: float = DEFAULT_TIMEOUT,
     allow_install: bool = True,
@@ -381,11 +383,14 @@ def serve(
         log(f"no toolbox: {exc}")
         return 2
     try:
-        store = Store(store_path, actor="mcp", ttl=DEFAULT_TTL if ttl is None else ttl)
+        store = open_store(
+            as_location(store_path), actor="mcp", ttl=DEFAULT_TTL if ttl is None else ttl
+        )
         store.mark_interrupted()
     except StoreError as exc:
         log(str(exc))
-        return 1
+        # A database down or refusing us at start: 2, as a usage problem (nothing ran).
+        return 2 if type(exc).__name__ == "StoreUnreachable" else 1
     from patch_tui.mcp_server.confirm_wait import confirm_wait_setting
 
     state = PatchServer(

@@ -47,7 +47,14 @@ HOME_SECRETS = (
     ".netrc",
     ".local/share/keyrings",
     ".password-store",
+    # libpq's password and service files and client certificates (a team inbox's store is a
+    # PostgreSQL database; a tool run never sees its URL, nor these).
+    ".pgpass",
+    ".pg_service.conf",
+    ".postgresql",
 )
+# The same files where libpq's environment puts them instead.
+LIBPQ_FILE_VARS = ("PGPASSFILE", "PGSERVICEFILE", "PGSSLCERT", "PGSSLKEY", "PGSSLROOTCERT")
 
 
 @dataclass
@@ -155,7 +162,9 @@ def always_hidden() -> list[str]:
     out = [p for p in system if os.access(p, os.R_OK)]
     for home in homes():
         out += [os.path.join(home, name) for name in HOME_SECRETS]
+
     out += agent_sockets()
+    out += [os.path.expanduser(v) for v in map(os.environ.get, LIBPQ_FILE_VARS) if v]
     return [os.path.realpath(p) for p in out if os.path.lexists(p)]
 
 
@@ -253,6 +262,8 @@ def protected_paths(
     if store is not None:
         stores.append(str(store))
     for one in dict.fromkeys(stores):
+        if "://" in one:
+            continue  # a database (the team inbox): no files here; its credentials: always_hidden
         files = store_files(one)
         out.hidden += files
         out.sealed += list(dict.fromkeys(f.parent for f in files))

@@ -61,6 +61,7 @@ class Settings(BaseSettings):
     watch_themes: bool = _setting("watch_themes")
     sandbox_engine: str = _setting("sandbox_engine")
     sandbox_allow_unisolated: bool = _setting("sandbox_allow_unisolated")
+    store: str | None = _setting("store")
     sandbox_allow_abstract_unix: bool = _setting("sandbox_allow_abstract_unix")
     packages_index_url: str | None = _setting("packages_index_url")
     packages_allow_sdist: bool = _setting("packages_allow_sdist")

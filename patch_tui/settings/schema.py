@@ -107,6 +107,15 @@ SETTINGS: tuple[Setting, ...] = (
         doc="Run gated calls (human_confirm, tainted input) even where nothing can isolate them.",
     ),
     Setting(
+        "store",
+        "str",
+        None,
+        secret=True,
+        doc="The confirmation store: a file path (SQLite, the default in the user state folder) "
+        "or a PostgreSQL URL (`postgresql://user@host/db`, the team inbox). `--store` and "
+        "PATCH_TUI_STORE come first.",
+    ),
+    Setting(
         "sandbox_allow_abstract_unix",
         "bool",
         False,

@@ -122,7 +122,7 @@ class PatchApp(ServicesHost, DeskHost, SafeTitles, DialogKeyGuard, App[None]):
         *,
         settings: Settings | StartSettings | None = None,
         theme: str | None = None,
-        store_path: Path | None = None,
+        store_path: Path | str | None = None,
         notice: str | None = None,
     ) -> None:
         super().__init__()

@@ -10,7 +10,8 @@
                                       when it cannot be opened
     svc.open_store()       -> Store | None   the store if it is open or its file exists, else
                                       None: watching never creates a store
-    svc.resolved_store_path -> Path   --store, then PATCH_TUI_STORE, then the state folder
+    svc.resolved_store_path -> Path | DatabaseURL   --store, PATCH_TUI_STORE, the config's
+                                      `store`, then the state folder (settings/store_location)
     svc.watch              the store watch (inbox/inbox_badge.py), once made
     svc.catalog            the toolbox's tools (runtime/catalog.py), shared by the tool browser
                            and the inbox
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from patch_tui.runtime.catalog import ToolCatalog
     from patch_tui.runtime.toolbox import Toolbox
     from patch_tui.settings.config import Settings, StartSettings
+    from patch_tui.settings.store_location import DatabaseURL
     from patch_tui.ui.inbox.inbox_badge import PendingWatch
 
 # The TUI waits on a lock for at most this long per store operation, then says "store busy".
@@ -42,8 +44,8 @@ TUI_BUSY_TIMEOUT_MS = 1500
 class Services:
     settings: Settings | StartSettings
     toolbox: Toolbox | None = None
-    # `--store PATH`; None: the default (settings/paths.py).
-    store_path: Path | None = None
+    # `--store PATH|URL`; None: the default (settings/store_location.py).
+    store_path: Path | str | None = None
     watch: PendingWatch | None = None
     _store: Store | None = field(default=None, init=False, repr=False)
     _catalog: ToolCatalog | None = field(default=None, init=False, repr=False)
@@ -61,10 +63,14 @@ class Services:
             return self._catalog
 
     @property
-    def resolved_store_path(self) -> Path:
-        from patch_tui.settings import paths
+    def resolved_store_path(self) -> Path | DatabaseURL:
+        from patch_tui.approvals.store import StoreUnavailable
+        from patch_tui.settings.store_location import StoreLocationError, store_location
 
-        return paths.default_store(self.store_path)
+        try:
+            return store_location(self.store_path)
+        except StoreLocationError as exc:
+            raise StoreUnavailable(str(exc)) from None
 
     @property
     def opened_store(self) -> Store | None:
@@ -74,15 +80,14 @@ class Services:
         """The app's Store (thread-safe; call from workers: opening can block on a lock)."""
         with self._lock:
             if self._store is None:
-                from patch_tui.approvals.store import (
-                    Store,  # not at start-up: the desk may never need it
-                )
+                # Not at start-up: the desk may never need the store.
+                from patch_tui.approvals.open_store import open_store
 
                 try:
                     ttl = float(self._setting("confirm_ttl", 300) or 300)
                 except Exception:  # an unreadable config: the default TTL, the store still opens
                     ttl = 300.0
-                self._store = Store(
+                self._store = open_store(
                     self.resolved_store_path,
                     actor="tui",
                     ttl=ttl,
@@ -101,7 +106,8 @@ class Services:
 
     def open_store(self) -> Store | None:
         """The store when it is open or its file exists; None otherwise (nothing is created)."""
-        if self._store is None and not self.resolved_store_path.exists():
+        location = self.resolved_store_path
+        if self._store is None and isinstance(location, Path) and not location.exists():
             return None
         return self.store()
 
@@ -125,7 +131,7 @@ class ServicesHost:
         return self.services.toolbox
 
     @property
-    def store_path(self) -> Path | None:
+    def store_path(self) -> Path | str | None:
         return self.services.store_path
 
     @property

@@ -16,10 +16,16 @@ from patch_tui.approvals.store import Store
 LATER = "2999-01-01T00:00:00.000Z"
 
 
-@pytest.fixture(params=["sqlite"])
+@pytest.fixture(params=["sqlite", "postgresql"])
 def backend(request: pytest.FixtureRequest, tmp_path: Path):
     if request.param == "sqlite":
         with Store(tmp_path / "c.sqlite3", actor="test") as store:
+            yield store
+    else:  # a fresh database on the run's real PostgreSQL (tests/pgkit.py)
+        from patch_tui.approvals.open_store import open_store
+        from patch_tui.settings.store_location import DatabaseURL
+
+        with open_store(DatabaseURL(request.getfixturevalue("pg_url")), actor="test") as store:
             yield store
 
 

@@ -37,6 +37,7 @@ from patch_tui.ui.commands import CommandList
 from patch_tui.ui.desk.host import desk_editor
 from patch_tui.ui.first_frame import StyledOnMount
 from patch_tui.ui.inbox.batch import BatchPart
+from patch_tui.ui.inbox.claims import ClaimPart, readers_of
 from patch_tui.ui.inbox.detail import (
     DETAIL_DELAY,
     DetailPart,
@@ -76,6 +77,7 @@ class Listing(NamedTuple):
     version: int | None
     # "pending" or "history": the list it was read for (the mode may change during the read).
     mode: str
+    readers: dict[str, str] | None = None  # who reads which (ui/inbox/claims.py)
 
 
 class InboxCommands(CommandList):
@@ -88,7 +90,7 @@ class InboxCommands(CommandList):
         return inbox_commands(screen)
 
 
-class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
+class InboxScreen(ClaimPart, BatchPart, HistoryPart, DetailPart, StyledOnMount):
     """Pending actions (default) or the history, with the selected action's details."""
 
     COMMANDS: ClassVar[set[Any]] = {InboxCommands}
@@ -253,7 +255,7 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
                     self.app.call_from_thread(self._loaded, Listing(first, None, mode), False)
             # Live approvals verified, quorums said: the decisions service's, not the store's.
             listed = decisions.annotate(store, store.list_actions(statuses=statuses))
-            result: Listing | StoreError = Listing(listed, version, mode)
+            result: Listing | StoreError = Listing(listed, version, mode, readers_of(store, mode))
         except StoreError as exc:  # StoreBusy included: shown, and retried on the next tick
             result = exc
         except Exception as exc:  # a damaged row, say: said, and the next tick tries again
@@ -290,6 +292,7 @@ class InboxScreen(BatchPart, HistoryPart, DetailPart, StyledOnMount):
             self._tick()  # the mode changed while reading: read again
             return
         self.actions = result.actions
+        self.list.readers = self.list.readers if result.readers is None else result.readers
         if result.mode == "history":
             # By the "when" column (the store lists by when each was held).
             self.actions = sorted(result.actions, key=last_change, reverse=True)

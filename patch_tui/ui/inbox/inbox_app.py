@@ -41,7 +41,12 @@ class InboxApp(ServicesHost, SafeTitles, DialogKeyGuard, App[None]):
             settings = Settings(watch_themes=False, watch_tools=False)
         self.services = Services(
             settings=settings,
-            store_path=Path(store_path) if store_path else None,
+            # Kept as given: a postgresql:// URL is no Path (Path would fold its `//`).
+            store_path=(
+                (store_path if isinstance(store_path, Path) else os.fspath(store_path))
+                if store_path
+                else None
+            ),
             # The grants screen compares a grant with its tool file, found here by name too.
             toolbox=toolbox,
         )

@@ -30,13 +30,17 @@ from textual.widgets import Static
 from patch_tui.approvals.push import FailureLog, failure_log_path
 from patch_tui.approvals.store import Store, StoreError
 from patch_tui.approvals.watcher import StoreChanged, StoreWatcher
+from patch_tui.settings.store_location import DatabaseURL
 from patch_tui.ui.desk.host import DeskHost
 from patch_tui.ui.services import services
 
 POLL_INTERVAL = 0.3
+# A PostgreSQL store's watch sleeps this long at most between looks (a NOTIFY ends it at once).
+LIVE_WAIT = 5.0
 
 
-def store_path(app: App[Any]) -> Path:
+def store_path(app: App[Any]) -> Path | DatabaseURL:
+    """Where the store is, fit to show: a database URL prints without its password."""
     return services(app).resolved_store_path
 
 
@@ -96,6 +100,7 @@ class PendingWatch:
         self.busy = False
         self.last: StoreChanged | None = None
         self._running = False
+        self._following = False
         self.started = False
         self._last_read = 0.0
         self.watcher = StoreWatcher(self._open_store)
@@ -122,14 +127,52 @@ class PendingWatch:
             return
         self.started = True
         self.push_failures = FailureLog(failure_log_path(store_path(self.app)))
-        self.app.set_interval(POLL_INTERVAL, self.poll, name="pending-watch")
         self.app.screen_change_signal.subscribe(self.app, self._screen_changed)
+        if self._live():
+            # A database store announces every commit: one thread sleeps until it does.
+            self._following = True
+            self.app.run_worker(
+                self._follow, thread=True, group="pending-watch", exit_on_error=False
+            )
+            return
+        self.app.set_interval(POLL_INTERVAL, self.poll, name="pending-watch")
         self.poll()
+
+    def _live(self) -> bool:
+        try:
+            return isinstance(services(self.app).resolved_store_path, DatabaseURL)
+        except StoreError:
+            return False
+
+    def _follow(self) -> None:
+        """The watch of a PostgreSQL store: sleep on its change feed, show each change. A lost
+        connection shows as the store's error (the inbox's status line says so) until the feed
+        is back, then everything missed is read again and a toast says so."""
+        from textual.worker import get_current_worker
+
+        worker = get_current_worker()
+        first = True
+        while not worker.is_cancelled:
+            try:
+                changed = self.watcher.poll() if first else self.watcher.wait(LIVE_WAIT)
+            except Exception as exc:  # never let one bad read stop the watch for good
+                changed = StoreChanged(
+                    version=None,
+                    pending_count=self.count,
+                    error=StoreError(f"{store_path(self.app)}: cannot read the store: {exc!r}"),
+                )
+            first = False
+            if changed is not None and changed.error is not None:
+                time.sleep(1.0)  # the feed reconnects with its own backoff meanwhile
+            try:
+                self.app.call_from_thread(self._apply, changed)
+            except RuntimeError:
+                return  # the app is closing
 
     def poll(self) -> None:
         """Look at the store now (also what the timer calls)."""
-        if self._running:
-            return  # a read is still waiting on the store: never pile up threads
+        if self._running or self._following:
+            return  # a read is still waiting on the store (or the live loop owns the watcher)
         self._running = True
         self.app.run_worker(
             self._read,
@@ -165,9 +208,18 @@ class PendingWatch:
         self._running = False
         if changed is None:
             return
+        was = self.last
         self.last = changed
+        if was is not None and was.error is not None and changed.error is None and self._live():
+            self.app.notify(
+                "The store is back: what changed meanwhile was read again.",
+                title="Confirmation inbox",
+                markup=False,
+            )
         if changed.arrived:
             self.alerter.arrived(list(changed.arrived))
+        if changed.departed and self._following:
+            self._say_departed(changed.departed)
         busy = changed.busy
         # An unavailable store (not busy) shows no count, as before: nothing can be decided.
         count = 0 if changed.error is not None and not busy else changed.pending_count
@@ -185,6 +237,22 @@ class PendingWatch:
         if moved:
             self._update_badge(self.app.screen)
         self.store_changed.publish(changed)
+
+    def _say_departed(self, departed: tuple[Any, ...]) -> None:
+        """A team inbox: how the calls that left the queue ended, whoever ended them (a person
+        on another laptop, a grant, the clock), so no one decides a call already decided."""
+        for action in departed:
+            if action.status == "expired":
+                what = "expired undecided"
+            elif action.decided_by:
+                what = f"{action.status} by {action.decided_by}"
+            else:
+                what = str(action.status)
+            self.app.notify(
+                f"{action.tool} ({action.token[:8]}…) {what}.",
+                title="Confirmation inbox",
+                markup=False,
+            )
 
     def _screen_changed(self, screen: Screen[Any]) -> None:
         self._update_badge(screen)

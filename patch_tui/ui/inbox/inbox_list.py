@@ -199,6 +199,8 @@ class ActionList(ScrollView, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.actions: list[Action] = []
+        # token -> who is reading it (the team inbox's claims), shown beside the tool.
+        self.readers: dict[str, str] = {}
         self.columns: list[Column] = PENDING_COLUMNS
         self._static_cells: dict[int, list[Content]] = {}
         self._last_token: str | None = None
@@ -286,7 +288,11 @@ class ActionList(ScrollView, can_focus=True):
                     static.append(Content(""))
                     continue
                 style = STATUS_STYLE.get(_status(action), "") if title == "status" else ""
-                static.append(safe_line(fn(action, now), style))
+                text = fn(action, now)
+                reader = self.readers.get(action.token) if title == "tool" else None
+                if reader:
+                    text = f"{text} · {reader} reading"
+                static.append(safe_line(text, style))
             self._static_cells[index] = static
             if len(self._static_cells) > 2000:  # a bounded cache: only visible rows matter
                 self._static_cells.clear()

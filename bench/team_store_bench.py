@@ -1,0 +1,385 @@
+"""The team inbox's store: PostgreSQL beside SQLite, the same figures in the same run (issue 28).
+
+    .venv/bin/python bench/store_bench.py --store postgresql://user@127.0.0.1/db   (loopback)
+    .venv/bin/python bench/store_bench.py --store pgserver   (a private server from the pgserver
+                                                              wheel, as the tests run it)
+
+Figures, each for SQLite (a file in a temporary folder) and for PostgreSQL:
+- approve-to-runner wake-up: a decision committed by one store until a waiter on another store
+  (as `patch_confirm_action` waits: `wait_for_change`, then the row) has read it; p50 / p95.
+  SQLite is polled every 250 ms; PostgreSQL wakes on NOTIFY;
+- `patch-tui inbox list --json` with 10,000 pending actions: a fresh process, median of 3;
+- the TUI inbox opening on 10,000 pending: pushed until the first rows are painted, and until
+  the whole list is loaded;
+- 1,000 actions held by 10 concurrent `patch-tui serve` processes (100 calls each through the
+  MCP client on stdio): wall time, and how many calls did not answer `confirmation_required`.
+
+PostgreSQL runs in a schema of its own (`bench_<random>`, dropped at the end), so a database
+given with --store keeps nothing of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from patch_tui.approvals.open_store import open_store  # noqa: E402
+from patch_tui.approvals.records import Signature  # noqa: E402
+from patch_tui.approvals.values import (  # noqa: E402
+    args_sha256,
+    canonical_json,
+    new_token,
+    now_iso,
+)
+from patch_tui.settings.store_location import DatabaseURL  # noqa: E402
+
+MARK = """# ---
+# name: bench_hold
+# version: 1.0.0
+# description: Held for a person, never run here.
+# inputs:
+#   - name: n
+#     type: integer
+#     description: A number.
+# outputs:
+#   type: object
+# capabilities:
+#   network: false
+#   filesystem: none
+#   human_confirm: true
+# runtime:
+#   language: python
+#   python_version: "3.12"
+#   packages: []
+# ---
+import json
+import sys
+
+
+def main(n: int) -> dict:
+    return {"n": n}
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(**json.loads(sys.stdin.read()))))
+"""
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1))))]
+
+
+def hold(store: Any, n: int = 0) -> Any:
+    return store.create_pending("human_confirm", "bench_hold", "1.0.0", "a" * 64, {"n": n}, "bench")
+
+
+def decide(store: Any, token: str) -> None:
+    """Approve as the inbox does: a signed decision where the store has them, else approve()."""
+    if hasattr(store, "add_decision"):
+        sig = Signature("bench", "approve", now_iso(), json.dumps({"t": token}))
+        store.add_decision(token, sig, complete=lambda *_: now_iso(time.time() + 300))
+    else:
+        store.approve(token)
+
+
+# -- the figures ------------------------------------------------------------------------------
+
+
+def wakeups(location: Any, n: int) -> list[float]:
+    """Seconds from a decision's call to a waiter on another store having read it."""
+    out: list[float] = []
+    with (
+        open_store(location, actor="bench@runner") as runner,
+        open_store(location, actor="bench@laptop") as approver,
+    ):
+        runner.wait_for_change(runner.data_version(), 0)  # the feed is up before timing
+        for i in range(n):
+            token = hold(approver, i).token
+            ready = threading.Event()
+            woke: list[float] = []
+
+            def wait(
+                token: str = token, woke: list[float] = woke, ready: threading.Event = ready
+            ) -> None:
+                seen = runner.data_version()
+                ready.set()
+                while True:
+                    seen = runner.wait_for_change(seen, 10)
+                    got = runner.get(token)
+                    if got is not None and got.status == "approved":
+                        woke.append(time.perf_counter())
+                        return
+
+            thread = threading.Thread(target=wait)
+            thread.start()
+            ready.wait()
+            time.sleep(0.02)  # the waiter is asleep in wait_for_change
+            started = time.perf_counter()
+            decide(approver, token)
+            thread.join(15)
+            out.append(woke[0] - started)
+    return out
+
+
+def fill(location: Any, n: int) -> None:
+    """n pending actions in one transaction (one commit: the figure is the inbox's, not the
+    disk's fsyncs)."""
+    now = time.time()
+    rows = []
+    for i in range(n):
+        args = {"path": f"/srv/data/file-{i:05d}.csv", "missing_ok": i % 2 == 0}
+        rows.append(
+            (
+                new_token(),
+                "human_confirm",
+                "delete_file",
+                "1.0.0",
+                "a" * 64,
+                str(ROOT / "sample_tools" / "delete_file.py"),
+                canonical_json(args),
+                args_sha256(args),
+                "Tool is marked capabilities.human_confirm: true.",
+                "pending",
+                now_iso(now - n + i),
+                now_iso(now + 3600),
+            )
+        )
+    sql = (
+        "INSERT INTO actions (token, kind, tool, version, source_sha256, tool_path, args_json, "
+        "args_sha256, reason, status, created_at, expires_at) VALUES ({})"
+    )
+    open_store(location).close()  # the schema
+    if isinstance(location, DatabaseURL):
+        import psycopg
+
+        with psycopg.connect(location.secret_url) as conn, conn.cursor() as cur:
+            cur.executemany(sql.format(", ".join(["%s"] * 12)).encode(), rows)
+    else:
+        import sqlite3
+
+        with sqlite3.connect(location) as db:
+            db.executemany(sql.format(", ".join("?" * 12)), rows)
+
+
+def list_json(
+    location: Any, runs: int = 3, args: tuple[str, ...] = ("inbox", "list", "--json")
+) -> float:
+    """Median wall time of a fresh `patch-tui ARGS` process (default: inbox list --json), after
+    one untimed run (which compiles what the next ones import)."""
+    env = {**_cached_bytecode(), "PATCH_TUI_STORE": getattr(location, "secret_url", str(location))}
+    times = []
+    for _ in range(runs + 1):
+        started = time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "patch_tui", *args],
+            capture_output=True,
+            env=env,
+            timeout=120,
+        )
+        times.append(time.perf_counter() - started)
+        assert done.returncode == 0, done.stderr[-500:]
+    return statistics.median(times[1:])
+
+
+def _cached_bytecode() -> dict[str, str]:
+    """The environment of a measured process: Python may keep its bytecode (an environment with
+    PYTHONDONTWRITEBYTECODE compiles every module in every process), in the venv as make test
+    keeps it."""
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.setdefault("PYTHONPYCACHEPREFIX", str(ROOT / ".venv" / "pycache"))
+    return env
+
+
+async def tui_open(location: Any) -> tuple[float, float]:
+    from textual.app import App
+
+    from patch_tui.settings.config import Settings
+    from patch_tui.ui.inbox.inbox import InboxScreen
+    from patch_tui.ui.services import Services, ServicesHost
+
+    where = getattr(location, "secret_url", location)
+
+    class Host(ServicesHost, App[None]):
+        def __init__(self) -> None:
+            super().__init__()
+            self.services = Services(
+                settings=Settings(watch_tools=False, watch_themes=False), store_path=where
+            )
+
+    app = Host()
+    async with app.run_test(size=(100, 32)) as pilot:
+        await pilot.pause()
+        screen = InboxScreen()
+        started = time.perf_counter()
+        app.push_screen(screen)
+        while not (screen.is_mounted and screen.list.actions):
+            await asyncio.sleep(0.001)
+        await pilot.pause()
+        first = time.perf_counter() - started
+        while screen.load_count < 1:
+            await asyncio.sleep(0.001)
+        await pilot.pause()
+        return first, time.perf_counter() - started
+
+
+async def serves(location: Any, tmp: Path, processes: int, calls: int) -> tuple[float, int, int]:
+    """`processes` serve processes, `calls` held calls each, all at once: (wall s, calls that
+    did not answer confirmation_required, actions in the store)."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    box = tmp / "box"
+    (box / "tools").mkdir(parents=True, exist_ok=True)
+    (box / "tools" / "bench_hold.py").write_text(MARK)
+    env = {
+        **_cached_bytecode(),
+        "PATCH_TUI_STORE": getattr(location, "secret_url", str(location)),
+        "PATCH_TUI_TOOLBOX": str(box),
+        "PATCH_TUI_CONFIG": str(tmp / "config.toml"),
+        "PATCH_TUI_CONFIRM_WAIT": "0",
+    }
+    failures = 0
+
+    async def one() -> None:
+        nonlocal failures
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "patch_tui", "serve"], env=env
+        )
+        with open(os.devnull, "w") as errlog:
+            async with Client(
+                stdio_client(params, errlog=errlog), mode="legacy", cache=None
+            ) as client:
+                for i in range(calls):
+                    result = await client.call_tool("bench_hold", {"n": i})
+                    answer = result.structured_content or {}
+                    if answer.get("status") != "confirmation_required":
+                        failures += 1
+                        if os.environ.get("BENCH_DEBUG"):
+                            print(result, file=sys.stderr)
+
+    with open_store(location) as store:
+        before = len(store.list_actions(statuses=None))
+    started = time.perf_counter()
+    async with asyncio.TaskGroup() as group:
+        for _ in range(processes):
+            group.create_task(one())
+    wall = time.perf_counter() - started
+    with open_store(location) as store:
+        held = len(store.list_actions(statuses=None)) - before
+    return wall, failures, held
+
+
+# -- the stores -------------------------------------------------------------------------------
+
+
+@contextmanager
+def pg_schema(url: str) -> Any:
+    """A schema of its own in the given database, dropped afterwards."""
+    import psycopg
+
+    name = "bench_" + uuid.uuid4().hex[:10]
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {name}".encode())
+    sep = "&" if "?" in url else "?"
+    try:
+        yield DatabaseURL(f"{url}{sep}options=-csearch_path%3D{name}")
+    finally:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {name} CASCADE".encode())
+
+
+@contextmanager
+def pg_url(given: str) -> Any:
+    if given != "pgserver":
+        yield given
+        return
+    from pgkit import PgServer
+
+    server = PgServer.create()
+    try:
+        server.start()
+        yield server.url("postgres")
+    finally:
+        server.remove()
+
+
+def measure(location: Any, tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    woke = wakeups(location, args.wakeups)
+    out["wake_p50_ms"], out["wake_p95_ms"] = pct(woke, 50) * 1000, pct(woke, 95) * 1000
+    wall, failures, held = asyncio.run(serves(location, tmp, args.serves, args.calls))
+    out["serve_wall_s"], out["serve_failures"], out["serve_held"] = wall, failures, held
+    fill(location, args.pending)
+    # The baseline, in the same run: a process that starts and prints its version.
+    out["start_s"] = list_json(location, args=("--version",))
+    out["list_json_s"] = list_json(location)
+    out["tui_first_s"], out["tui_full_s"] = asyncio.run(tui_open(location))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--store", required=True, help="postgresql://… (loopback) or pgserver")
+    parser.add_argument("--pending", type=int, default=10_000)
+    parser.add_argument("--wakeups", type=int, default=40)
+    parser.add_argument("--serves", type=int, default=10)
+    parser.add_argument("--calls", type=int, default=100)
+    args = parser.parse_args(argv)
+    results: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["PATCH_TUI_CONFIG"] = str(Path(tmp) / "config.toml")
+        os.environ["XDG_STATE_HOME"] = str(Path(tmp) / "state")
+        (Path(tmp) / "sqlite").mkdir()
+        results["SQLite"] = measure(
+            Path(tmp) / "sqlite" / "store.sqlite3", Path(tmp) / "sqlite", args
+        )
+        with pg_url(args.store) as url, pg_schema(url) as location:
+            (Path(tmp) / "pg").mkdir()
+            results["PostgreSQL"] = measure(location, Path(tmp) / "pg", args)
+    rows = [
+        ("approve-to-runner wake-up p50", "wake_p50_ms", "{:.1f} ms"),
+        ("approve-to-runner wake-up p95 (target <= 100 ms)", "wake_p95_ms", "{:.1f} ms"),
+        ("baseline: `patch-tui --version`, a fresh process", "start_s", "{:.2f} s"),
+        (f"inbox list --json, {args.pending:,} pending (<= 0.5 s)", "list_json_s", "{:.2f} s"),
+        (
+            f"TUI inbox open, first rows, {args.pending:,} pending (<= 0.5 s)",
+            "tui_first_s",
+            "{:.2f} s",
+        ),
+        (f"TUI inbox, whole list loaded, {args.pending:,}", "tui_full_s", "{:.2f} s"),
+        (
+            f"{args.serves} serve processes x {args.calls} held calls: wall",
+            "serve_wall_s",
+            "{:.1f} s",
+        ),
+        ("  ... actions recorded", "serve_held", "{}"),
+        ("  ... calls that failed", "serve_failures", "{}"),
+    ]
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    print(f"{'':<62}{'SQLite':>12}{'PostgreSQL':>14}")
+    for label, key, fmt in rows:
+        cells = [fmt.format(results[b][key]) for b in ("SQLite", "PostgreSQL")]
+        print(f"{label:<62}{cells[0]:>12}{cells[1]:>14}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

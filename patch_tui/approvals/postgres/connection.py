@@ -1,0 +1,353 @@
+"""The PostgreSQL store's connection: a psycopg pool, the write transaction, reads, migrations,
+and every driver error as one line for a person that never holds the password.
+
+Writers take turns: each write transaction first bumps `store_version` (one row), so the
+conditional UPDATE after it sees every committed change and no other writer can act meanwhile,
+as SQLite's BEGIN IMMEDIATE does; the transaction ends with NOTIFY carrying the new version,
+delivered to listeners only when it commits. Readers never wait.
+
+Time limits, so a person is never left staring at a frozen screen: `connect_timeout` (5 s unless
+the URL says), a `lock_timeout` for a writer's turn (the busy timeout: StoreBusy, as SQLite's),
+and a `statement_timeout` (15 s unless the URL's `options` set one). A statement cut short
+rolls its transaction back whole: nothing is half-recorded.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Self
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from patch_tui.approvals.postgres.migrations import (
+    CHANNEL,
+    MIGRATION_LOCK,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    VERSION_TABLE,
+)
+from patch_tui.approvals.values import (
+    BUSY_TIMEOUT_MS,
+    DEFAULT_TTL,
+    StoreBusy,
+    StoreError,
+    StoreReadOnly,
+    StoreUnavailable,
+    canonical_json,
+    default_actor,
+)
+from patch_tui.settings.store_location import DatabaseURL
+
+if TYPE_CHECKING:
+    from patch_tui.approvals.postgres.feed import ChangeFeed
+
+# The pool logs each failed reconnection as a warning; with no logging set up Python would print
+# them to stderr, over the TUI's screen. What matters reaches the person as a StoreError instead.
+for _name in ("psycopg", "psycopg.pool"):
+    logging.getLogger(_name).addHandler(logging.NullHandler())
+    logging.getLogger(_name).propagate = False
+
+CONNECT_TIMEOUT_S = 5
+STATEMENT_TIMEOUT_MS = 15_000
+POOL_MAX = 4
+
+
+class StoreUnreachable(StoreUnavailable):
+    """The database server cannot be reached or refuses the connection (down, wrong host or
+    port, authentication, TLS). Commands exit 2 on it at start."""
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in str(text).splitlines() if line.strip()]
+    return lines[0] if lines else ""
+
+
+class Scrubber:
+    """Removes the URL and its password from any text before it is shown."""
+
+    def __init__(self, location: DatabaseURL) -> None:
+        self.secrets = [location.secret_url]
+        try:
+            password = conninfo_to_dict(location.secret_url).get("password")
+        except psycopg.Error:
+            password = None
+        if password:
+            self.secrets.append(str(password))
+
+    def __call__(self, text: str) -> str:
+        for secret in sorted(self.secrets, key=len, reverse=True):
+            if secret:
+                text = text.replace(secret, "***")
+        return text
+
+
+def translate(exc: BaseException, location: DatabaseURL, scrub: Scrubber) -> StoreError:
+    """A driver error in words, for a person, never holding the password (the location is
+    printed redacted, and the driver's text is scrubbed of the URL and the password)."""
+    where = str(location)
+    detail = scrub(_first_line(str(exc)))
+    if isinstance(exc, PoolTimeout):
+        return StoreBusy(
+            f"{where}: no connection to the PostgreSQL store came free in time; try again"
+        )
+    if isinstance(exc, pg_errors.QueryCanceled):
+        return StoreBusy(
+            f"{where}: the database did not answer in time (statement timeout); "
+            "nothing was changed; try again"
+        )
+    if isinstance(exc, pg_errors.LockNotAvailable):
+        return StoreBusy(
+            f"{where}: the confirmation store is busy (another writer held it for more than "
+            f"{BUSY_TIMEOUT_MS // 1000} s); try again"
+        )
+    if isinstance(exc, pg_errors.DiskFull | pg_errors.OutOfMemory | pg_errors.ProgramLimitExceeded):
+        return StoreReadOnly(
+            f"{where}: the database server cannot write ({detail}); nothing was recorded"
+        )
+    if isinstance(exc, pg_errors.InsufficientPrivilege):
+        return StoreUnavailable(
+            f"{where}: the database role may not do this ({detail}); see the team inbox guide's "
+            "roles"
+        )
+    if isinstance(exc, pg_errors.UndefinedTable):
+        return StoreUnavailable(
+            f"{where}: the database has no patch-tui schema: run `patch-tui store migrate`"
+        )
+    if isinstance(exc, psycopg.OperationalError):
+        return StoreUnreachable(f"{where}: cannot reach the PostgreSQL store: {detail}")
+    return StoreUnavailable(f"{where}: the PostgreSQL store failed: {detail}")
+
+
+class PgConnection:
+    """A pool of connections to one PostgreSQL store, and the plumbing of PgStore."""
+
+    def __init__(
+        self,
+        location: DatabaseURL,
+        *,
+        actor: str = "cli",
+        ttl: float = DEFAULT_TTL,
+        busy_timeout_ms: int = BUSY_TIMEOUT_MS,
+        migrate: bool | None = True,
+        pool_max: int = POOL_MAX,
+    ) -> None:
+        self.location = location
+        self.path = location  # what messages print: the redacted URL
+        self.actor = actor if "@" in actor else default_actor(actor)
+        self.ttl = ttl
+        self._host = socket.gethostname()
+        self._pid = os.getpid()
+        self._scrub = Scrubber(location)
+        self._busy_timeout_ms = busy_timeout_ms
+        self._conninfo = self._build_conninfo()
+        self._feed: ChangeFeed | None = None
+        self._feed_lock = threading.Lock()
+        # One connection first: it says at once, in words, when the server is down or refuses
+        # us (a pool would only time out), and checks the schema. True: migrate when this role
+        # may (else refuse, naming `store migrate`); False: refuse an old schema; None: neither
+        # (`store migrate` itself).
+        first = self._connect()
+        try:
+            if migrate:
+                self.migrate(only_when_owner=True, conn=first)
+            elif migrate is False:
+                self._check_schema(first)
+        finally:
+            first.close()
+        self._pool = ConnectionPool(
+            self._conninfo,
+            min_size=1,
+            max_size=max(1, pool_max),
+            kwargs={"autocommit": True},
+            configure=self._configure,
+            check=ConnectionPool.check_connection,
+            open=False,
+            timeout=max(2.0, busy_timeout_ms / 1000),
+            name="patch-tui-store",
+        )
+        # Filled in the background: the first use waits for it (the server answered just now).
+        self._pool.open(wait=False)
+
+    # -- opening ------------------------------------------------------------------------------
+
+    def _build_conninfo(self) -> str:
+        try:
+            given = conninfo_to_dict(self.location.secret_url)
+        except psycopg.Error as exc:
+            raise StoreUnreachable(
+                f"{self.location}: not a PostgreSQL connection URL: "
+                f"{self._scrub(_first_line(str(exc)))}"
+            ) from None
+        extra: dict[str, Any] = {}
+        if "connect_timeout" not in given:
+            extra["connect_timeout"] = CONNECT_TIMEOUT_S
+        if "application_name" not in given:
+            extra["application_name"] = f"patch-tui {self.actor.rpartition('@')[2]}"[:63]
+        return make_conninfo(self.location.secret_url, **extra)
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        try:
+            conn = psycopg.connect(self._conninfo, autocommit=True)
+        except psycopg.Error as exc:
+            raise self._translate(exc) from None
+        self._configure(conn)
+        return conn
+
+    def _configure(self, conn: psycopg.Connection[Any]) -> None:
+        """Per-connection limits: a writer waits its turn at most the busy timeout; a statement
+        that runs past the statement timeout is cancelled (the URL's own `options` win)."""
+        options = conninfo_to_dict(self._conninfo).get("options") or ""
+        if "statement_timeout" not in str(options):
+            conn.execute(f"SET statement_timeout = {int(STATEMENT_TIMEOUT_MS)}")
+        conn.execute(f"SET lock_timeout = {int(self._busy_timeout_ms)}")
+        conn.execute("SET idle_in_transaction_session_timeout = 60000")
+
+    def _check_reachable(self) -> None:
+        self._connect().close()
+
+    def schema_state(self, conn: psycopg.Connection[Any]) -> tuple[int, bool]:
+        """(the schema version applied, 0 for none; whether this role may create tables)."""
+        row = conn.execute(
+            "SELECT to_regclass('schema_version') IS NOT NULL, "
+            "has_schema_privilege(current_schema(), 'CREATE')"
+        ).fetchone()
+        assert row is not None
+        exists, may_create = bool(row[0]), bool(row[1])
+        if not exists:
+            return 0, may_create
+        got = conn.execute("SELECT coalesce(max(version), 0) FROM schema_version").fetchone()
+        return int(got[0] if got else 0), may_create
+
+    def _check_schema(self, conn: psycopg.Connection[Any]) -> None:
+        try:
+            version, _may_create = self.schema_state(conn)
+        except psycopg.Error as exc:
+            raise self._translate(exc) from None
+        self._refuse_version(version, may_create=False)
+
+    def _refuse_version(self, version: int, *, may_create: bool) -> None:
+        if version > SCHEMA_VERSION:
+            raise StoreUnavailable(
+                f"{self.location}: the store was written by a newer patch-tui (schema "
+                f"{version}, this one knows {SCHEMA_VERSION}); upgrade patch-tui"
+            )
+        if version < SCHEMA_VERSION and not may_create:
+            raise StoreUnavailable(
+                f"{self.location}: the store's schema is at version {version}, this patch-tui "
+                f"needs {SCHEMA_VERSION}: run `patch-tui store migrate` as the schema's owner"
+            )
+
+    def migrate(
+        self, *, only_when_owner: bool = False, conn: psycopg.Connection[Any] | None = None
+    ) -> int:
+        """Apply the missing migrations, in one transaction, under an advisory lock (so
+        processes starting together migrate once). Returns how many were applied.
+        `only_when_owner`: a role that may not create tables refuses with the command to run."""
+        own = conn is None
+        conn = self._connect() if conn is None else conn
+        try:
+            version, may_create = self.schema_state(conn)
+            if version == SCHEMA_VERSION:
+                return 0
+            self._refuse_version(version, may_create=may_create or not only_when_owner)
+            applied = 0
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+                conn.execute(VERSION_TABLE)
+                version, _ = self.schema_state(conn)  # again, under the lock
+                for index in range(version, SCHEMA_VERSION):
+                    conn.execute(MIGRATIONS[index].encode())
+                    conn.execute("INSERT INTO schema_version (version) VALUES (%s)", (index + 1,))
+                    applied += 1
+            return applied
+        except psycopg.Error as exc:
+            raise self._translate(exc) from None
+        finally:
+            if own:
+                conn.close()
+
+    def close(self) -> None:
+        with self._feed_lock:
+            feed, self._feed = self._feed, None
+        if feed is not None:
+            feed.close()
+        self._pool.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _translate(self, exc: BaseException) -> StoreError:
+        if isinstance(exc, PoolTimeout):
+            # No pooled connection in time: say why when the server is the reason (down,
+            # refusing), not "busy".
+            try:
+                self._check_reachable()
+            except StoreUnreachable as down:
+                return down
+        return translate(exc, self.location, self._scrub)
+
+    def _now(self) -> float:
+        return time.time()
+
+    @contextmanager
+    def _write(self) -> Iterator[psycopg.Connection[Any]]:
+        """One write transaction: this writer's turn first (the store_version row), then the
+        caller's conditional statements, then NOTIFY with the new version; all or nothing."""
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                row = conn.execute(
+                    "UPDATE store_version SET n = n + 1 WHERE one RETURNING n"
+                ).fetchone()
+                version = int(row[0]) if row else 0
+                yield conn
+                conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(version)))
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise self._translate(exc) from None
+
+    def _read(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
+        try:
+            with self._pool.connection() as conn:
+                return conn.execute(sql.encode(), tuple(params)).fetchall()
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise self._translate(exc) from None
+
+    def _event(
+        self,
+        conn: psycopg.Connection[Any],
+        action_id: int,
+        event: str,
+        at: str,
+        *,
+        actor: str | None = None,
+        **detail: Any,
+    ) -> None:
+        conn.execute(
+            "INSERT INTO events (action_id, at, actor, event, detail) VALUES (%s, %s, %s, %s, %s)",
+            (action_id, at, actor or self.actor, event, canonical_json(detail)),
+        )
+
+    # -- the change feed ----------------------------------------------------------------------
+
+    def feed(self) -> ChangeFeed:
+        """The LISTEN connection of this store, started on first use (a CLI command that never
+        waits never opens it)."""
+        with self._feed_lock:
+            if self._feed is None:
+                from patch_tui.approvals.postgres.feed import ChangeFeed
+
+                self._feed = ChangeFeed(self._conninfo, self._translate)
+            return self._feed
