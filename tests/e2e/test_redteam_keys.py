@@ -11,6 +11,7 @@ bubblewrap, each path also tried through /proc/self/root and a symlink in the wo
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,14 @@ def main(read: list, write: list) -> dict:
                 out[path] = "read: " + fh.read().decode("utf-8", "replace")
         except OSError as exc:
             out[path] = "denied: " + type(exc).__name__
+    import os
+    for i, path in enumerate(read):  # a hard link made into the run folder, then read
+        try:
+            os.link(path, f"stolen-{i}")
+            with open(f"stolen-{i}", "rb") as fh:
+                out["link:" + path] = "read: " + fh.read().decode("utf-8", "replace")
+        except OSError as exc:
+            out["link:" + path] = "denied: " + type(exc).__name__
     for path in write:
         try:
             with open(path, "a") as fh:
@@ -99,11 +108,12 @@ def _run(project: dict[str, Any], fs: str, read: list[str], write: list[str]) ->
 
 
 def _names(path: Path, root: Path) -> list[str]:
-    """The path, the same through /proc/self/root, and through a symlink in the workspace."""
+    """The path, the same through /proc/self/root and the test process's /proc/PID/root (an
+    ancestor of the run), and through a symlink in the workspace."""
     link = root / f"link-{path.name}"
     if not link.is_symlink():
         link.symlink_to(path)
-    return [str(path), f"/proc/self/root{path}", str(link)]
+    return [str(path), f"/proc/self/root{path}", f"/proc/{os.getpid()}/root{path}", str(link)]
 
 
 @pytest.mark.slow
