@@ -137,3 +137,37 @@ def test_no_tool_writes_or_creates_an_approvers_file(engine: str, tmp_path) -> N
     assert all(v.startswith("denied") for v in out.values()), out
     assert project["approvers"].read_text() == before
     assert not beside.exists()
+
+
+FDS_BODY = """
+def main() -> dict:
+    import os
+    out = {}
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            out[fd] = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError as exc:
+            out[fd] = "unreadable: " + type(exc).__name__
+    return out
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ENGINES)
+def test_no_tool_inherits_an_open_store_or_key(engine: str, tmp_path: Path) -> None:
+    """`run` holds the store open while the tool runs: no descriptor of it (or of a key) may
+    reach the tool, where /proc/self/fd would reopen it past every path rule."""
+    project = _project(tmp_path, engine)
+    write_tool(tmp_path / "box", "fds", FDS_BODY, filesystem="read-write")
+    done = subprocess.run(
+        [*PATCH_TUI, "run", "fds"],
+        env=project["env"],
+        cwd=project["root"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    targets = list(json.loads(done.stdout).values())
+    assert len(targets) >= 3  # stdin, stdout, stderr at least: the listing worked
+    assert not [t for t in targets if "sqlite3" in t or "approver" in t or "keys" in t], targets
