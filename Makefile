@@ -91,6 +91,7 @@ bench: $(TEST_STAMP)
 	$(BIN)/python bench/store_bench.py
 	$(BIN)/python bench/inbox_bench.py
 	$(BIN)/python bench/run_bench.py
+	$(BIN)/python bench/web_bench.py
 
 # The code's layout is ruff format's (pinned in pyproject.toml); CI checks it before the tests.
 fmt-check: $(TEST_STAMP)

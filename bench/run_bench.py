@@ -94,8 +94,11 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
-async def _serve_calls(env: dict[str, str], toolbox: Path, calls: int, warm: bool) -> list[float]:
-    """Seconds per `tools/call` of word_count over one serve session (after one warm-up)."""
+async def _serve_calls(
+    env: dict[str, str], toolbox: Path, calls: int, warm: bool, tool: str = "word_count"
+) -> list[float]:
+    """Seconds per `tools/call` of `tool` over one serve session (after one warm-up).
+    `patch_list_tools` runs nothing: serve's own round trip, the floor under a tool call."""
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
@@ -104,15 +107,19 @@ async def _serve_calls(env: dict[str, str], toolbox: Path, calls: int, warm: boo
         args.append("--no-warm")
     params = StdioServerParameters(command=sys.executable, args=args, env=env)
     times: list[float] = []
-    text = {"text": "The quick brown fox jumps over the lazy dog. " * 4}
+    text = (
+        {"text": "The quick brown fox jumps over the lazy dog. " * 4}
+        if tool == "word_count"
+        else {}
+    )
     with open(os.devnull, "w") as errlog:
         async with Client(stdio_client(params, errlog=errlog), mode="legacy", cache=None) as c:
-            first = await c.call_tool("word_count", text)
+            first = await c.call_tool(tool, text)
             if first.is_error:
                 sys.exit(f"bench: serve's call failed: {first.content}")
             for _ in range(calls):
                 started = time.perf_counter()
-                done = await c.call_tool("word_count", text)
+                done = await c.call_tool(tool, text)
                 times.append(time.perf_counter() - started)
                 if done.is_error:
                     sys.exit(f"bench: serve's call failed: {done.content}")
@@ -128,6 +135,11 @@ def bench_serve(env: dict[str, str], home: Path, calls: int, engines: list[str])
     (toolbox / "tools").mkdir(parents=True)
     shutil.copy(ROOT / "sample_tools" / "word_count.py", toolbox / "tools" / "word_count.py")
     print(f"serve: {calls} calls of word_count per session, after one warm-up call")
+    floor = anyio.run(_serve_calls, env, toolbox, calls, True, "patch_list_tools")
+    print(
+        f"  {'no run':9} {'patch_list_tools':17} median {statistics.median(floor) * 1000:6.1f} ms"
+        f"   p95 {_percentile(floor, 0.95) * 1000:6.1f} ms   (serve's own round trip)"
+    )
     for engine in engines:
         if sandbox.choose_engine(engine) != engine:
             print(f"  {engine:9} not available here ({sandbox.why_unisolated(engine) or 'no'})")
@@ -243,7 +255,8 @@ def _bare_install(venv: Path, index: str, cache: Path) -> None:
     args += ["--only-binary", ":all:", "--cache-dir", str(cache), "benchdemo==1.0"]
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(venv.parent)}
     env["PIP_CONFIG_FILE"] = os.devnull
-    cmd = [sys.executable, "-I", "-c", run_pip, pip_location(), *args]
+    # -I -S as patch-tui starts its confined pip: the two differ only by the sandbox.
+    cmd = [sys.executable, "-I", "-S", "-c", run_pip, pip_location(), *args]
     subprocess.run(cmd, check=True, env=env)
 
 

@@ -30,6 +30,7 @@ HANDLERS: dict[str, tuple[str, str]] = {
     "generate": ("patch_tui.commands.generate", "run_generate"),
     "export": ("patch_tui.commands.interop", "run_export"),
     "import": ("patch_tui.commands.interop", "run_import"),
+    "web": ("patch_tui.commands.webcmd", "run_web"),
 }
 
 SUBCOMMANDS = [name for name in HANDLERS if name != "tui"]
@@ -259,11 +260,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     q.add_argument("--out", metavar="FILE", default=None, help="write here instead of stdout")
 
-    p = add("keys", "Your approver key: `new`, `list`, `show` (approvals are signed with it).")
+    p = add(
+        "keys",
+        "Your approver key: `new`, `list`, `show` (approvals are signed with it); "
+        "`enroll-web NAME` registers a passkey in the web inbox.",
+    )
     keys = p.add_subparsers(dest="keys_command", metavar="ACTION", parser_class=_Parser)
     keys.add_parser("new", help="create your approver key file (Ed25519) in the config folder")
     keys.add_parser("list", help="your key, ssh-agent's Ed25519 keys and the trusted approvers")
     keys.add_parser("show", help="print your approver key's public line (for approvers.toml)")
+    q = keys.add_parser(
+        "enroll-web",
+        help="print a one-time link, signed by your approver key, that registers a passkey",
+        description="Print a one-time link, signed with your approver key (the one the "
+        "approvers file lists for NAME), that registers a passkey for NAME in the web inbox.",
+    )
+    q.add_argument("name", metavar="NAME", help="your name in the approvers file")
+    q.add_argument(
+        "--url", default="http://localhost:8765", help="the web app's address (its --public-url)"
+    )
+    q.add_argument(
+        "--approvers", metavar="FILE", default=None, help="the approvers file (approvers_file)"
+    )
 
     p = add("serve", "MCP server on stdio over a toolbox.", store=True, toolbox=True)
     p.add_argument(
@@ -366,6 +384,40 @@ def build_parser() -> argparse.ArgumentParser:
         default="text",
         dest="report_format",
         help="the loss report: text (default) or json",
+    )
+
+    # -- the web inbox (issue 29) ----------------------------------------------------------------
+    p = add(
+        "web",
+        "The approvals web app: decide from a phone, each decision signed with a passkey.",
+        store=True,
+    )
+    p.add_argument(
+        "--listen",
+        metavar="HOST:PORT",
+        default="127.0.0.1:8765",
+        help="the socket (default 127.0.0.1:8765; beyond loopback needs TLS or --behind-proxy)",
+    )
+    p.add_argument(
+        "--public-url",
+        metavar="URL",
+        default=None,
+        help="the address people open (default http://localhost:PORT): a reverse proxy's or "
+        "Tailscale Serve's https:// URL; passkeys are bound to its host name",
+    )
+    p.add_argument(
+        "--behind-proxy",
+        action="store_true",
+        help="a TLS-terminating proxy is in front (needs an https:// --public-url)",
+    )
+    p.add_argument("--tls-cert", metavar="FILE", default=None, help="serve HTTPS with this cert")
+    p.add_argument("--tls-key", metavar="FILE", default=None, help="... and this key")
+    p.add_argument(
+        "--approvers",
+        metavar="FILE",
+        default=None,
+        help="the approvers file (env PATCH_TUI_APPROVERS_FILE; default approvers.toml in the "
+        "config folder)",
     )
 
     return parser

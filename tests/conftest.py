@@ -106,3 +106,15 @@ def fake() -> Iterator[Any]:
 
     with FakeAnthropic() as server:
         yield server
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """One clear line when the web inbox's browser tests were skipped for want of a browser."""
+    skipped = terminalreporter.stats.get("skipped", [])
+    if not any("test_web_browser" in getattr(r, "nodeid", "") for r in skipped):
+        return
+    from tests.webkit import browser_missing
+
+    why = browser_missing()
+    if why is not None:
+        terminalreporter.write_line(f"web inbox browser tests skipped: {why}")

@@ -2,6 +2,8 @@
 
     approve(store, token, note=None, *, args=None, shown_args_sha256=None, signer=None) -> Decision
     reject(store, token, reason=None, *, signer=None)                                  -> Decision
+    record_signed(store, envelope, args=None, shown_args_sha256=None) -> Decision   a decision
+                                  signed elsewhere (the web inbox's passkey), checked, recorded
     standing(store, action)       -> Quorum   "1 of 2: approved by alice", and what does not count
     claim(store, token)           -> Decision approved -> executing, only if it verifies now
     claim_check(approvers)        -> ClaimCheck   what claim runs inside the store's transaction
@@ -66,6 +68,7 @@ __all__ = [
     "claim_check",
     "count",
     "local_identity",
+    "record_signed",
     "reject",
     "signer_here",
     "standing",
@@ -361,6 +364,18 @@ def _decide(
     except KeyProblem as exc:
         return Decision(False, action, str(exc), "no_key")
     signature = Signature(approver.name, verb, at, envelope.to_text(), note)
+    return _record(store, action, signature, approvers, args, shown_args_sha256)
+
+
+def _record(
+    store: ApprovalStore,
+    action: Action,
+    signature: Signature,
+    approvers: Approvers,
+    args: dict[str, Any] | None,
+    shown_args_sha256: str | None,
+) -> Decision:
+    """Appends a verified signature and, in the same transaction, counts the quorum."""
     caps = tool_capabilities(action, approvers)
 
     def complete(current: Action, signatures: Sequence[Signature]) -> str | None:
@@ -368,12 +383,68 @@ def _decide(
         return quorum.expires_at if quorum.complete else None
 
     decision = store.add_decision(
-        token, signature, complete=complete, args=args, shown_args_sha256=shown_args_sha256
+        action.token, signature, complete=complete, args=args, shown_args_sha256=shown_args_sha256
     )
     if decision.code == "awaiting_approval" and decision.action is not None:
         quorum = standing(store, decision.action, approvers)
         return Decision(False, decision.action, quorum.line(), "awaiting_approval")
     return decision
+
+
+def record_signed(
+    store: ApprovalStore,
+    envelope: Envelope,
+    *,
+    args: dict[str, Any] | None = None,
+    shown_args_sha256: str | None = None,
+    approvers: Approvers | None = None,
+) -> Decision:
+    """A decision signed away from this process (a passkey assertion made in the web inbox's
+    browser): recorded exactly like approve / reject once its signature verifies against the
+    trusted approvers and its statement binds this pending call (with `args`, the edited args
+    it names); else refused, nothing written."""
+    try:
+        statement = parse_statement(envelope.statement)
+    except StatementError as exc:
+        return Decision(False, None, f"the signed decision cannot be read: {exc}", "tampered")
+    if not isinstance(statement, DecisionStatement):
+        return Decision(False, None, "the signed statement is not a decision", "tampered")
+    action = store.get(statement.token)
+    if action is None:
+        return Decision(False, None, "unknown token", "unknown_token")
+    if action.status != ActionStatus.PENDING:
+        return Decision(False, action, *_not_pending(action))
+    if statement.decision == "approve":
+        # What no one can have seen is never approved (approvals/approvable.py), as above.
+        unseen = approvable.unseen(action)
+        if unseen is not None:
+            return Decision(False, action, unseen.why, unseen.code)
+    approvers = approvers or trusted()
+    signature = Signature(
+        statement.approver, statement.decision, statement.at, envelope.to_text(), statement.note
+    )
+    verified = verify_decision(signature, approvers)
+    if verified.problem is not None:
+        return Decision(False, action, verified.problem[1], verified.problem[0])
+    approver = verified.approver
+    assert approver is not None
+    if not approver.may_approve(action.tool, action.tool_path):
+        return Decision(
+            False,
+            action,
+            f"{approver.name} may not decide on {action.tool} (approvers file)",
+            "not_allowed",
+        )
+    # What it binds, checked against the call as it will stand (the edit applied).
+    as_decided = action
+    if args is not None:
+        from dataclasses import replace
+
+        as_decided = replace(action, args=args, args_sha256=args_sha256(args))
+    bound = binding_problem(statement, as_decided, now_iso(store_now(store)))
+    if bound is not None:
+        return Decision(False, action, bound[1], bound[0])
+    return _record(store, action, signature, approvers, args, shown_args_sha256)
 
 
 def _not_pending(action: Action) -> tuple[str, str]:

@@ -28,8 +28,12 @@ def run_keys(args: argparse.Namespace) -> int:
 
     command = getattr(args, "keys_command", None)
     if command is None:
-        _err("give an action: new, list or show")
+        _err("give an action: new, list, show or enroll-web")
         return EXIT_USAGE
+    if command == "enroll-web":  # the web inbox's: commands/webcmd.py
+        from patch_tui.commands.webcmd import run_enroll_web
+
+        return run_enroll_web(args)
     try:
         if command == "new":
             return _new()

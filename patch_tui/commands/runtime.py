@@ -55,10 +55,11 @@ def _out(value: Any) -> None:
 
 def _settings_ttl() -> float | None:
     from patch_tui.approvals.store import DEFAULT_TTL
-    from patch_tui.settings.config import ConfigError, load_settings
+    from patch_tui.settings.config import ConfigError, read_setting
 
     try:
-        return float(load_settings().confirm_ttl)
+        # Read plainly when the file allows (pydantic-settings is most of a `run`'s imports).
+        return float(read_setting("confirm_ttl", DEFAULT_TTL))
     except ConfigError as exc:
         _err(f"{exc} (using the default confirm_ttl, {DEFAULT_TTL} s)")
         return None

@@ -18,6 +18,7 @@ in one place, and `make interop` checks them against the real runtime on every s
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from dataclasses import dataclass, field
@@ -409,3 +410,27 @@ def comment(text: str) -> str:
 def source_sha256(manifest: dict[str, Any], body: str) -> str:
     """What the runtime's audit records as `tool.source_sha256` and replay compares."""
     return hashlib.sha256(serialize(manifest, body).encode("utf-8")).hexdigest()
+
+
+@functools.lru_cache(maxsize=64)
+def body_bytes(text: str, whole: bytes) -> bytes:
+    """What the runtime runs of a file: only the body after the closing marker, with blank
+    lines standing in for the lines before it (tracebacks keep the file's line numbers);
+    `whole` (the file's bytes) without both markers. Cached by the text: serve runs the same
+    tool again and again."""
+    lines = split_lines(text)
+    start, end = find_markers(lines)
+    if start is None or end is None:
+        return whole
+    return ("\n" * (end + 1) + "\n".join(lines[end + 1 :])).encode("utf-8")
+
+
+@functools.lru_cache(maxsize=64)
+def text_sha256(text: str) -> str | None:
+    """`source_sha256` of a file's text as the runtime parses it, or None where it refuses it.
+    Cached by the text (its parse and writer cost a few ms a call)."""
+    try:
+        parsed = parse(text)
+    except RuntimeRejects:
+        return None
+    return source_sha256(parsed.manifest, parsed.body)

@@ -70,6 +70,41 @@ def _probe(args: list[str]) -> bool:
     return done.returncode == 0
 
 
+def _probe_key(unshare: str) -> str:
+    """What the probe's answer depends on: this boot, this user, this unshare, the kernel's
+    user-namespace settings (a change to any of them probes again)."""
+    parts = [str(os.getuid()), unshare, str(os.stat(unshare).st_mtime_ns)]
+    for name in (
+        "/proc/sys/kernel/random/boot_id",
+        "/proc/sys/user/max_user_namespaces",
+        "/proc/sys/kernel/unprivileged_userns_clone",
+        "/proc/sys/kernel/apparmor_restrict_unprivileged_userns",
+    ):
+        with contextlib.suppress(OSError):
+            with open(name, encoding="ascii") as fh:
+                parts.append(fh.read().strip())
+    return "\n".join(parts)
+
+
+def _probed_before(unshare: str, *, remember: bool = False) -> bool:
+    """Whether every namespace worked when probed before under the same key (a `run` is a new
+    process each time: the probe's spawn cost each one ~10 ms). Only success is remembered: a
+    host that could not isolate is probed again every time. The file lives in the cache folder,
+    which no tool may write (it is frozen for every run)."""
+    from patch_tui.settings import paths
+
+    try:
+        key = _probe_key(unshare)
+        marker = paths.cache_dir() / "namespaces-ok"
+        if remember:
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text(key, encoding="utf-8")
+            return True
+        return marker.read_text(encoding="utf-8") == key
+    except (OSError, ValueError):
+        return False
+
+
 def namespace_support() -> dict[str, bool]:
     """Which `unshare` sandboxes work on this host: {"pid_net", "pid", "net"}. Probed once."""
     with _NS_LOCK:
@@ -79,7 +114,12 @@ def namespace_support() -> dict[str, bool]:
                 _NS_CACHE.update(pid_net=False, pid=False, net=False)
             else:
                 pid_flags = ["-rpf", "--mount-proc", "--kill-child"]
+                if _probed_before(unshare):  # every namespace worked, this boot: no spawn
+                    _NS_CACHE.update(pid_net=True, pid=True, net=True)
+                    return dict(_NS_CACHE)
                 _NS_CACHE["pid_net"] = _probe([unshare, *pid_flags, "-n", "true"])
+                if _NS_CACHE["pid_net"]:
+                    _probed_before(unshare, remember=True)
                 _NS_CACHE["pid"] = _NS_CACHE["pid_net"] or _probe([unshare, *pid_flags, "true"])
                 _NS_CACHE["net"] = _NS_CACHE["pid_net"] or _probe([unshare, "-rn", "true"])
         return dict(_NS_CACHE)

@@ -129,14 +129,33 @@ def homes() -> list[str]:
     return list(dict.fromkeys(os.path.realpath(h) for h in found if h and h != "/"))
 
 
+def agent_sockets() -> list[str]:
+    """The agents that sign or decrypt for this user: the ssh-agent (SSH_AUTH_SOCK, whose
+    folder too when it is the agent's own, /tmp/ssh-XXXX), gpg-agent's and the keyring's
+    folders under /run/user/<uid>. An approver key loaded into ssh-agent signs approvals: no
+    tool may reach it, whatever its capabilities."""
+    out: list[str] = []
+    sock = os.environ.get("SSH_AUTH_SOCK")
+    if sock and os.path.isabs(sock):
+        out.append(sock)
+        folder = os.path.dirname(sock)
+        if os.path.basename(folder).startswith("ssh-"):
+            out.append(folder)
+    with contextlib.suppress(AttributeError):
+        run_user = f"/run/user/{os.geteuid()}"
+        out += [os.path.join(run_user, name) for name in ("gnupg", "keyring", "ssh-agent")]
+    return out
+
+
 def always_hidden() -> list[str]:
-    """The system's password files this user can read, and the user's secret folders."""
+    """The system's password files this user can read, the user's secret folders and agents."""
     import glob
 
     system = [p for pattern in SYSTEM_SECRETS for p in glob.glob(pattern)]
     out = [p for p in system if os.access(p, os.R_OK)]
     for home in homes():
         out += [os.path.join(home, name) for name in HOME_SECRETS]
+    out += agent_sockets()
     return [os.path.realpath(p) for p in out if os.path.lexists(p)]
 
 

@@ -65,9 +65,9 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from patch_tui.format import toolfile
+from patch_tui.format import runtime_format, toolfile
 from patch_tui.format.manifest import Manifest
 from patch_tui.runtime import sandbox
 from patch_tui.runtime.audit import list_runs as list_runs
@@ -93,6 +93,9 @@ from patch_tui.runtime.venvs import InstallSandbox, Venv, install_summary
 from patch_tui.runtime.venvs import RunnerError as RunnerError
 from patch_tui.runtime.venvs import ensure_venv as ensure_venv
 from patch_tui.runtime.venvs import venv_key as venv_key
+
+if TYPE_CHECKING:
+    from patch_tui.runtime.warm import WarmResult
 
 DEFAULT_TIMEOUT = 60.0
 MEMORY_CAP = 4 << 30  # the whole run, all its processes (where a cgroup holds it)
@@ -212,38 +215,14 @@ def runtime_body(tf: toolfile.ToolFile) -> bytes:
     """What the Patch runtime runs: only the body after the closing marker (its sandbox writes
     nothing else), so code above the opening marker never runs here either. Blank lines stand
     in for the lines before the body, so tracebacks point at the file's own line numbers."""
-    return _runtime_body(tf.text, tf.bom)
-
-
-@functools.lru_cache(maxsize=64)
-def _runtime_body(text: str, bom: bool) -> bytes:
-    # (Cached by the text: serve calls the same tool again and again.)
-    from patch_tui.format import runtime_format
-
-    lines = runtime_format.split_lines(text)
-    start, end = runtime_format.find_markers(lines)
-    if start is None or end is None:
-        return ((toolfile.BOM if bom else "") + text).encode("utf-8")
-    return ("\n" * (end + 1) + "\n".join(lines[end + 1 :])).encode("utf-8")
+    return runtime_format.body_bytes(tf.text, tf.to_bytes())
 
 
 def runtime_source_sha256(tf: toolfile.ToolFile) -> str:
     """The source hash the runtime's audit records and its patch_replay compares: sha256 of its
     writer's output for the file (defaults filled in), so either side can replay the other's
     runs. The file's own bytes' hash when the runtime cannot parse it."""
-    return _runtime_source_sha256(tf.text) or tf.sha256
-
-
-@functools.lru_cache(maxsize=64)
-def _runtime_source_sha256(text: str) -> str | None:
-    # (Cached by the text: the runtime's parse and writer cost a few ms a call.)
-    from patch_tui.format import runtime_format
-
-    try:
-        parsed = runtime_format.parse(text)
-    except runtime_format.RuntimeRejects:
-        return None
-    return runtime_format.source_sha256(parsed.manifest, parsed.body)
+    return runtime_format.text_sha256(tf.text) or tf.sha256
 
 
 def run_bytes(
@@ -364,8 +343,7 @@ def _run(
     warm = _run_warm(manifest, stdin, source, timeout, venv, iso, guard, env_extra)
     if warm is not None:  # serve's warm sandbox (runtime/warm.py): the same isolation, forked
         base.duration_ms = warm.duration_ms
-        interpret(base, manifest, warm.out, warm.err, warm.returncode, warm.timed_out,
-                   warm.overflow, timeout)  # fmt: skip
+        interpret(base, manifest, *warm.outcome, timeout)
         write_audit(base, manifest, args, runs_dir, warm.envs_keys, warm.plan)
         return base
     out, err, proc, timed_out, overflow, plan, notes, envs_keys = _start_and_watch(
@@ -389,35 +367,16 @@ def _run_warm(
     iso: Isolation,
     guard: Protected,
     env_extra: dict[str, str] | None,
-) -> Any:
-    """The call run in a fork of its warm sandboxed process, when this process keeps them
-    (serve); None: run it cold."""
-    from patch_tui.runtime import warm
-
-    pool = warm.active_pool()
-    refused = iso.workspace is not None and workspace_refusal(iso.workspace)
-    if pool is None or (manifest.capabilities.filesystem == "read-write" and refused):
-        return None
-    return pool.run(
-        warm.WarmCall(
-            source=source,
-            stdin=stdin,
-            timeout=timeout,
-            python=sys.executable,  # never the venv's bin/python (see _start_and_watch)
-            site=venv.site if venv is not None else [],
-            read_extra=[venv.python.parent.parent] if venv is not None else [],
-            filesystem=manifest.capabilities.filesystem,
-            network=manifest.capabilities.network,
-            workspace=_workspace(manifest, iso),
-            hidden=guard.hidden,
-            frozen=guard.frozen,
-            sealed=guard.sealed,
-            memory_bytes=iso.memory_bytes,
-            max_processes=iso.max_processes,
-            engine=iso.engine,
-            env_for=lambda home, tmp, work: _tool_env(home, tmp, work, manifest, env_extra),
-        )
-    )
+) -> WarmResult | None:
+    """The call in a fork of its warm sandboxed process (serve's, runtime/warm.py), or None."""
+    warm = sys.modules.get("patch_tui.runtime.warm")  # not imported: no pool (a `run`)
+    fs = manifest.capabilities.filesystem
+    refused = fs == "read-write" and iso.workspace is not None and workspace_refusal(iso.workspace)
+    if warm is None or refused:
+        return None  # (a refused workspace: the cold run says why)
+    env_for = functools.partial(_tool_env, manifest=manifest, env_extra=env_extra)
+    workspace = _workspace(manifest, iso)
+    return warm.run_call(manifest, stdin, source, timeout, venv, iso, guard, workspace, env_for)
 
 
 def _refusal(tf: toolfile.ToolFile, packages: list[str], iso: Isolation) -> str | None:

@@ -363,9 +363,7 @@ def run_tool(path: str) -> None:
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 
 
-def mask(folders: list) -> None:
-    """An empty read-only tmpfs over each folder, in the run's own mount namespace (unshare's):
-    the unix sockets inside are out of reach (Landlock does not check connect())."""
+def _mount_libc() -> ctypes.CDLL:
     libc = _libc()
     libc.mount.argtypes = [
         ctypes.c_char_p,
@@ -374,6 +372,13 @@ def mask(folders: list) -> None:
         ctypes.c_ulong,
         ctypes.c_void_p,
     ]
+    return libc
+
+
+def mask(folders: list) -> None:
+    """An empty read-only tmpfs over each folder, in the run's own mount namespace (unshare's):
+    the unix sockets inside are out of reach (Landlock does not check connect())."""
+    libc = _mount_libc()
     flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
     for folder in folders:
         if not os.path.isdir(folder):
@@ -382,9 +387,24 @@ def mask(folders: list) -> None:
             _fail(f"cannot mask {folder}: {os.strerror(ctypes.get_errno())}")
 
 
+MS_BIND = 4096
+
+
+def mask_files(paths: list) -> None:
+    """/dev/null bound over each file (a hidden socket outside the masked folders)."""
+    libc = _mount_libc()
+    for path in paths:
+        if not os.path.lexists(path):
+            continue
+        if libc.mount(b"/dev/null", os.fsencode(path), None, MS_BIND, None) != 0:
+            _fail(f"cannot mask {path}: {os.strerror(ctypes.get_errno())}")
+
+
 def confine(spec: dict) -> None:
     if spec.get("mask"):
         mask(spec["mask"])
+    if spec.get("mask_files"):
+        mask_files(spec["mask_files"])
     if spec.get("landlock"):
         apply_landlock(spec["landlock"])
     if spec.get("seccomp"):

@@ -28,6 +28,15 @@ def allow_abstract_unix() -> bool:
     return plain_setting("sandbox_allow_abstract_unix", False) is True
 
 
+def _is_socket(path: str) -> bool:
+    import stat
+
+    try:
+        return stat.S_ISSOCK(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _inside(child: str, parent: str) -> bool:
     return child == parent or child.startswith(parent.rstrip("/") + "/")
 
@@ -66,6 +75,8 @@ def _unix_masks(req: Request, lay: _Layout, plan: Plan, spec: dict[str, Any]) ->
         if os.path.isdir(h) and h != "/proc" and not any(_inside(o, h) for o in lay.own)
     ]
     spec["mask"] = _outermost(masks)
+    # A hidden socket outside those folders (an ssh-agent's): /dev/null bound over it.
+    spec["mask_files"] = [h for h in lay.hidden if _is_socket(h)]
     plan.claims.append("sockets:unix-hidden-masked")
     plan.lines.append(
         "unix sockets: those inside the protected folders masked (an empty read-only tmpfs in "

@@ -13,6 +13,7 @@ import hashlib
 import os
 import queue
 import stat
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -132,10 +133,11 @@ def _syncer() -> None:
 
 
 def _note_own_write(path: Path, data: bytes | None) -> None:
-    # runtime.watch is imported on the first write, not with the toolbox (start-up stays lean).
-    from patch_tui.runtime.watch import note_own_write
-
-    note_own_write(path, data)
+    # Only a process with a folder watcher (runtime.watch imported) has one to tell; the others
+    # (`run`, `serve`'s calls) skip its import, and asyncio's with it.
+    watch = sys.modules.get("patch_tui.runtime.watch")
+    if watch is not None:
+        watch.note_own_write(path, data)
 
 
 def _to_bytes(text: str | bytes) -> bytes:

@@ -30,28 +30,26 @@ import contextlib
 import dataclasses
 import json
 import os
-import selectors
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from patch_tui.runtime import sandbox
-from patch_tui.runtime.process import (
-    STDERR_CAP,
-    STDOUT_CAP,
-    cancel_requested,
-    limits,
-    preexec,
-    sandbox_prefix,
-    sealed_memfd,
-)
+from patch_tui.runtime.process import limits, preexec, sandbox_prefix, sealed_memfd
+from patch_tui.runtime.warm_io import feed_stdin, rss, watch
+
+if TYPE_CHECKING:
+    from patch_tui.format.manifest import Manifest
+    from patch_tui.runtime.protected import Protected
+    from patch_tui.runtime.venvs import Venv
 
 MAX_WARM = 4  # warm processes at once, all tools together
 IDLE_SECONDS = 60.0  # a warm process nobody called for this long ends
@@ -120,6 +118,11 @@ class WarmResult:
     plan: sandbox.Plan
     envs_keys: list[str]
     duration_ms: int
+
+    @property
+    def outcome(self) -> tuple[bytes, bytes, int, bool, str | None]:
+        """What the runner's `_interpret` reads, in its order."""
+        return self.out, self.err, self.returncode, self.timed_out, self.overflow
 
 
 def _identity(path: str | Path) -> tuple[int, int, int]:
@@ -447,8 +450,8 @@ class WarmPool:
             for fd in (in_r, out_w, err_w):
                 with contextlib.suppress(OSError):
                     os.close(fd)
-        feeder = _feed_stdin(in_w, call.stdin)
-        watched = _watch(wp, out_r, err_r, call.timeout, started)
+        feeder = feed_stdin(in_w, call.stdin)
+        watched = watch(wp, out_r, err_r, call.timeout, started)
         out, err, status, timed_out, overflow = watched
         if feeder is not None:
             feeder.join(timeout=1)
@@ -457,7 +460,7 @@ class WarmPool:
         if status is None:
             wp.end()  # stopped (timeout, cap, cancel) or died: the whole sandbox goes
             status = -signal.SIGKILL
-        elif _rss(wp) > self.max_rss:
+        elif rss(wp) > self.max_rss:
             healthy = False
         plan = dataclasses.replace(
             wp.plan,
@@ -473,91 +476,41 @@ class WarmPool:
         return WarmResult(out, err, status, timed_out, overflow, plan, envs_keys, duration), healthy
 
 
-PIPE_ROOM = 65536  # what an empty pipe takes without blocking (Linux)
-
-
-def _feed_stdin(fd: int, data: bytes) -> threading.Thread | None:
-    """The call's stdin: written here when it fits in the empty pipe, else by a thread."""
-    if len(data) < PIPE_ROOM:
-        with contextlib.suppress(OSError):
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        os.close(fd)
+def run_call(
+    manifest: Manifest,
+    stdin: bytes,
+    source: bytes,
+    timeout: float,
+    venv: Venv | None,
+    iso: Any,  # runner.Isolation (this module does not import the runner)
+    guard: Protected,
+    workspace: Path | None,
+    env_for: EnvFor,
+) -> WarmResult | None:
+    """A runner's call in its warm process, when this process keeps them (serve); else None."""
+    pool = active_pool()
+    if pool is None:
         return None
-    feeder = threading.Thread(target=_feed, args=(fd, data), daemon=True)
-    feeder.start()
-    return feeder
-
-
-def _feed(fd: int, data: bytes) -> None:
-    with contextlib.suppress(OSError), os.fdopen(fd, "wb") as pipe:
-        pipe.write(data)
-
-
-def _rss(wp: WarmProcess) -> int:
-    """The warm process's memory, as the sandbox's processes' resident size (its main one
-    after a call: the others were killed)."""
-    total = 0
-    with contextlib.suppress(OSError, ValueError):
-        for line in Path(f"/proc/{wp.proc.pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                total += int(line.split()[1]) * 1024
-    return total
-
-
-def _watch(
-    wp: WarmProcess, out_r: int, err_r: int, timeout: float, started: float
-) -> tuple[bytes, bytes, int | None, bool, str | None]:
-    """stdout, stderr, the exit status (None: stopped or died), timed out, which cap."""
-    bufs = {out_r: bytearray(), err_r: bytearray()}
-    caps = {out_r: STDOUT_CAP, err_r: STDERR_CAP}
-    names = {out_r: "stdout", err_r: "stderr"}
-    control = wp.control.fileno()
-    sel = selectors.DefaultSelector()
-    for fd in (out_r, err_r):
-        os.set_blocking(fd, False)
-        sel.register(fd, selectors.EVENT_READ)
-    sel.register(control, selectors.EVENT_READ)
-    deadline = started + timeout
-    status: int | None = None
-    try:
-        while True:
-            now = time.monotonic()
-            if now >= deadline:
-                return bytes(bufs[out_r]), bytes(bufs[err_r]), None, True, None
-            if cancel_requested():
-                return bytes(bufs[out_r]), bytes(bufs[err_r]), None, False, None
-            for key, _ in sel.select(min(deadline - now, 0.25)):
-                fd = int(key.fd)
-                if fd == control:
-                    reply = wp.control.recv(4096)
-                    sel.unregister(control)
-                    if not reply:  # the warm process died
-                        return bytes(bufs[out_r]), bytes(bufs[err_r]), None, False, None
-                    status = int(json.loads(reply)["exit"])
-                    continue
-                try:
-                    chunk = os.read(fd, 65536)
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    sel.unregister(fd)
-                    continue
-                buf = bufs[fd]
-                room = caps[fd] - len(buf)
-                buf += chunk[: max(room, 0)]
-                if len(chunk) > room:
-                    return bytes(bufs[out_r]), bytes(bufs[err_r]), None, False, names[fd]
-            # Done: the exit status is in, and every process of the call is gone (the warm
-            # process killed them before answering), so both pipes are at their end.
-            if status is not None and not sel.get_map():
-                return bytes(bufs[out_r]), bytes(bufs[err_r]), status, False, None
-    finally:
-        sel.close()
-        for fd in (out_r, err_r):
-            with contextlib.suppress(OSError):
-                os.close(fd)
+    return pool.run(
+        WarmCall(
+            source=source,
+            stdin=stdin,
+            timeout=timeout,
+            python=sys.executable,  # never the venv's bin/python (runner._start_and_watch)
+            site=venv.site if venv is not None else [],
+            read_extra=[venv.python.parent.parent] if venv is not None else [],
+            filesystem=manifest.capabilities.filesystem,
+            network=manifest.capabilities.network,
+            workspace=workspace,
+            hidden=guard.hidden,
+            frozen=guard.frozen,
+            sealed=guard.sealed,
+            memory_bytes=iso.memory_bytes,
+            max_processes=iso.max_processes,
+            engine=iso.engine,
+            env_for=env_for,
+        )
+    )
 
 
 # -- the pool of this process (serve turns it on) ------------------------------------------------

@@ -15,7 +15,7 @@ calls. Each call comes as a line of JSON with three FDs (the call's stdin, stdou
   behind (it could otherwise read or write this process's memory), and runs the tool's code;
 - when it exits, every other process of the sandbox is killed (this process is PID 1 of the
   sandbox's PID namespace: `kill(-1)` reaches all of them, nothing the call started survives),
-  the System V IPC objects and the private tmpfs files a call made are removed, and the exit
+  the System V IPC objects (the sandbox has its own IPC namespace) and the private tmpfs files a call made are removed, and the exit
   status goes back as one line.
 
 What the call changed in memory was its own copy (fork); its files are removed by the server
@@ -29,6 +29,11 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
+from types import CodeType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # defined by sandbox_exec.py's text, which comes first in the same `-c`
+    from patch_tui.runtime.sandbox_exec import _fail, add_site, confine, read_spec
 
 CLONE_NEWIPC = 0x08000000
 PR_SET_SECUREBITS = 28
@@ -130,21 +135,21 @@ def _preload(source: bytes) -> None:
                 pass
 
 
-def _run_call(code: object, tool_path: str, env: dict, libc: ctypes.CDLL, own_ipc: bool) -> int:
+def _run_call(code: CodeType, tool_path: str, env: dict, libc: ctypes.CDLL) -> int:
     """In the forked child: the call's process, as `python tool.py` would run."""
     import builtins
     import io
+    import signal
     import types
 
-    if own_ipc and libc.unshare(CLONE_NEWIPC) != 0:
-        _fail("cannot give the call an IPC namespace of its own")  # noqa: F821
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     drop_capabilities(libc)
     libc.prctl(4, 1, 0, 0, 0)  # PR_SET_DUMPABLE 1: the call's own /proc files, as a cold run's
     os.environ.clear()
     os.environ.update(env)
     os.chdir(env.get("PWD", os.path.dirname(tool_path)))
     if "tempfile" in sys.modules:
-        sys.modules["tempfile"].tempdir = None  # TMPDIR is this call's
+        setattr(sys.modules["tempfile"], "tempdir", None)  # noqa: B010 - TMPDIR is this call's
     sys.stdin = io.TextIOWrapper(io.BufferedReader(io.FileIO(0, "r", closefd=False)), "utf-8")
     sys.stdout = io.TextIOWrapper(
         io.BufferedWriter(io.FileIO(1, "w", closefd=False)), "utf-8", write_through=False
@@ -201,9 +206,9 @@ def _finish(status: int) -> int:
 
 
 def warm_main() -> None:
-    spec = read_spec(int(sys.argv[1]))  # noqa: F821 - sandbox_exec.py's, in the same text
-    confine(spec)  # noqa: F821
-    add_site(spec.get("site", []))  # noqa: F821
+    spec = read_spec(int(sys.argv[1]))
+    confine(spec)
+    add_site(spec.get("site", []))
     fd = int(sys.argv[2])
     source = b"".join(iter(lambda: os.read(fd, 65536), b""))
     os.close(fd)
@@ -213,10 +218,15 @@ def warm_main() -> None:
     control = socket.socket(fileno=int(sys.argv[3]))
     libc = _warm_libc()
     libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0: no call may read or write this memory
-    # bwrap gave the sandbox an IPC namespace of its own (cleared after each call); under the
-    # unshare engine it is the host's, so each call makes its own (it is root of its user
-    # namespace there, with the capability to).
-    own_ipc = sys.argv[4] != "bwrap"
+    import signal
+
+    # PID 1 ignores the signals it has no handler for; Python's SIGINT handler would let a call
+    # end this process (and so its own sandbox) from inside. Each call gets Python's back.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # An IPC namespace of the sandbox's own, cleared after each call: bwrap made one; under the
+    # unshare engine this process makes it (root of its user namespace, it has the capability).
+    if sys.argv[4] != "bwrap" and libc.unshare(CLONE_NEWIPC) != 0:
+        _fail("cannot give the sandbox an IPC namespace of its own")
     tool_path = os.path.join(os.getcwd(), "tool.py")
     code = compile(source, tool_path, "exec", dont_inherit=True)
     _preload(source)
@@ -236,13 +246,12 @@ def warm_main() -> None:
             for target, got in enumerate(fds):
                 os.dup2(got, target)
                 os.close(got)
-            os._exit(_run_call(code, tool_path, call["env"], libc, own_ipc))
+            os._exit(_run_call(code, tool_path, call["env"], libc))
         for got in fds:
             os.close(got)
         _, status = os.waitpid(pid, 0)
         _kill_the_rest()
-        if not own_ipc:
-            _remove_ipc(libc)
+        _remove_ipc(libc)
         _remove_new(wipe, before)
         code_out = os.waitstatus_to_exitcode(status)
         control.send(json.dumps({"exit": code_out}).encode())

@@ -188,6 +188,16 @@ def plain_setting(name: str, default: Any) -> Any:
         return default
 
 
+def read_setting(name: str, default: Any) -> Any:
+    """One setting as `plain_setting` reads it, but a config file it cannot read plainly is
+    validated whole (pydantic-settings) and a broken one raises ConfigError: for commands that
+    start many times a minute (`run`), which must still say when the file is broken."""
+    try:
+        return _read_plainly().get(name, default)
+    except (_Unsure, OSError, ValueError, RecursionError):
+        return getattr(load_settings(), name, default)
+
+
 def _read_plainly() -> dict[str, Any]:
     from_file: dict[str, Any] = {}
     path = paths.config_file().expanduser()  # what pydantic-settings' TOML source opens

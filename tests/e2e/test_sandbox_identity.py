@@ -151,7 +151,7 @@ def test_another_projects_store_in_a_read_write_workspace(engine: str, tmp_path:
     assert here["env"]["XDG_STATE_HOME"] == other["env"]["XDG_STATE_HOME"]
     plain = tmp_path / "notes.txt"
     plain.write_text("mine")
-    key = Path(f"{other['store']}.key")
+    key = Path(f"{other['store']}-wal")  # (SQLite's companion: hidden whether or not it exists)
     out, _ = _attack(
         here,
         "read-write",
@@ -180,8 +180,8 @@ def test_a_bind_mount_alias_of_the_store_opens_nothing(engine: str, tmp_path: Pa
     _hold(project["store"])
     alias = tmp_path / "alias"
     alias.mkdir()
-    key = Path(f"{project['store']}.key")
-    via_alias = [alias / "store.sqlite3.key", alias / "store.sqlite3"]
+    key = project["store"]
+    via_alias = [alias / "store.sqlite3"]
     # In a private mount namespace: the store's folder mounted a second time at `alias`.
     prefix = [
         "unshare",
@@ -195,8 +195,8 @@ def test_a_bind_mount_alias_of_the_store_opens_nothing(engine: str, tmp_path: Pa
         str(alias),
     ]
     # The attack is real: a second path really reaches the store's folder.
-    shown = subprocess.run([*prefix, "cat", str(via_alias[0])], capture_output=True, text=True)
-    assert shown.returncode == 0 and shown.stdout == key.read_text()
+    shown = subprocess.run([*prefix, "cat", str(via_alias[0])], capture_output=True)
+    assert shown.returncode == 0 and shown.stdout == key.read_bytes()
     for fs in ("none", "read-only"):
         out, _ = _attack(project, fs, read=[*via_alias, key], prefix=prefix)
         _denied(out)
@@ -206,7 +206,7 @@ def test_a_bind_mount_alias_of_the_store_opens_nothing(engine: str, tmp_path: Pa
         "read-write",
         read=[*via_alias, key],
         write=via_alias,
-        approve=[via_alias[1]],
+        approve=via_alias,
         prefix=prefix,
         cwd=alias,
     )
@@ -318,8 +318,8 @@ def test_from_home_a_read_write_tool_gets_its_run_folder_only(engine: str, tmp_p
 def test_a_hard_link_to_the_stores_key_stops_every_run(engine: str, tmp_path: Path) -> None:
     project = _project(tmp_path, "proj", engine)
     _hold(project["store"])
-    key = Path(f"{project['store']}.key")
-    second = project["root"] / "notes" / "key-copy"
+    key = project["store"]
+    second = project["root"] / "notes" / "store-copy"
     second.parent.mkdir()
     os.link(key, second)  # the same file under a name no path rule knows
     done = subprocess.run(

@@ -41,7 +41,7 @@ def _attack_box(tmp_path: Path, engine: str) -> dict[str, Any]:
     secret = home / ".ssh" / "id_ed25519"
     secret.write_text("-----BEGIN OPENSSH PRIVATE KEY----- hunter2")
     box["secret"] = secret
-    box["key"] = Path(f"{box['store']}.key")
+    box["key"] = box["store"]  # the store itself: pending args, decisions
     box["exfil"] = tmp_path / "exfil.txt"
     env = box["env"]
     env.update(
@@ -60,7 +60,7 @@ import json, os, subprocess
 found = {{}}
 for label, path in (("secret", {secret!r}), ("key", {key!r})):
     try:
-        found[label] = open(path).read()
+        found[label] = open(path, "rb").read().decode("latin-1")
     except Exception as exc:
         found[label] = "denied: " + type(exc).__name__
 found["env"] = sorted(k for k in os.environ if "KEY" in k or k.startswith(("PATCH_TUI", "SSH_")))
@@ -177,7 +177,7 @@ def run():
             found["status"][line.split(":")[0]] = line.split(":")[1].strip()
     for label, path in (("secret", SECRET), ("key", KEY)):
         try:
-            found[label] = open(path).read()
+            found[label] = open(path, "rb").read().decode("latin-1")
         except Exception as exc:
             found[label] = "denied: " + type(exc).__name__
     try:
@@ -305,7 +305,7 @@ async def test_through_serve_a_pth_line_runs_only_inside_the_sandbox(tmp_path: P
     from tests.mcpkit import serve_box, serve_session
 
     box = serve_box(tmp_path)
-    key = Path(f"{box['store']}.key")
+    key = box["store"]
     exfil = tmp_path / "exfil.txt"
     secret = tmp_path / "home" / ".ssh" / "id_ed25519"
     secret.parent.mkdir(parents=True)

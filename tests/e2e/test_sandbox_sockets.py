@@ -187,3 +187,26 @@ def test_network_true_reaches_a_unix_socket_only_where_it_may_read(
         monkeypatch.setenv("PATCH_TUI_SANDBOX_ALLOW_ABSTRACT_UNIX", "1")
         allowed = _unix(engine, "read-only", unix_servers)
         assert allowed["abstract"] == "hello", allowed  # the attack is real
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_ssh_agent_is_out_of_reach_for_every_capability(
+    engine: str, unix_servers: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An approver key loaded into ssh-agent signs approvals: the agent's socket, named by
+    # SSH_AUTH_SOCK in patch-tui's environment, is hidden even from read-only network tools.
+    agent_dir = Path(unix_servers[0]).parent.parent / "ssh-XXXXabcd"
+    agent_dir.mkdir()
+    agent = agent_dir / "agent.1234"
+    os.link(unix_servers[0], agent)  # the same listening socket, where ssh-agent keeps its own
+    seen = _unix(engine, "read-only", (str(agent), unix_servers[1]))
+    assert seen["path"] == "hello", seen  # the attack is real while nothing names it
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(agent))
+    hidden = _unix(engine, "read-only", (str(agent), unix_servers[1]))
+    assert hidden["path"].startswith("blocked"), hidden
+    # A socket file alone (not in an agent's own folder) is masked too.
+    loose = Path(unix_servers[0]).parent.parent / "agent.sock"
+    os.link(unix_servers[0], loose)
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(loose))
+    hidden = _unix(engine, "read-only", (str(loose), unix_servers[1]))
+    assert hidden["path"].startswith("blocked"), hidden

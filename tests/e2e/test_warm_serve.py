@@ -146,3 +146,22 @@ async def test_a_changed_tool_gets_a_new_warm_process(tmp_path: Path) -> None:
     assert path.exists()
     assert before == {"v": 1}
     assert after == {"v": 2}
+
+
+@pytest.mark.parametrize("engine", _engines())
+async def test_what_calls_write_in_the_workspace_stays(tmp_path: Path, engine: str) -> None:
+    """Clearing a call's files never reaches the workspace: a read-write tool's writes there
+    are the user's, and so is a file another program made there between two calls."""
+    from tests.runtimekit import runs_in
+
+    box = serve_box(tmp_path)
+    marker = box["marker"]
+    neighbour = marker.parent / "made-by-someone-else.txt"
+    env = {"PATCH_TUI_SANDBOX_ENGINE": engine}
+    async with serve_session(box, extra_env=env) as client:
+        first = await client.call_tool("sink", {"marker": str(marker), "text": "one"})
+        neighbour.write_text("mine")
+        second = await client.call_tool("sink", {"marker": str(marker), "text": "two"})
+    assert not first.is_error and not second.is_error
+    assert runs_in(marker) == ["one", "two"]
+    assert neighbour.read_text() == "mine"

@@ -7,9 +7,8 @@ markup, every hidden character is a visible ⟦U+XXXX⟧ token with a banner cou
 strings collapse behind an explicit expand (E); Approve stays disabled until every collapsed value
 was expanded and the pane was scrolled to its end once (or its content fits).
 
-    tool_info(action, catalog) -> ToolInfo   the tool file behind an action, from the shared
-                                      catalog (runtime/catalog.py: read once per file version)
-    blocked(action) -> str | None     why it may not be approved (approvals.approvable)
+    tool_info, blocked, ToolInfo       from approvals/review.py (one home for every front end);
+                                       blocked: why it may not be approved (approvals.approvable)
     DetailPart                         the inbox screen's part that fills it and keeps the gate
 """
 
@@ -17,8 +16,6 @@ from __future__ import annotations
 
 import builtins
 import json
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from textual import work
@@ -27,6 +24,7 @@ from textual.dom import DOMNode
 from textual.widgets import Static
 
 from patch_tui.approvals import approvable, workspace
+from patch_tui.approvals.review import ToolInfo, blocked, tool_info  # noqa: F401 (batch, inbox)
 from patch_tui.approvals.store import Action, Event, StoreError, parse_iso
 from patch_tui.runtime.catalog import ToolCatalog
 from patch_tui.ui.inbox import inbox_list
@@ -38,52 +36,6 @@ from patch_tui.ui.services import maybe_services
 
 # How long the cursor rests before the detail pane follows it (seconds).
 DETAIL_DELAY = 0.1
-
-
-@dataclass(frozen=True)
-class ToolInfo:
-    """What the detail pane says about the tool behind an action (from its file, if found)."""
-
-    path: Path | None
-    description: str | None = None
-    capabilities: dict[str, Any] | None = None
-    scopes: tuple[str, ...] = ()
-    sha256: str | None = None
-    problem: str | None = None
-
-    @property
-    def destructive(self) -> bool:
-        caps = self.capabilities or {}
-        # As the MCP annotations say it: human_confirm or read-write is destructive; unknown is too.
-        return self.capabilities is None or bool(
-            caps.get("human_confirm") or caps.get("filesystem") == "read-write"
-        )
-
-
-# Without the app's catalog (a bare host, a module-level helper): one for the module.
-_CATALOG = ToolCatalog()
-
-
-def tool_info(action: Action, catalog: ToolCatalog | None = None) -> ToolInfo:
-    """The tool file named by the action, from the catalog (read once per file version)."""
-    if not action.tool_path:
-        return ToolInfo(None, problem="the action does not say where the tool file is")
-    path = Path(action.tool_path)
-    if not path.exists():
-        return ToolInfo(path, problem=f"the tool file is gone: {path}")
-    tool = (catalog or _CATALOG).read(path)
-    if tool.tool is None:
-        return ToolInfo(path, problem=f"cannot read the tool file: {tool.error}")
-    manifest = tool.manifest
-    if manifest is None:
-        return ToolInfo(path, sha256=tool.sha256, problem="the tool's manifest does not parse")
-    return ToolInfo(
-        path,
-        description=manifest.description,
-        capabilities=manifest.capabilities.model_dump(),
-        scopes=tuple(manifest.external_auth),
-        sha256=tool.sha256,
-    )
 
 
 def app_catalog(node: DOMNode) -> ToolCatalog | None:
@@ -102,15 +54,6 @@ def yes_no(value: Any) -> Content:
     if value is False:
         return Content.styled("false", "$text-muted")
     return safe_line(str(value))
-
-
-def blocked(action: Action, catalog: ToolCatalog | None = None) -> str | None:
-    """Why `action` may not be approved (approvals.approvable, the one answer: args no one can
-    have seen, or a tool file that changed since the call was held), or None."""
-    problem = approvable.check(action, tool_info(action, catalog).sha256)
-    if problem is None or problem.code == "not_pending":
-        return None
-    return problem.why
 
 
 def ts(iso: str | None) -> float:

@@ -27,6 +27,7 @@ from textual.screen import ModalScreen, Screen
 from textual.signal import Signal
 from textual.widgets import Static
 
+from patch_tui.approvals.push import FailureLog, failure_log_path
 from patch_tui.approvals.store import Store, StoreError
 from patch_tui.approvals.watcher import StoreChanged, StoreWatcher
 from patch_tui.ui.desk.host import DeskHost
@@ -102,6 +103,9 @@ class PendingWatch:
         from patch_tui.ui.alerts import Alerter
 
         self.alerter = Alerter(app)
+        # Pushes `patch-tui web` could not deliver: said here too, so a person at the terminal
+        # knows the phone was not told (approvals/push.py). Opened when the watch starts.
+        self.push_failures: FailureLog | None = None
 
     @property
     def _known(self) -> set[str] | None:
@@ -117,6 +121,7 @@ class PendingWatch:
         if self.started:
             return
         self.started = True
+        self.push_failures = FailureLog(failure_log_path(store_path(self.app)))
         self.app.set_interval(POLL_INTERVAL, self.poll, name="pending-watch")
         self.app.screen_change_signal.subscribe(self.app, self._screen_changed)
         self.poll()
@@ -144,10 +149,17 @@ class PendingWatch:
                 error=StoreError(f"{store_path(self.app)}: cannot read the store: {exc!r}"),
             )
         self._last_read = time.monotonic()
+        failures = self.push_failures.read_new() if self.push_failures is not None else []
         try:
+            if failures:
+                self.app.call_from_thread(self._push_failed, failures)
             self.app.call_from_thread(self._apply, changed)
         except RuntimeError:
             self._running = False  # the app is closing
+
+    def _push_failed(self, failures: list[str]) -> None:
+        for sentence in failures:  # safe text: approvals/push.py made it one visible line
+            self.app.notify(sentence, title="Push alert", severity="error", markup=False)
 
     def _apply(self, changed: StoreChanged | None) -> None:
         self._running = False
