@@ -47,9 +47,9 @@ from pathlib import Path
 from typing import Any
 
 from patch_tui.approvals import sshsig
+from patch_tui.settings.paths import APPROVERS_FILE_NAME as FILE_NAME
 
 SYSTEM_FILE = Path("/etc/patch-tui/approvers.toml")
-FILE_NAME = "approvers.toml"
 # A rule asking more approvers than this is surely a typo (and could never be met).
 MAX_REQUIRE = 16
 

@@ -29,9 +29,9 @@ from typing import Protocol
 
 from patch_tui.approvals import sshsig
 from patch_tui.approvals.statements import NAMESPACE
+from patch_tui.settings.paths import AGENT_KEY_PREFIX as AGENT_PREFIX
+from patch_tui.settings.paths import APPROVER_KEY_FILE_NAME as KEY_FILE_NAME
 
-KEY_FILE_NAME = "approver_ed25519"
-AGENT_PREFIX = "ssh-agent:"
 # A security key waits for a touch; a person may take a while to find it.
 _AGENT_SIGN_TIMEOUT = 120.0
 

@@ -152,6 +152,15 @@ MIGRATIONS: tuple[str, ...] = (
         grant_id = NULL, note = '{REOPENED_WHY}'
         WHERE status = 'approved';
     """,
+    # 4 -> 5: a revocation is never taken back. It is a column of the grant's row, and the
+    # grant's signatures still verify without it (red team: clearing revoked_at brought a
+    # revoked grant back), so the store refuses to clear or replace it, as events are kept.
+    """
+    CREATE TRIGGER grants_revocation_stays BEFORE UPDATE ON grants
+        WHEN OLD.revoked_at IS NOT NULL AND (NEW.revoked_at IS NULL
+            OR NEW.revoked_at IS NOT OLD.revoked_at OR NEW.revocation IS NOT OLD.revocation)
+        BEGIN SELECT RAISE(ABORT, 'a revocation is never taken back'); END;
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -319,6 +319,17 @@ class Store(ReadingSqlite, Settling, DecisionRows):
             if current.status == ActionStatus.APPROVED and current.expires_at > at:
                 if current.damaged:
                     return _refuse_damaged(current, "run")
+                # An approval runs once. The status alone says so, and anything that can write
+                # the store can set it back to approved (the signatures still verify, for this
+                # very call, until it expires): the append-only events remember the first claim.
+                # (Red team: `UPDATE actions SET status = 'approved'` re-ran an executed call.)
+                earlier = conn.execute(
+                    "SELECT at FROM events WHERE action_id = ? AND event = 'claimed' LIMIT 1",
+                    (action_id,),
+                ).fetchone()
+                if earlier is not None:
+                    why = f"it was already run once (claimed at {earlier[0]}); the store was edited"
+                    return self._refuse(conn, action_id, current, at, "tampered", why)
                 grant = None if current.grant_id is None else self._grant_in(conn, current.grant_id)
                 problem = check(current, self._signatures(conn, action_id), grant)
                 if problem is not None:

@@ -14,7 +14,9 @@ def _strings(value: Any) -> list[str]:
     if isinstance(value, list):
         return [s for v in value for s in _strings(v)]
     if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
+        # Keys too: a tool sees an object's keys as much as its values, so a recent output
+        # passed as a key is passed on all the same (red team: {"<link>": true} went unheld).
+        return [s for k, v in value.items() for s in (str(k), *_strings(v))]
     return []
 
 

@@ -256,6 +256,16 @@ def protected_paths(
 
     out = Protected()
     out.hidden += [run_root, paths.config_file(), paths.config_dir(), paths.state_dir()]
+    # The key and approvers files wherever the settings put them (PATCH_TUI_CONFIG in a project,
+    # `approver_key`, `approvers_file`): hidden, and nothing made beside the config file, so a
+    # tool cannot create an approvers file where none was (zero config would then trust it).
+    from patch_tui.settings.config import plain_setting
+
+    identity = paths.approval_identity_files(
+        plain_setting("approver_key", None), plain_setting("approvers_file", None)
+    )
+    out.hidden += identity
+    out.sealed.append(paths.config_file().expanduser().parent)
     out.frozen += [paths.cache_dir(), Path(__file__).resolve().parent.parent]
     out.frozen += [Path(sys.prefix), Path(sys.base_prefix)]
     stores = [str(paths.default_store()), *known_stores()]

@@ -50,6 +50,30 @@ def config_file() -> Path:
     return Path(override) if override else config_dir() / "config.toml"
 
 
+# The approver's key file and the approvers file sit beside the config file (PATCH_TUI_CONFIG moves
+# them): named here, below both approvals/ (which uses them) and runtime/ (which hides them).
+APPROVER_KEY_FILE_NAME = "approver_ed25519"
+APPROVERS_FILE_NAME = "approvers.toml"
+AGENT_KEY_PREFIX = "ssh-agent:"
+
+
+def approval_identity_files(approver_key: str | None, approvers_file: str | None) -> list[Path]:
+    """Every file that decides who may approve, as the settings name them now: the key file and
+    the approvers file beside the config file (present or not: a tool must not create one),
+    the `approver_key` file and the `approvers_file`. No tool may read a private key (it would
+    hand it to the agent in its output) or write an approvers file (it would list the agent's
+    key), wherever the user keeps them: the config folder alone is not enough, since the
+    config file itself may live in a project (red team, issue 23)."""
+    beside = config_file().expanduser().parent
+    out = [beside / APPROVER_KEY_FILE_NAME, beside / APPROVERS_FILE_NAME]
+    choice = (approver_key or "").strip()
+    if choice and not choice.startswith(AGENT_KEY_PREFIX):
+        out.append(Path(choice).expanduser())
+    if approvers_file:
+        out.append(Path(approvers_file).expanduser())
+    return out
+
+
 def default_store(explicit: str | os.PathLike[str] | None = None) -> Path:
     """The confirmation store: `--store`, then `PATCH_TUI_STORE`, then the user state folder."""
     if explicit:

@@ -101,14 +101,14 @@ def _old_store(tmp_path: Path, version: int) -> tuple[Path, dict[str, str]]:
 def test_an_old_store_is_upgraded_with_every_action_and_event_kept(
     tmp_path: Path, version: int
 ) -> None:
-    assert SCHEMA_VERSION == 4
+    assert SCHEMA_VERSION == 5
     path, tokens = _old_store(tmp_path, version)
     conn = sqlite3.connect(path)
     before_events = conn.execute("SELECT * FROM events ORDER BY id").fetchall()
     conn.close()
     with Store(path, actor="bob@new") as store:
         conn = sqlite3.connect(path)
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 4
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert {"grants", "signatures", "grant_signatures"} <= _tables(conn)
         # The old events are kept as they were; the upgrade only appended.
         after_events = conn.execute("SELECT * FROM events ORDER BY id").fetchall()
