@@ -217,7 +217,6 @@ async def test_the_history_is_in_the_order_of_its_when_column(
 ) -> None:
     import time
 
-    from patch_tui.approvals import decisions
     from patch_tui.approvals.store import Store
 
     store = isolate(monkeypatch, tmp_path)
@@ -225,7 +224,6 @@ async def test_the_history_is_in_the_order_of_its_when_column(
     first = hold(store, folder / "delete_file.py", {"path": "/tmp/held-first"})
     second = hold(store, folder / "delete_file.py", {"path": "/tmp/held-second"})
     with Store(store, actor="alice@cli") as s:
-
         assert decisions.reject(s, second.token, reason="no").ok
         time.sleep(0.01)
         # Held first, decided last: the newest in the history.

@@ -118,3 +118,71 @@ def test_grants_carry_their_signatures_and_approve_only_when_checked(backend) ->
     revoked = backend.revoke_grant(grant.id, _sig("carol", "revoke"))
     assert revoked.revoked_by == "carol" and revoked.revocation is not None
     assert backend.list_grants() == [] and len(backend.list_grants(ended=True)) == 1
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend_and_sql(request: pytest.FixtureRequest, tmp_path: Path):
+    """A backend and a way to write its rows by hand, as anything that can reach the store can."""
+    if request.param == "sqlite":
+        import sqlite3
+
+        path = tmp_path / "c.sqlite3"
+
+        def sqlite_sql(statement: str, params: tuple) -> None:
+            with sqlite3.connect(path) as conn:
+                conn.execute(statement.replace("%s", "?"), params)
+
+        with Store(path, actor="test") as store:
+            yield store, sqlite_sql
+    else:
+        import psycopg
+
+        from patch_tui.approvals.open_store import open_store
+        from patch_tui.settings.store_location import DatabaseURL
+
+        url = request.getfixturevalue("pg_url")
+
+        def pg_sql(statement: str, params: tuple) -> None:
+            with psycopg.connect(url, autocommit=True) as conn:
+                conn.execute(statement.encode(), params)
+
+        with open_store(DatabaseURL(url), actor="test") as store:
+            yield store, pg_sql
+
+
+def test_an_approval_set_back_by_hand_after_its_run_never_runs_again(backend_and_sql) -> None:
+    """Its signatures still verify for this very call until it expires; the append-only events
+    remember the first claim (red team: `UPDATE actions SET status = 'approved'` re-ran it)."""
+    backend, sql = backend_and_sql
+    action = _held(backend)
+    backend.add_decision(action.token, _sig("alice"), complete=lambda a, s: LATER)
+    assert backend.claim(action.token, lambda a, s, g: None).ok
+    backend.finish(action.token, True, {"status": "ok"})
+    sql("UPDATE actions SET status = 'approved' WHERE token = %s", (action.token,))
+    again = backend.claim(action.token, lambda a, s, g: None)
+    assert not again.ok and again.code == "tampered" and "already run once" in (again.why or "")
+
+
+def test_a_revocation_is_never_taken_back_by_hand(backend_and_sql) -> None:
+    """A revoked grant's signatures still verify without its revocation (red team: clearing
+    revoked_at brought it back): the store refuses the write."""
+    backend, sql = backend_and_sql
+    grant = backend.add_grant(
+        Grant(
+            id=0,
+            tool="t",
+            version="1.0.0",
+            source_sha256="a" * 64,
+            patterns=(Pattern("x", "1"),),
+            created_at="2026-11-26T00:00:00.000Z",
+            created_by="alice",
+            expires_at=LATER,
+            grant_id="g-2",
+            tool_path="/t/t.py",
+            signatures=(_sig("alice", "grant"),),
+        )
+    )
+    backend.revoke_grant(grant.id, _sig("alice", "revoke"))
+    with pytest.raises(Exception, match="never taken back"):
+        sql("UPDATE grants SET revoked_at = NULL, revocation = NULL WHERE id = %s", (grant.id,))
+    assert backend.list_grants() == []

@@ -73,7 +73,10 @@ def test_a_url_prints_without_its_password() -> None:
 def test_store_migrate_brings_an_empty_database_up_to_date_once(pg_url: str) -> None:
     first = _cli("store", "migrate", "--store", pg_url)
     assert first.returncode == 0, first.stderr
-    assert "applied 1 migration" in first.stdout
+    from patch_tui.approvals.postgres.migrations import SCHEMA_VERSION
+
+    assert f"applied {SCHEMA_VERSION} migration" in first.stdout
+    assert f"the schema is at version {SCHEMA_VERSION}" in first.stdout
     again = _cli("store", "migrate", "--store", pg_url)
     assert again.returncode == 0 and "up to date" in again.stdout
 

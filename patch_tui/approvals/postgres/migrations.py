@@ -137,6 +137,21 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE TRIGGER grant_signatures_append_only BEFORE UPDATE OR DELETE ON grant_signatures
         FOR EACH ROW EXECUTE FUNCTION patch_tui_append_only();
     """,
+    # 2: a grant's revocation is never taken back. Its signatures still verify without it (red
+    # team: clearing revoked_at brought a revoked grant back), as the SQLite store's migration 5.
+    """
+    CREATE FUNCTION patch_tui_revocation_stays() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        IF OLD.revoked_at IS NOT NULL AND (NEW.revoked_at IS DISTINCT FROM OLD.revoked_at
+                OR NEW.revocation IS DISTINCT FROM OLD.revocation) THEN
+            RAISE EXCEPTION 'a revocation is never taken back';
+        END IF;
+        RETURN NEW;
+    END;
+    $$;
+    CREATE TRIGGER grants_revocation_stays BEFORE UPDATE ON grants
+        FOR EACH ROW EXECUTE FUNCTION patch_tui_revocation_stays();
+    """,
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -25,14 +25,12 @@ from patch_tui.approvals import approvable
 from patch_tui.approvals.backend import ClaimCheck, GrantUseCheck, QuorumCheck
 from patch_tui.approvals.connection import _pid_start
 from patch_tui.approvals.postgres.connection import StoreUnreachable
-from patch_tui.approvals.postgres.reading import PgReading
+from patch_tui.approvals.postgres.outputs import PgOutputs
 from patch_tui.approvals.records import Signature
 from patch_tui.approvals.schema import _ACTION_COLUMNS, _event_detail, _row_to_action
 from patch_tui.approvals.values import (
     KINDS,
     OPEN_STATUSES,
-    RECENT_OUTPUT_MAX_AGE,
-    RECENT_OUTPUTS,
     STATUSES,
     Action,
     ActionStatus,
@@ -73,7 +71,7 @@ def _edit_detail(action: Action) -> dict[str, Any]:
     }
 
 
-class PgStore(PgReading):
+class PgStore(PgOutputs):
     """The confirmation store on PostgreSQL. Thread-safe (a pool); one per process."""
 
     # -- creating and reading -----------------------------------------------------------------
@@ -492,6 +490,15 @@ class PgStore(PgReading):
             if action.status == ActionStatus.APPROVED and action.expires_at > at:
                 if action.damaged:
                     return _refuse_damaged(action, "run")
+                # An approval runs once, whatever the status column says: the append-only
+                # events remember the first claim (as the SQLite store; red team).
+                earlier = conn.execute(
+                    "SELECT at FROM events WHERE action_id = %s AND event = 'claimed' LIMIT 1",
+                    (action_id,),
+                ).fetchone()
+                if earlier is not None:
+                    why = f"it was already run once (claimed at {earlier[0]}); the store was edited"
+                    return self._refuse(conn, action_id, action, at, "tampered", why)
                 grant = None
                 if action.grant_id is not None:
                     grant = self._grant(conn, int(action.grant_id))
@@ -562,30 +569,6 @@ class PgStore(PgReading):
                 )
             self._event(conn, action_id, str(status), at, **(ran or {}))
         return action
-
-    # -- the taint gate's memory --------------------------------------------------------------
-
-    def record_output(self, tool: str, text: str) -> None:
-        now = self._now()
-        with self._write() as conn:
-            conn.execute(
-                "INSERT INTO recent_outputs (tool, text, recorded_at) VALUES (%s, %s, %s)",
-                (tool, text, now),
-            )
-            conn.execute(
-                "DELETE FROM recent_outputs WHERE recorded_at < %s OR id NOT IN "
-                "(SELECT id FROM recent_outputs ORDER BY id DESC LIMIT %s)",
-                (now - RECENT_OUTPUT_MAX_AGE, RECENT_OUTPUTS),
-            )
-
-    def recent_outputs(self) -> list[tuple[str, str]]:
-        cutoff = self._now() - RECENT_OUTPUT_MAX_AGE
-        rows = self._read(
-            "SELECT tool, text FROM recent_outputs WHERE recorded_at >= %s "
-            "ORDER BY id DESC LIMIT %s",
-            (cutoff, RECENT_OUTPUTS),
-        )
-        return [(r[0], r[1]) for r in rows]
 
     # -- plumbing -----------------------------------------------------------------------------
 

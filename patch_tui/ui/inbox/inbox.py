@@ -56,6 +56,7 @@ from patch_tui.ui.inbox.inbox_list import (
     ActionList,
     last_change,
 )
+from patch_tui.ui.inbox.open_source import SourcePart
 from patch_tui.ui.inbox.palette import inbox_commands
 from patch_tui.ui.inbox.parts import DetailPane
 from patch_tui.ui.safe_text import JsonView, json_view, safe_line
@@ -90,7 +91,7 @@ class InboxCommands(CommandList):
         return inbox_commands(screen)
 
 
-class InboxScreen(ClaimPart, BatchPart, HistoryPart, DetailPart, StyledOnMount):
+class InboxScreen(ClaimPart, SourcePart, BatchPart, HistoryPart, DetailPart, StyledOnMount):
     """Pending actions (default) or the history, with the selected action's details."""
 
     COMMANDS: ClassVar[set[Any]] = {InboxCommands}
@@ -556,40 +557,6 @@ class InboxScreen(ClaimPart, BatchPart, HistoryPart, DetailPart, StyledOnMount):
         from patch_tui.ui.inbox.grants_view import GrantsScreen
 
         self.app.push_screen(GrantsScreen())
-
-    def action_open_source(self) -> None:
-        action = self.current
-        if action is None:
-            return
-        info = tool_info(action, app_catalog(self))
-        if info.path is None or not info.path.is_file():
-            self.notify(
-                info.problem or "The tool file is not known", severity="warning", markup=False
-            )
-            return
-        editor = desk_editor(self.app)
-        if editor is None:  # `patch-tui inbox` alone: show it read-only
-            from patch_tui.ui.inbox.inbox_dialogs import SourceModal
-
-            try:
-                text = info.path.read_bytes().decode("utf-8", errors="replace")
-            except OSError as exc:
-                self.notify(
-                    f"Cannot read {info.path}: {exc.strerror or exc}",
-                    severity="error",
-                    markup=False,
-                )
-                return
-            self.app.push_screen(SourceModal(str(info.path), text))
-            return
-        path = info.path
-
-        def show() -> None:
-            editor.open_tool(path)
-            while self.app.screen is not editor and len(self.app.screen_stack) > 1:
-                self.app.pop_screen()
-
-        editor.confirm_discard(show, what="opening a tool from the inbox")
 
     def action_close(self) -> None:
         if self.mode == "pending" and self.clear_batch():
