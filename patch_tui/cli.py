@@ -209,7 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
         "claim", help="say you are reading a pending action, so others leave it to you"
     )
     _global_options(q, sub=True)
-    q.add_argument("token")
+    q.add_argument("token", help="the action's confirmation token (`inbox list` prints it)")
     q.add_argument(
         "--for",
         dest="seconds",

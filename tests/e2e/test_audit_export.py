@@ -66,7 +66,7 @@ def _history(env: dict[str, Any]) -> dict[str, str]:
             "run",
             "mark",
             "--args",
-            json.dumps({"marker": str(env["marker"]), "text": "granted call"}),
+            json.dumps({"marker": str(env["marker"]), "text": "granted_call"}),
         )
     )
     tokens["granted"] = gid
