@@ -91,7 +91,7 @@ def write_approvers(path: Path, approvers: list[tuple[str, str]], extra: str = "
 
 @contextmanager
 def web_server(
-    env: dict[str, str], approvers: Path, *, store: Path, options: tuple[str, ...] = ()
+    env: dict[str, str], approvers: Path, *, store: Path | str, options: tuple[str, ...] = ()
 ) -> Iterator[WebServer]:
     """`patch-tui web` on a free loopback port, addressed as http://localhost:PORT."""
     port = free_port()

@@ -46,7 +46,7 @@ def run_web(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     from patch_tui.approvals.values import DEFAULT_TTL
     from patch_tui.commands.runtime import _settings_ttl
-    from patch_tui.settings import paths
+    from patch_tui.settings.store_location import StoreLocationError, store_location
     from patch_tui.web.config import DEFAULT_URL, WebConfig, WebConfigError, check, parse_listen
 
     try:
@@ -58,7 +58,7 @@ def run_web(args: argparse.Namespace) -> int:
             host=host,
             port=port,
             public_url=public_url,
-            store=paths.default_store(getattr(args, "store", None)),
+            store=store_location(getattr(args, "store", None)),
             approvers_file=_approvers_file(args),
             tls_cert=Path(args.tls_cert) if args.tls_cert else None,
             tls_key=Path(args.tls_key) if args.tls_key else None,
@@ -66,7 +66,7 @@ def run_web(args: argparse.Namespace) -> int:
             ttl=_settings_ttl() or DEFAULT_TTL,
         )
         check(config)
-    except WebConfigError as exc:
+    except (WebConfigError, StoreLocationError) as exc:
         _err(str(exc))
         return EXIT_USAGE
     from patch_tui.web.server import serve

@@ -18,6 +18,8 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
+from patch_tui.settings.store_location import StoreLocation
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 DEFAULT_URL = f"http://localhost:{DEFAULT_PORT}"
@@ -34,7 +36,7 @@ class WebConfig:
     host: str
     port: int
     public_url: str  # the origin people open, e.g. "http://localhost:8765"
-    store: Path
+    store: StoreLocation  # a SQLite file, or a PostgreSQL URL (the team inbox)
     approvers_file: Path
     tls_cert: Path | None = None
     tls_key: Path | None = None

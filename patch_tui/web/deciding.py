@@ -16,11 +16,11 @@ from starlette.responses import (
 )
 
 from patch_tui.approvals import decisions, edits, passkeys, review
+from patch_tui.approvals.open_store import open_store
 from patch_tui.approvals.passkeys import PasskeyError
 from patch_tui.approvals.statements import DecisionStatement, DecisionVerb, Envelope
 from patch_tui.approvals.store import (
     Action,
-    Store,
     args_sha256,
     canonical_json,
     now_iso,
@@ -234,7 +234,9 @@ def _apply(
     sealed = Envelope(
         envelope["scheme"], envelope["statement"], envelope["signature"], envelope["signer"]
     )
-    store = Store(app.config.store, actor=f"{session.approver}@web-passkey", ttl=app.config.ttl)
+    store = open_store(
+        app.config.store, actor=f"{session.approver}@web-passkey", ttl=app.config.ttl
+    )
     try:
         decided = decisions.record_signed(
             store,

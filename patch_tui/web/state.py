@@ -23,6 +23,7 @@ from starlette.responses import (
 from patch_tui.approvals.approvers import Approvers
 from patch_tui.approvals.enrollment import EnrollError
 from patch_tui.approvals.identity import trusted
+from patch_tui.approvals.open_store import open_store
 from patch_tui.approvals.passkeys import Passkey, PasskeyError
 from patch_tui.approvals.push import (
     FailureLog,
@@ -93,10 +94,13 @@ class WebApp:
     # -- the store ------------------------------------------------------------------------------
 
     def open_store(self) -> Store | None:
+        """The store, once it exists: a SQLite file appears with the first held call; a
+        PostgreSQL store (the team inbox) is opened, and migrated if need be, at once."""
         if self._store is None:
-            if not self.config.store.exists():
+            location = self.config.store
+            if isinstance(location, Path) and not location.exists():
                 return None
-            self._store = Store(self.config.store, actor="web")
+            self._store = open_store(location, actor="web")
         return self._store
 
     def store(self) -> Store:

@@ -377,3 +377,18 @@ def test_a_quorum_of_a_passkey_approver_and_a_terminal_approver(
     r = cli(env, "confirm", token)
     assert r.returncode == 0, r.stderr
     assert runs_in(box["marker"]) == ["two people said yes"]
+
+
+def test_the_web_inbox_over_a_team_store_on_postgresql(box: dict[str, Any], pg_url: str) -> None:
+    """The same app over the team inbox's store (issue 28 with 29): a call held into PostgreSQL
+    is approved on the phone with a passkey, and the agent's machine runs it once."""
+    box["env"]["PATCH_TUI_STORE"] = pg_url
+    token = hold_mark(box, "held in postgres")
+    with web_server(box["env"], box["approvers"], store=pg_url) as server, browser() as b:
+        phone = Phone(b)
+        phone.enroll(enroll_link(server, "alice", box["key"]))
+        assert _decide(phone, server.url, token, "Approve with passkey") == "approved"
+    r = cli(box["env"], "confirm", token)
+    assert r.returncode == 0, r.stderr
+    assert runs_in(box["marker"]) == ["held in postgres"]
+    assert cli(box["env"], "confirm", token).returncode == 1  # once
