@@ -91,10 +91,16 @@ def write_approvers(path: Path, approvers: list[tuple[str, str]], extra: str = "
 
 @contextmanager
 def web_server(
-    env: dict[str, str], approvers: Path, *, store: Path | str, options: tuple[str, ...] = ()
+    env: dict[str, str],
+    approvers: Path,
+    *,
+    store: Path | str,
+    options: tuple[str, ...] = (),
+    port: int | None = None,
 ) -> Iterator[WebServer]:
-    """`patch-tui web` on a free loopback port, addressed as http://localhost:PORT."""
-    port = free_port()
+    """`patch-tui web` on a free loopback port (or `port`: the same address again, after a
+    restart), addressed as http://localhost:PORT."""
+    port = port or free_port()
     log = approvers.parent / f"web-{port}.log"
     process = subprocess.Popen(
         [

@@ -133,7 +133,9 @@ async def enroll_options(app: WebApp, request: Request) -> Response:
         raise Refused(403, "this enrollment link was already used: make a new one")
     challenge = secrets.token_bytes(32)
     ceremony = Ceremony(
-        "enroll", challenge, data={"approver": claim.approver, "nonce": claim.nonce}
+        "enroll",
+        challenge,
+        data={"approver": claim.approver, "nonce": claim.nonce, "expires_at": claim.expires_at},
     )
     cid = app.sessions.start(None, ceremony)
     existing = [p for p in app.passkeys() if p.approver == claim.approver]
@@ -164,7 +166,7 @@ async def enroll_finish(app: WebApp, request: Request) -> Response:
         origin=app.config.origin,
         approver=approver,
     )
-    app.used_enroll_nonces.add(nonce)
+    app.used_enroll_nonces.add(nonce, ceremony.data["expires_at"])
     passkeys.append_passkey(app.approvers().source or app.config.approvers_file, passkey)
     log.info("passkey registered for %s: %s", approver, passkey.credential_id[:12])
     session = app.sessions.open(approver, passkey.credential_id)

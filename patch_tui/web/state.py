@@ -39,8 +39,10 @@ from patch_tui.approvals.store import (
 )
 from patch_tui.approvals.watcher import StoreChanged
 from patch_tui.runtime.catalog import ToolCatalog
+from patch_tui.settings import paths
 from patch_tui.web.config import WebConfig
 from patch_tui.web.live import LiveFeed
+from patch_tui.web.nonces import UsedNonces
 from patch_tui.web.sessions import RateLimiter, Session, Sessions
 
 log = logging.getLogger("patch_tui.web")
@@ -69,7 +71,7 @@ class WebApp:
         self.login_limit = RateLimiter(10, 60.0)
         self.decide_limit = RateLimiter(30, 60.0)
         self.catalog = ToolCatalog()
-        self.used_enroll_nonces: set[str] = set()
+        self.used_enroll_nonces = UsedNonces(paths.state_dir() / "web-enroll-nonces.jsonl")
         self._store: Store | None = None
         self.templates = Environment(
             loader=FileSystemLoader(HERE / "templates"),

@@ -340,6 +340,15 @@ def test_an_enrollment_link_works_once(box: dict[str, Any]) -> None:
         thief.page.get_by_role("button", name="Register a passkey").click()
         thief.page.wait_for_selector("#status:has-text('already used')")
         assert thief.credentials() == []
+    # Nor after the web app restarts within the link's ten minutes (same address: the link
+    # names its origin).
+    port = int(server.url.rsplit(":", 1)[1])
+    with web_server(box["env"], box["approvers"], store=box["store"], port=port), browser() as b:
+        thief = Phone(b)
+        thief.page.goto(link)
+        thief.page.get_by_role("button", name="Register a passkey").click()
+        thief.page.wait_for_selector("#status:has-text('already used')")
+        assert thief.credentials() == []
     assert len(passkeys.load_passkeys(box["approvers"])) == 1
 
 
