@@ -163,4 +163,18 @@ async def test_serve_lists_the_edge_files_verbatim_as_the_runtime_does(tmp_path:
     )
     ours = {k: v for k, v in ours.items() if not k.startswith("patch_")}
     assert {"edge_tags_known", "edge_lone_cr", "edge_anchor"} <= set(theirs)
-    assert ours == theirs
+    # Where we differ on purpose (DESIGN.md, issue 22): a tool whose runtime.packages holds
+    # anything but pins (a pip option, a URL, a path) is never served, though the runtime lists it.
+    unpinned = {name for name in theirs if _packages_unpinned(tools / f"{name}.py")}
+    assert unpinned == {"edge_pkg_strings"}
+    assert not unpinned & set(ours)
+    assert ours == {k: v for k, v in theirs.items() if k not in unpinned}
+
+
+def _packages_unpinned(path: Path) -> bool:
+    from patch_tui.format import toolfile
+    from patch_tui.runtime.venvs import pin_problem
+
+    data = toolfile.parse(path.read_bytes().decode("utf-8")).data or {}
+    packages = (data.get("runtime") or {}).get("packages") or []
+    return any(pin_problem(entry) is not None for entry in packages)
