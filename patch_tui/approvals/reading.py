@@ -43,6 +43,17 @@ def current(event: str, actor: str, detail: Any, now: str) -> Reading | None:
     return None
 
 
+def standing(rows: Any, now: str) -> dict[str, Reading]:
+    """token -> the claim left standing at `now`, from (token, event, actor, detail) rows: each
+    pending action's last reading/released event (both backends' `readings`)."""
+    out = {}
+    for token, event, actor, detail in rows:
+        held = current(event, actor, detail, now)
+        if held is not None:
+            out[token] = held
+    return out
+
+
 def refusal(action: Any, held: Reading | None, actor: str) -> Decision | None:
     """Why `actor` cannot claim this action now (None: they can)."""
     if action is None:
@@ -91,12 +102,7 @@ class ReadingSqlite(StoreConnection):
             "ON e.id = (SELECT max(id) FROM events WHERE action_id = a.id "
             "AND event IN ('reading', 'released')) WHERE a.status = 'pending'"
         )
-        out = {}
-        for token, event, actor, detail in rows:
-            held = current(event, actor, detail, at)
-            if held is not None:
-                out[token] = held
-        return out
+        return standing(rows, at)
 
     def _reading(self, conn: Any, action_id: int, at: str) -> Reading | None:
         row = conn.execute(

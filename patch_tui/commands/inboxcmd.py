@@ -233,15 +233,22 @@ def _allow_dry_run(
     return EXIT_OK
 
 
-def run_sign_grant(args: argparse.Namespace) -> int:
-    from patch_tui.approvals import grants
-
+def _grant_id(args: argparse.Namespace) -> int | None:
+    """The GRANT_ID argument as a number, or None (said in one line)."""
     try:
-        grant_id = int(args.grant_id)
+        return int(args.grant_id)
     except ValueError:
         _err(
             f"{visible(args.grant_id)!r} is not a grant id (a number; see `patch-tui inbox grants`)"
         )
+        return None
+
+
+def run_sign_grant(args: argparse.Namespace) -> int:
+    from patch_tui.approvals import grants
+
+    grant_id = _grant_id(args)
+    if grant_id is None:
         return EXIT_USAGE
     with _cli_store(args) as store:
         try:
@@ -292,12 +299,8 @@ def run_grants(args: argparse.Namespace) -> int:
 def run_revoke(args: argparse.Namespace) -> int:
     from patch_tui.approvals import grants
 
-    try:
-        grant_id = int(args.grant_id)
-    except ValueError:
-        _err(
-            f"{visible(args.grant_id)!r} is not a grant id (a number; see `patch-tui inbox grants`)"
-        )
+    grant_id = _grant_id(args)
+    if grant_id is None:
         return EXIT_USAGE
     with _cli_store(args) as store:
         try:

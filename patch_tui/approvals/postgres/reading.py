@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from patch_tui.approvals.postgres.settling import PgSettling
-from patch_tui.approvals.reading import READING_TTL, Reading, current, refusal
+from patch_tui.approvals.reading import READING_TTL, Reading, current, refusal, standing
 from patch_tui.approvals.schema import _ACTION_COLUMNS, _row_to_action
 from patch_tui.approvals.values import Decision, now_iso
 
@@ -47,12 +47,7 @@ class PgReading(PgSettling):
             "WHERE a.status = 'pending' AND e.event IN ('reading', 'released') "
             "ORDER BY e.action_id, e.id DESC"
         )
-        out = {}
-        for token, event, actor, detail in rows:
-            held = current(event, actor, detail, at)
-            if held is not None:
-                out[token] = held
-        return out
+        return standing(rows, at)
 
     def _reading(self, conn: Any, action_id: int, at: str) -> Reading | None:
         row = conn.execute(
