@@ -259,6 +259,17 @@ class Store(ReadingSqlite, Settling, DecisionRows):
             params.append(int(limit))
         return self._annotate(self._read(sql, params))
 
+    def count_actions(self, statuses: Iterable[str] | None = (ActionStatus.PENDING,)) -> int:
+        """How many actions `list_actions(statuses)` lists (every status for None)."""
+        if statuses is None:
+            return int(self._read("SELECT count(*) FROM actions")[0][0])
+        wanted = list(statuses)
+        unknown = [s for s in wanted if s not in STATUSES]
+        if unknown:
+            raise ValueError(f"unknown status {unknown[0]!r}; expected one of {STATUSES}")
+        sql = f"SELECT count(*) FROM actions WHERE status IN ({', '.join('?' * len(wanted))})"
+        return int(self._read(sql, wanted)[0][0])
+
     def pending_count(self) -> int:
         now = now_iso(self._now())
         rows = self._read(

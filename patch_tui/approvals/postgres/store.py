@@ -166,6 +166,18 @@ class PgStore(PgOutputs):
             params.append(int(limit))
         return [_read_action(r) for r in self._read(sql, params)]
 
+    def count_actions(self, statuses: Iterable[str] | None = (ActionStatus.PENDING,)) -> int:
+        """How many actions `list_actions(statuses)` lists (every status for None)."""
+        if statuses is None:
+            return int(self._read("SELECT count(*) FROM actions")[0][0])
+        wanted = [str(s) for s in statuses]
+        unknown = [s for s in wanted if s not in STATUSES]
+        if unknown:
+            raise ValueError(f"unknown status {unknown[0]!r}; expected one of {STATUSES}")
+        return int(
+            self._read("SELECT count(*) FROM actions WHERE status = ANY(%s)", (wanted,))[0][0]
+        )
+
     def pending_count(self) -> int:
         rows = self._read(
             "SELECT count(*) FROM actions WHERE status = 'pending' AND expires_at > %s",
