@@ -23,9 +23,10 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patch_tui.format.manifest import Manifest
-
 if TYPE_CHECKING:
+    # Annotations only: the inbox's list and detail read an action's workspace flag without
+    # the pydantic model (its import would precede their first frame).
+    from patch_tui.format.manifest import Manifest
     from patch_tui.runtime.runner import Isolation
 
 _PATH_WORDS = re.compile(r"\b(path|paths|file|files|filename|folder|folders|dir|dirs|directory)\b")

@@ -56,12 +56,14 @@ class InboxApp(ServicesHost, SafeTitles, DialogKeyGuard, App[None]):
         from patch_tui.settings.config import StartSettings
         from patch_tui.ui.first_frame import check_config_later
         from patch_tui.ui.inbox.inbox import InboxScreen
-        from patch_tui.ui.inbox.inbox_badge import install_pending_watch
+        from patch_tui.ui.inbox.inbox_badge import pending_watch
         from patch_tui.ui.theming.themes import install_themes
 
         install_themes(self, self.theme_choice, watch=False)
         self.push_screen(InboxScreen())
-        install_pending_watch(self)
+        # The app's one store watch, started by the inbox once its first rows are painted (its
+        # reads would compete with that frame).
+        pending_watch(self)
         if isinstance(self.settings, StartSettings):  # a Settings given was validated already
             self.call_after_refresh(check_config_later, self)
 
