@@ -285,7 +285,13 @@ def _shows_inbox(first_path: str) -> Callable[[str], bool]:
 
 
 def bench_startup(
-    runs: int, tool: Path, inbox_store: Path, first_path: str, env: dict[str, str], tmp: Path
+    runs: int,
+    tool: Path,
+    inbox_store: Path,
+    first_path: str,
+    env: dict[str, str],
+    tmp: Path,
+    apps: tuple[str, ...] = ("desk", "inbox"),
 ) -> dict[str, Any]:
     """First frame in tmux, median of `runs`: the bare app (Header, TextArea with the tool,
     Footer), the desk on the tool, and `patch-tui inbox` on a store of pending actions. The
@@ -302,6 +308,7 @@ def bench_startup(
             _shows_inbox(first_path),
         ),
     }
+    commands = {name: c for name, c in commands.items() if name == "bare" or name in apps}
     samples: dict[str, list[float]] = {name: [] for name in commands}
     term = TmuxTerminal(tmp)
     try:
@@ -315,11 +322,8 @@ def bench_startup(
     med = {name: statistics.median(xs) for name, xs in samples.items()}
     return {
         "runs": runs,
-        "bare_median_ms": round(med["bare"] * 1000, 1),
-        "desk_median_ms": round(med["desk"] * 1000, 1),
-        "inbox_median_ms": round(med["inbox"] * 1000, 1),
-        "desk_ratio": round(med["desk"] / med["bare"], 2),
-        "inbox_ratio": round(med["inbox"] / med["bare"], 2),
+        **{f"{name}_median_ms": round(m * 1000, 1) for name, m in med.items()},
+        **{f"{name}_ratio": round(m / med["bare"], 2) for name, m in med.items() if name != "bare"},
         "target_ratio": 1.5,
         **{f"{name}_ms": [round(x * 1000) for x in xs] for name, xs in samples.items()},
     }
@@ -414,6 +418,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only", choices=["startup", "imports", "keystroke", "follow"], default=None
     )
+    parser.add_argument(
+        "--apps",
+        default="desk,inbox",
+        help="the first frames measured against the bare app (startup): desk, inbox or both",
+    )
     parser.add_argument("--child", choices=["bare", "desk", "floor"], help=argparse.SUPPRESS)
     parser.add_argument("path", nargs="?", help=argparse.SUPPRESS)
     parser.add_argument("--tty", action="store_true", help=argparse.SUPPRESS)
@@ -428,6 +437,7 @@ def main(argv: list[str] | None = None) -> int:
         child_floor(args.path)
         return 0
 
+    apps = tuple(a for a in args.apps.split(",") if a in ("desk", "inbox"))
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="tui-bench-") as tmpdir:
         tmp = Path(tmpdir)
@@ -449,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
             for cache in (True, False):
                 key = "startup" if cache else "startup_no_bytecode_cache"
                 run_env = make_env(tmp, bytecode_cache=cache)
-                results[key] = bench_startup(args.runs, tool, store, first_path, run_env, tmp)
+                results[key] = bench_startup(args.runs, tool, store, first_path, run_env, tmp, apps)
         if args.only in (None, "imports"):
             results["imports"] = bench_imports(tool, env)
         if args.only in (None, "keystroke"):
