@@ -3,6 +3,8 @@
     .venv/bin/python bench/store_bench.py --store postgresql://user@127.0.0.1/db   (loopback)
     .venv/bin/python bench/store_bench.py --store pgserver   (a private server from the pgserver
                                                               wheel, as the tests run it)
+    .venv/bin/python bench/store_bench.py --store pgserver --only tui --tui-runs 5
+                                                             (the TUI inbox open alone)
 
 Figures, each for SQLite (a file in a temporary folder) and for PostgreSQL:
 - approve-to-runner wake-up: a decision committed by one store until a waiter on another store
@@ -335,24 +337,19 @@ def pg_url(given: str) -> Any:
         server.remove()
 
 
-FIGURES = ("wakeups", "serves", "list-json", "tui-open")
-
-
 def measure(location: Any, tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    only = set(args.only or FIGURES)
-    if "wakeups" in only:
+    if args.only == "all":
         woke = wakeups(location, args.wakeups)
         out["wake_p50_ms"], out["wake_p95_ms"] = pct(woke, 50) * 1000, pct(woke, 95) * 1000
-    if "serves" in only:
         wall, failures, held = asyncio.run(serves(location, tmp, args.serves, args.calls))
         out["serve_wall_s"], out["serve_failures"], out["serve_held"] = wall, failures, held
     fill(location, args.pending)
-    if "list-json" in only:
+    if args.only in ("all", "list"):
         # The baseline, in the same run: a process that starts and prints its version.
         out["start_s"] = list_json(location, args=("--version",))
         out["list_json_s"] = list_json(location)
-    if "tui-open" in only:
+    if args.only in ("all", "tui"):
         runs = [asyncio.run(tui_open(location)) for _ in range(args.tui_runs)]
         out["tui_first_s"] = statistics.median(first for first, _ in runs)
         out["tui_full_s"] = statistics.median(full for _, full in runs)
@@ -368,12 +365,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument(
         "--only",
-        action="append",
-        choices=FIGURES,
-        help="measure only this figure (repeatable; default all)",
+        choices=("all", "list", "tui"),
+        default="all",
+        help="list: only `inbox list --json` (and its baseline); tui: only the TUI inbox open",
     )
     parser.add_argument(
-        "--tui-runs", type=int, default=1, help="TUI inbox openings measured (the median)"
+        "--tui-runs", type=int, default=1, help="TUI inbox openings measured (their median)"
     )
     args = parser.parse_args(argv)
     results: dict[str, dict[str, Any]] = {}
