@@ -179,10 +179,15 @@ class InboxScreen(ClaimPart, SourcePart, BatchPart, HistoryPart, DetailPart, Sty
         self.tool_deferred = False
         self.listed_total: int | None = None
         self._first_painted = threading.Event()
+        self._mounted = False
+        self._early: list[tuple[Listing | StoreError | None, bool]] = []
 
     # -- layout -------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
+        # The store is read while the widgets are built and styled: its first page is often in
+        # before the first frame, which then shows it (instead of an empty list, then it).
+        self._tick()
         yield Header(icon="⚑")
         yield Static("Reading the confirmation store…", id="inbox-status")
         yield Horizontal(id="inbox-filters")  # filled when the history is first shown
@@ -217,7 +222,10 @@ class InboxScreen(ClaimPart, SourcePart, BatchPart, HistoryPart, DetailPart, Sty
             self.next_due = watch.last.next_due
         watch.store_changed.subscribe(self, self._store_changed)
         self.set_interval(1.0, self._clock, name="inbox-clock")
-        self._tick()
+        self._mounted = True
+        for result, final in self._early:
+            self._loaded(result, final)  # read before the widgets were there (see compose)
+        self._early.clear()
 
     def on_resize(self) -> None:
         self._show_columns()
@@ -309,6 +317,9 @@ class InboxScreen(ClaimPart, SourcePart, BatchPart, HistoryPart, DetailPart, Sty
         self.app.call_from_thread(self.tool_arrived)
 
     def _loaded(self, result: Listing | StoreError | None, final: bool = True) -> None:
+        if not self._mounted:
+            self._early.append((result, final))  # shown by on_mount, once the widgets are
+            return
         if not final:
             # The first page's reading thread waits for this frame (also when it shows no
             # page: an error, a mode changed meanwhile), and the store watch starts after it.
