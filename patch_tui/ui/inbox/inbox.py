@@ -304,7 +304,6 @@ class InboxScreen(ClaimPart, SourcePart, BatchPart, HistoryPart, DetailPart, Sty
 
     def _first_page_painted(self) -> None:
         self._first_painted.set()  # the reading thread goes on (_poll)
-        pending_watch(self.app).start()  # live from now on (a no-op when it runs already)
 
     def _read_first_tool(self, action: Action) -> None:
         """In the reading thread: the tool behind the first page's first action, its manifest
@@ -314,7 +313,13 @@ class InboxScreen(ClaimPart, SourcePart, BatchPart, HistoryPart, DetailPart, Sty
             tool_info(action, app_catalog(self))
         except Exception:
             pass  # read again on the UI thread, which says what is wrong with it
-        self.app.call_from_thread(self.tool_arrived)
+        self.app.call_from_thread(self._first_tool_read)
+
+    def _first_tool_read(self) -> None:
+        self.tool_arrived()
+        # Live from now on (a no-op when it runs already): started after the tool part, which
+        # it would compete with (a change meanwhile is announced by its first look).
+        pending_watch(self.app).start()
 
     def _loaded(self, result: Listing | StoreError | None, final: bool = True) -> None:
         if not self._mounted:
