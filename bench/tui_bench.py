@@ -5,7 +5,8 @@
     - bare: a bare Textual app with Header, a TextArea holding the tool's source, and Footer;
     - desk: `patch-tui TOOL` with the tool's name in the manifest form and its source shown;
     - inbox: `patch-tui inbox` on a store of --pending actions, the list and the first
-      action's details shown.
+      action's details shown (its args); and, in the same samples, the details' tool part
+      (the capabilities from the tool's validated manifest), which follows that frame.
     Each sample is a fresh process started by tmux (imports count, as they do for a person),
     quit with ctrl+q; the three alternate so machine load hits each alike. Median of --runs,
     with the bytecode cache (as installed) and without it (every module compiled). Target:
@@ -17,7 +18,8 @@
     <= 50 ms), and the debounce itself (target <= 150 ms).
 (c) outside change -> the open (clean) tool showing it: watcher + reload (target <= 250 ms).
 
-    .venv/bin/python bench/tui_bench.py [--runs N] [--pending N] [--only PART] [--json]
+    .venv/bin/python bench/tui_bench.py [--runs N] [--pending N] [--only PART] [--apps desk,inbox]
+        [--json]
 
 A headless child (--child bare|floor|desk PATH, for the import profile) writes READY on stdout
 when the app writes its first frame with the content (`report_frames`), then SETTLED.
@@ -175,7 +177,9 @@ class TmuxTerminal:
     person sees it). No polling process is spawned, so the measuring costs both apps alike."""
 
     def __init__(self, workdir: Path) -> None:
-        self.sock = f"tui-bench-{os.getpid()}"
+        # A server of its own each time: the previous one (the same process's) may still be
+        # ending after kill-server, and a new session of the same name on it fails.
+        self.sock = f"tui-bench-{os.getpid()}-{time.monotonic_ns()}"
         conf = workdir / "tmux.conf"
         # remain-on-exit: the pane (and the server) outlive the app between samples.
         conf.write_text("set -g status off\nset -g remain-on-exit on\n", encoding="utf-8")
@@ -230,13 +234,22 @@ class TmuxTerminal:
     def first_frame(self, command: str, shows: Callable[[str], bool], timeout: float = 60) -> float:
         """Seconds from starting `command` in the pane to the screen showing what `shows`
         looks for; then the app is quit with ctrl+q, as a person quits it."""
+        return self.frames(command, [shows], timeout)[0]
+
+    def frames(
+        self, command: str, stages: list[Callable[[str], bool]], timeout: float = 60
+    ) -> list[float]:
+        """Seconds from starting `command` in the pane to the screen showing what each stage
+        looks for, in turn (a later stage may hold on the same screen); then ctrl+q."""
         start = time.perf_counter()
         self.command("respawn-pane -k -t bench " + shlex.quote(command))
         deadline = time.monotonic() + timeout
+        elapsed: list[float] = []
         while True:
             screen = self.screen(deadline)
-            if shows(screen):
-                elapsed = time.perf_counter() - start
+            while len(elapsed) < len(stages) and stages[len(elapsed)](screen):
+                elapsed.append(time.perf_counter() - start)
+            if len(elapsed) == len(stages):
                 break
             if time.monotonic() > deadline:
                 raise SystemExit(f"tui_bench: no first frame from {command!r}:\n{screen}")
@@ -284,6 +297,11 @@ def _shows_inbox(first_path: str) -> Callable[[str], bool]:
     return shows
 
 
+def _shows_inbox_tool(screen: str) -> bool:
+    # The details' tool part: the capabilities of the validated manifest (delete_file's).
+    return "human_confirm true" in screen
+
+
 def bench_startup(
     runs: int,
     tool: Path,
@@ -310,19 +328,32 @@ def bench_startup(
     }
     commands = {name: c for name, c in commands.items() if name == "bare" or name in apps}
     samples: dict[str, list[float]] = {name: [] for name in commands}
+    # The inbox's details are complete once their tool part (which follows its first frame) is
+    # in: timed in the same samples, so it can be held against the first frame before.
+    tool_part: list[float] = []
     term = TmuxTerminal(tmp)
     try:
         for command, shows in commands.values():  # warm the page cache and the bytecode cache
             term.first_frame(command, shows)
         for _ in range(runs):
             for name, (command, shows) in commands.items():
-                samples[name].append(term.first_frame(command, shows))
+                if name == "inbox":
+                    first, complete = term.frames(command, [shows, _shows_inbox_tool])
+                    samples[name].append(first)
+                    tool_part.append(complete)
+                else:
+                    samples[name].append(term.first_frame(command, shows))
     finally:
         term.close()
     med = {name: statistics.median(xs) for name, xs in samples.items()}
     return {
         "runs": runs,
         **{f"{name}_median_ms": round(m * 1000, 1) for name, m in med.items()},
+        **(
+            {"inbox_tool_part_median_ms": round(statistics.median(tool_part) * 1000, 1)}
+            if tool_part
+            else {}
+        ),
         **{f"{name}_ratio": round(m / med["bare"], 2) for name, m in med.items() if name != "bare"},
         "target_ratio": 1.5,
         **{f"{name}_ms": [round(x * 1000) for x in xs] for name, xs in samples.items()},
