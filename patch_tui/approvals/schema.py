@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import replace
+from dataclasses import MISSING, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -224,6 +224,12 @@ _JSON_COLUMNS = {_ARGS_COLUMN: "args", 9: "details", 19: "result", 21: "proposed
 _STATUS_OF: dict[str, ActionStatus] = {s.value: s for s in ActionStatus}
 _KIND_OF: dict[str, ActionKind] = {k.value: k for k in ActionKind}
 
+# Every field of an Action with its default, in order: a row's Action starts from a copy.
+_ACTION_DEFAULTS: dict[str, Any] = {
+    f.name: None if f.default is MISSING else f.default for f in fields(Action)
+}
+_new_object = object.__new__
+
 
 def _row_to_action_strict(row: sqlite3.Row | tuple[Any, ...]) -> Action:
     (
@@ -251,7 +257,8 @@ def _row_to_action_strict(row: sqlite3.Row | tuple[Any, ...]) -> Action:
         proposed_args_json,
         grant_id,
     ) = tuple(row)
-    return Action(
+    values = dict(_ACTION_DEFAULTS)
+    values.update(
         token=token,
         kind=_KIND_OF.get(kind) or ActionKind(kind),
         tool=tool,
@@ -266,16 +273,24 @@ def _row_to_action_strict(row: sqlite3.Row | tuple[Any, ...]) -> Action:
         decided_at=decided_at,
         decided_by=decided_by,
         note=note,
-        result=_column_json("result", result_json),
-        details=_column_json("details", details_json),
+        result=None if result_json is None else _column_json("result", result_json),
+        details=None if details_json is None else _column_json("details", details_json),
         tool_path=tool_path,
         claimed_at=claimed_at,
         claimed_by=claimed_by,
         finished_at=finished_at,
         upstream_token=upstream_token,
-        proposed_args=_column_json("proposed args", proposed_args_json),
+        proposed_args=None
+        if proposed_args_json is None
+        else _column_json("proposed args", proposed_args_json),
         grant_id=grant_id,
     )
+    # The frozen dataclass's __init__ sets each of its 26 fields through object.__setattr__:
+    # half the cost of listing 10,000 rows. The instance is filled in one step instead; it is
+    # the same Action (equal, frozen, `replace` works), every field set (_ACTION_DEFAULTS).
+    action: Action = _new_object(Action)
+    action.__dict__.update(values)
+    return action
 
 
 def _translate(exc: sqlite3.Error, path: Path) -> StoreError:

@@ -426,11 +426,9 @@ def _listed_json(action: Any) -> dict[str, Any]:
     from patch_tui.approvals import approvable
 
     problem = approvable.check(action) if action.status == "pending" else None
-    row = {
-        **action.to_json(),
-        "args_sha256": action.args_sha256,
-        "not_approvable": None if problem is None else {"code": problem.code, "why": problem.why},
-    }
+    row = action.to_json()  # a new dict: added to in place, not copied (10,000 rows)
+    row["args_sha256"] = action.args_sha256
+    row["not_approvable"] = None if problem is None else {"code": problem.code, "why": problem.why}
     if action.standing is not None:
         # Where its signed approvals stand ("1 of 2: approved by alice").
         row["approvals"] = action.standing
