@@ -102,6 +102,22 @@ def test_an_undecided_action_expires_and_never_runs(any_store: Any) -> None:
         assert any_store.claim(action.token, always_good).code == "expired"
 
 
+def test_a_decision_reads_alike_on_every_backend(any_store: Any) -> None:
+    """One home for the transitions (approvals/decision_rows.py): a decision's event is by the
+    process that recorded it, the approver in its detail and in decided_by, on both backends;
+    a decision on an approval whose expiry passed says expired and marks it so."""
+    action = pending(any_store)
+    made = any_store.add_decision(action.token, sig("bob"), complete=lambda *_: now_iso())
+    assert made.ok and made.action.decided_by == "bob via alice@test"
+    approved = [e for e in any_store.events(action.token) if e.event == "approved"]
+    assert len(approved) == 1 and approved[0].actor == "alice@test"
+    assert approved[0].detail["approver"] == "bob"
+    time.sleep(0.01)  # the approval's expiry (now, as complete said) has passed
+    late = any_store.add_decision(action.token, sig("carol"), complete=quorum(1))
+    assert not late.ok and late.code == "expired" and late.action.status == "expired"
+    assert [e.event for e in any_store.events(action.token)][-1] == "expired"
+
+
 def test_the_taint_memory_is_shared(store_location: Any) -> None:
     with (
         open_store(store_location, actor="a@x") as one,
