@@ -263,9 +263,12 @@ def annotate(
             out.append(action if problem is None else replace(action, tampered=problem[1]))
         else:
             signatures = signed.get(action.token, [])
+            if not signatures and not trust.rules:
+                out.append(action)  # nothing to say: no signature, and one approver suffices
+                continue
             caps = tool_capabilities(action, trust)
             if not signatures and trust.required(action.tool, action.tool_path, caps) <= 1:
-                out.append(action)  # nothing to say: no signature, and one approver suffices
+                out.append(action)
                 continue
             quorum = count(action, signatures, trust, now, caps)
             line = quorum.line()
