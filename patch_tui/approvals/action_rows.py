@@ -35,6 +35,17 @@ from patch_tui.approvals.values import (
 )
 
 
+def _status_filter(statuses: Iterable[str], params: list[Any]) -> str:
+    """The WHERE clause for these statuses (their values appended to `params`); ValueError
+    naming an unknown one."""
+    wanted = [str(s) for s in statuses]
+    unknown = [s for s in wanted if s not in STATUSES]
+    if unknown:
+        raise ValueError(f"unknown status {unknown[0]!r}; expected one of {STATUSES}")
+    params.extend(wanted)
+    return f"status IN ({', '.join('?' * len(wanted))})" if wanted else "1 = 0"
+
+
 class ActionRows(SqlBackend):
     # -- creating and reading -----------------------------------------------------------------
 
@@ -113,12 +124,7 @@ class ActionRows(SqlBackend):
         where: list[str] = []
         params: list[Any] = []
         if statuses is not None:
-            wanted = [str(s) for s in statuses]
-            unknown = [s for s in wanted if s not in STATUSES]
-            if unknown:
-                raise ValueError(f"unknown status {unknown[0]!r}; expected one of {STATUSES}")
-            where.append(f"status IN ({', '.join('?' * len(wanted))})" if wanted else "1 = 0")
-            params.extend(wanted)
+            where.append(_status_filter(statuses, params))
         if tool is not None:
             where.append("tool = ?")
             params.append(tool)
@@ -130,6 +136,14 @@ class ActionRows(SqlBackend):
             sql += " LIMIT ?"
             params.append(int(limit))
         return [read_action(r) for r in self._read(sql, params)]
+
+    def count_actions(self, statuses: Iterable[str] | None = (ActionStatus.PENDING,)) -> int:
+        """How many actions `list_actions(statuses)` lists (every status for None)."""
+        if statuses is None:
+            return int(self._read("SELECT count(*) FROM actions")[0][0])
+        params: list[Any] = []
+        where = _status_filter(statuses, params)
+        return int(self._read(f"SELECT count(*) FROM actions WHERE {where}", params)[0][0])
 
     def pending_count(self) -> int:
         rows = self._read(

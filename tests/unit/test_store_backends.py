@@ -78,6 +78,22 @@ def test_listing_counting_and_events(any_store: Any) -> None:
     assert [e.event for e in any_store.events(limit=1)] == ["created"]
 
 
+def test_a_count_says_how_many_a_listing_lists(any_store: Any) -> None:
+    """The inbox shows the newest page first and says how many there are (count_actions):
+    the count is the listing's, status by status, on every backend."""
+    signed(any_store)
+    held = [pending(any_store, args={"n": n}) for n in range(5)]
+    any_store.add_decision(held[0].token, sig("carol", "reject", "no"), complete=quorum(1))
+    any_store.add_decision(held[1].token, sig("carol"), complete=quorum(1))
+    for statuses in [("pending",), ("rejected",), ("approved", "rejected"), ("executed",), None]:
+        listed = any_store.list_actions(statuses=statuses)
+        assert any_store.count_actions(statuses) == len(listed), statuses
+    assert any_store.count_actions() == 3  # pending by default, as list_actions lists
+    assert len(any_store.list_actions(limit=2)) == 2 < any_store.count_actions()
+    with pytest.raises(ValueError):
+        any_store.count_actions(("nonsense",))
+
+
 def test_the_version_moves_when_another_process_commits(store_location: Any) -> None:
     with (
         open_store(store_location, actor="a@x") as one,
