@@ -229,12 +229,16 @@ class PgConnection(SqlBackend):
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         """Per-connection limits: a writer waits its turn at most the busy timeout; a statement
-        that runs past the statement timeout is cancelled (the URL's own `options` win)."""
+        that runs past the statement timeout is cancelled (the URL's own `options` win). One
+        round trip: a statement without parameters may hold several."""
+        settings = [
+            f"SET lock_timeout = {int(self._busy_timeout_ms)}",
+            "SET idle_in_transaction_session_timeout = 60000",
+        ]
         options = conninfo_to_dict(self._conninfo).get("options") or ""
         if "statement_timeout" not in str(options):
-            conn.execute(f"SET statement_timeout = {int(STATEMENT_TIMEOUT_MS)}")
-        conn.execute(f"SET lock_timeout = {int(self._busy_timeout_ms)}")
-        conn.execute("SET idle_in_transaction_session_timeout = 60000")
+            settings.insert(0, f"SET statement_timeout = {int(STATEMENT_TIMEOUT_MS)}")
+        conn.execute("; ".join(settings).encode())
 
     def _check_reachable(self) -> None:
         self._connect().close()
