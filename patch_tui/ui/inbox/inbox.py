@@ -327,7 +327,7 @@ class InboxScreen(ClaimPart, SourcePart, BatchPart, HistoryPart, DetailPart, Sty
             return
         if not final:
             # The first page's reading thread waits for this frame (also when it shows no
-            # page: an error, a mode changed meanwhile), and the store watch starts after it.
+            # page: an error, a mode changed meanwhile) before it reads on.
             self.call_after_refresh(self._first_page_painted)
         if final:
             self.polling = False
