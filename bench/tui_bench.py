@@ -12,7 +12,8 @@
     with the bytecode cache (as installed) and without it (every module compiled). Target:
     desk / bare and inbox / bare <= 1.5.
 (imports) `python -X importtime` of the desk's start, headless, up to its first frame: what it
-    imports beyond the bare app, and the ten largest single import costs.
+    imports beyond the bare app, and the ten largest single import costs; the same for
+    `patch-tui inbox` on --pending actions.
 (b) keystroke -> updated diagnostics on a 300-line tool, in one process with Pilot: the time from
     the debounced re-parse firing to the lint panel showing the new diagnostics (p95, target
     <= 50 ms), and the debounce itself (target <= 150 ms).
@@ -165,6 +166,28 @@ def child_desk(path: str) -> None:
     os.environ["PATCH_TUI_WATCH_THEMES"] = "false"
     app = build_desk(path)
     report_frames(app, desk_is_ready)
+    app.run(headless=True, size=SIZE)
+
+
+def inbox_is_ready(app: Any) -> bool:
+    """The inbox shows its list and the first action's args in the details."""
+    from patch_tui.ui.inbox.inbox import InboxScreen
+
+    screen = app.screen
+    if not isinstance(screen, InboxScreen) or not screen.is_mounted or screen.current is None:
+        return False
+    return "canonical JSON" in str(screen.query_one("#detail-args").render())
+
+
+def child_inbox(store: str) -> None:
+    """`patch-tui inbox` as the command builds it (its settings read plainly), headless."""
+    from patch_tui import cli  # noqa: F401  # the entry point's import cost counts too
+    from patch_tui.commands import inboxcmd  # noqa: F401
+    from patch_tui.settings.config import start_settings
+    from patch_tui.ui.inbox.inbox_app import InboxApp
+
+    app = InboxApp(store, settings=start_settings())
+    report_frames(app, inbox_is_ready)
     app.run(headless=True, size=SIZE)
 
 
@@ -413,6 +436,21 @@ def bench_imports(tool: Path, env: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def bench_inbox_imports(store: Path, tool: Path, env: dict[str, str]) -> dict[str, Any]:
+    """As bench_imports, for `patch-tui inbox` on `store` up to its first frame."""
+    importtime("inbox", str(store), env)  # warm the bytecode cache
+    bare = importtime("floor", str(tool), env)
+    inbox = importtime("inbox", str(store), env)
+    extra = {k: v for k, v in inbox.items() if k not in bare}
+    top = sorted(extra.items(), key=lambda kv: -kv[1])[:10]
+    return {
+        "bare_import_ms": round(sum(bare.values()), 1),
+        "inbox_import_ms": round(sum(inbox.values()), 1),
+        "inbox_extra_import_ms": round(sum(extra.values()), 1),
+        "top_ten_ms": {k: round(v, 1) for k, v in top},
+    }
+
+
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
@@ -454,7 +492,9 @@ def main(argv: list[str] | None = None) -> int:
         default="desk,inbox",
         help="the first frames measured against the bare app (startup): desk, inbox or both",
     )
-    parser.add_argument("--child", choices=["bare", "desk", "floor"], help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--child", choices=["bare", "desk", "floor", "inbox"], help=argparse.SUPPRESS
+    )
     parser.add_argument("path", nargs="?", help=argparse.SUPPRESS)
     parser.add_argument("--tty", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -466,6 +506,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.child == "floor":
         child_floor(args.path)
+        return 0
+    if args.child == "inbox":
+        child_inbox(args.path)
         return 0
 
     apps = tuple(a for a in args.apps.split(",") if a in ("desk", "inbox"))
@@ -479,12 +522,13 @@ def main(argv: list[str] | None = None) -> int:
         tools.mkdir()
         tool = tools / "bench_tool.py"
         tool.write_text(tool_of(300), encoding="utf-8")
-        if args.only in (None, "startup"):
-            sys.path.insert(0, str(Path(__file__).parent))
-            from inbox_bench import fill
+        sys.path.insert(0, str(Path(__file__).parent))
+        from inbox_bench import fill
 
-            store = tmp / "inbox.sqlite3"
+        store = tmp / "inbox.sqlite3"
+        if args.only in (None, "startup", "imports") and "inbox" in apps:
             fill(store, args.pending)
+        if args.only in (None, "startup"):
             # The newest action is listed (and detailed) first.
             first_path = f"/srv/data/file-{args.pending - 1:05d}.csv"
             for cache in (True, False):
@@ -493,6 +537,8 @@ def main(argv: list[str] | None = None) -> int:
                 results[key] = bench_startup(args.runs, tool, store, first_path, run_env, tmp, apps)
         if args.only in (None, "imports"):
             results["imports"] = bench_imports(tool, env)
+            if "inbox" in apps:
+                results["inbox_imports"] = bench_inbox_imports(store, tool, env)
         if args.only in (None, "keystroke"):
             results["keystroke"] = asyncio.run(bench_keystroke(tool, args.keys))
         if args.only in (None, "follow"):

@@ -100,4 +100,6 @@ INBOX_LAZY_MODULES: dict[str, str] = {
     "patch_tui.runtime.catalog": "tool files are read for the details' tool part, later",
     "patch_tui.approvals.review": "the details' tool part follows the first frame",
     "patch_tui.approvals.push": "the store watch (push failures) starts after the first frame",
+    "patch_tui.ui.inbox.inbox_dialogs": "the decide dialog opens with a or r",
+    "textual.widgets._text_area": "no text area before the first frame (dialogs have them)",
 }

@@ -50,7 +50,6 @@ from patch_tui.ui.inbox.detail import (
 )
 from patch_tui.ui.inbox.history import HISTORY_STATUSES, HistoryPart
 from patch_tui.ui.inbox.inbox_badge import app_store, pending_watch, store_path
-from patch_tui.ui.inbox.inbox_dialogs import DecideModal
 from patch_tui.ui.inbox.inbox_list import (
     HISTORY_COLUMNS,
     PENDING_COLUMNS,
@@ -603,6 +602,9 @@ class InboxScreen(ClaimPart, SourcePart, BatchPart, HistoryPart, DetailPart, Sty
                     markup=False,
                 )
             self.refresh_now()
+
+        # Imported when first asked: its fields (Input, TextArea) are not for the first frame.
+        from patch_tui.ui.inbox.inbox_dialogs import DecideModal
 
         self.app.push_screen(
             DecideModal(
