@@ -175,6 +175,13 @@ class EditorScreen(
     # -- layout -------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
+        # The tool shown first is read before the widgets are built: the form is built with
+        # its values and input cards, and the first frame shows them (on_mount shows the rest).
+        first = self._first_tool()
+        if first is not None:
+            raw = self._read_tool(first)
+            if raw is not None:
+                self._load_buffer(first, raw)
         yield Header(icon="◆")
         yield ChangeBanner(id="banner", classes="banner")
         with Horizontal(id="main"):
@@ -182,7 +189,7 @@ class EditorScreen(
             with Vertical(id="work"):
                 yield Static("", id="view-tabs")
                 with Horizontal(id="panes"):
-                    yield ManifestForm(id="form")
+                    yield ManifestForm(self._manifest_shown(), id="form")
                     yield SourceArea(
                         "",
                         id="source",
@@ -229,18 +236,29 @@ class EditorScreen(
             EditorScreen.desk_layout, self.desk_layout.for_size(self.size.width, self.size.height)
         )
         self._apply_view()
-        path = self._initial_path
-        if path is None:
-            try:
-                tools = self.toolbox.tool_paths()
-            except ToolboxError as exc:  # the folder became unreadable since start-up
-                self._say(str(exc), severity="error")
-                tools = []
-            path = tools[0] if tools else None
-        if path is not None:
-            self.open_tool(path)
-        else:
+        if self.buffer.path is not None:  # read in compose
+            self._show_loaded_tool(dropped=False)
+        elif self._initial_path is None:  # compose found no tool to open
             self._show_empty(True)
+
+    def _first_tool(self) -> Path | None:
+        """The tool the desk opens on: the one asked for, else the toolbox's first."""
+        if self._initial_path is not None:
+            return self._initial_path
+        try:
+            tools = self.toolbox.tool_paths()
+        except ToolboxError as exc:  # the folder became unreadable since start-up
+            self._say(str(exc), severity="error")
+            tools = []
+        self._initial_path = tools[0] if tools else None
+        return self._initial_path
+
+    def _manifest_shown(self) -> dict[str, Any]:
+        """The manifest the form shows for the buffer (`_load_form`): none when it is broken."""
+        tf = self.buffer.tf
+        if tf is None or structure_broken(tf) or not isinstance(tf.data, dict):
+            return {}
+        return tf.data
 
     def on_resize(self, event: Any) -> None:
         self.desk_layout = self.desk_layout.for_size(event.size.width, event.size.height)
@@ -324,21 +342,36 @@ class EditorScreen(
     def open_tool(self, path: Path) -> None:
         """Show a tool (no questions asked: callers check for unsaved edits first)."""
         path = Path(path)
+        raw = self._read_tool(path)
+        if raw is not None:
+            self._show_loaded_tool(dropped=self._load_buffer(path, raw))
+
+    def _read_tool(self, path: Path) -> bytes | None:
         try:
-            raw = toolfile.read_bytes(path)  # a FIFO or a device is refused, never waited on
+            return toolfile.read_bytes(path)  # a FIFO or a device is refused, never waited on
         except OSError as exc:
             self._say(f"Cannot open {path}: {exc.strerror or exc}", severity="error")
-            return
-        self._show_empty(False)
+            return None
+
+    def _load_buffer(self, path: Path, raw: bytes) -> bool:
+        """Take a tool's bytes into the buffer; True when unsaved edits of another file were
+        dropped for it."""
         buffer = self.buffer
-        # Edits dropped for another file: its row goes back to what is on disk (the lint of the
-        # unsaved text had put its name, version and marks there).
         dropped = buffer.path is not None and buffer.path != path and buffer.dirty
         buffer.path = path
         buffer.load_bytes(raw)
         self._pending_form_edits.clear()
+        return dropped
+
+    def _show_loaded_tool(self, *, dropped: bool) -> None:
+        """Show the tool just loaded into the buffer. `dropped`: edits of the file shown before
+        were dropped for it, so its row goes back to what is on disk (the lint of the unsaved
+        text had put its name, version and marks there)."""
+        self._show_empty(False)
+        buffer = self.buffer
+        path = buffer.path
         tf = buffer.tf
-        assert tf is not None
+        assert tf is not None and path is not None
         self._hide_banner()
         source = self.source
         source.read_only = buffer.read_only_reason is not None

@@ -152,7 +152,7 @@ def _top_level(data: dict[str, Any], *, lazy: bool) -> Iterator[Widget]:
                 yield Label(f.section, classes="section")
                 yield Button("+ add input", id="input-add", compact=True)
             yield Static("", id="inputs-note", classes="field-note -problem")
-            yield Vertical(id="inputs-list")
+            yield Vertical(*_first_cards(data), id="inputs-list")
             continue
         if f.section:
             yield Label(f.section, classes="section")
@@ -162,6 +162,18 @@ def _top_level(data: dict[str, Any], *, lazy: bool) -> Iterator[Widget]:
             yield _row(f, (), data)
         if (f.key,) == AUTH_FIELD:
             yield Static("", id="auth-check", classes="field-note")
+
+
+def _input_count(data: dict[str, Any]) -> int:
+    inputs = data.get("inputs")
+    return len(inputs) if isinstance(inputs, list) else 0
+
+
+def _first_cards(data: dict[str, Any]) -> list[InputCard]:
+    """The input cards of the form's first frame: only the first few (the rest are below the
+    fold at any usual size, and each card is a score of widgets: they mount right after it)."""
+    count = _input_count(data)
+    return [InputCard(i, count, data) for i in range(min(count, FIRST_FRAME_CARDS))]
 
 
 class InputCard(Vertical):
@@ -217,8 +229,12 @@ class ManifestForm(VerticalScroll):
             self.value = value
             super().__init__()
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, data: dict[str, Any] | None = None, **kwargs: Any) -> None:
+        """`data`: the manifest the form will show first (`load`), to build its fields with
+        their values and its first input cards: they join the first frame, with no second
+        layout pass after it."""
         super().__init__(**kwargs)
+        self._built_for: dict[str, Any] = data or {}
         self.data: dict[str, Any] = {}
         self.stale = False
         self._input_count = -1
@@ -228,7 +244,7 @@ class ManifestForm(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static("", id="form-error", classes="form-error")
         with Vertical(id="form-fields"):
-            yield from _top_level({}, lazy=False)
+            yield from _top_level(self._built_for, lazy=False)
             # Below the fold in any terminal: mounted right after the first frame.
             yield Lazy(FormTail(id="form-tail"))
         yield Static("", id="field-help", classes="field-help")
@@ -265,10 +281,9 @@ class ManifestForm(VerticalScroll):
         fields.disabled = False
         fields.display = True
         self.data = data if isinstance(data, dict) else {}
-        inputs = self.data.get("inputs")
-        count = len(inputs) if isinstance(inputs, list) else 0
+        count = _input_count(self.data)
         # `inputs` that is not a list cannot be edited here without losing it: say so.
-        odd = "inputs" in self.data and not isinstance(inputs, list)
+        odd = "inputs" in self.data and not isinstance(self.data.get("inputs"), list)
         self.query_one("#input-add", Button).disabled = odd
         note = self.query_one("#inputs-note", Static)
         note.display = odd
@@ -280,13 +295,10 @@ class ManifestForm(VerticalScroll):
             first = self._input_count < 0
             self._input_count = count
             holder = self.query_one("#inputs-list", Vertical)
-            if first and not holder.children:
-                # The first manifest shown: the cards carry their values, so they join the
-                # form's first frame instead of a second layout pass after it. Only the first
-                # few do: the rest are below the fold at any usual size, and each card is a
-                # score of widgets, so they mount right after that frame.
-                head = min(count, FIRST_FRAME_CARDS)
-                holder.mount_all([InputCard(i, count, self.data) for i in range(head)])
+            head = min(count, FIRST_FRAME_CARDS)
+            if first and len(holder.children) == head:
+                # The first manifest shown, the one the form was built for: its first cards
+                # are there, with their values; the rest mount right after the first frame.
                 if count > head:
                     self.call_after_refresh(self._mount_more_cards, head)
             else:
