@@ -86,3 +86,20 @@ async def test_the_first_frame_written_shows_the_tool_its_form_and_first_input(t
     # What follows the first frame follows it: the first lint, the sections below the fold.
     assert lints_before == "0"
     assert lower_sections == "0"
+
+
+@pytest.mark.parametrize("size", [(120, 36), (120, 50), (80, 24)])
+async def test_the_form_fold_is_the_lines_the_form_shows(tmp_path, size):
+    # The sections built for the first frame are those above the fold DeskLayout computes
+    # (ui/desk/layout.py form_lines, with the clean panel): it must be the form's real height.
+    from patch_tui.ui.desk.layout import DeskLayout
+
+    folder = tool_folder(tmp_path)
+    app = start_app(parse_for_bench(str(folder / "echo_text.py")))
+    async with app.run_test(size=size) as pilot:
+        editor = app.editor
+        await until(pilot, lambda: editor.lint_count >= 1 and editor.desk_layout.clean)
+        form = editor.form
+        width, height = size
+        expected = DeskLayout(clean=True).for_size(width, height).form_lines(height)
+        assert form.scrollable_content_region.height == expected

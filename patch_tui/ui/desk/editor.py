@@ -189,7 +189,9 @@ class EditorScreen(
             with Vertical(id="work"):
                 yield Static("", id="view-tabs")
                 with Horizontal(id="panes"):
-                    yield ManifestForm(self._manifest_shown(), id="form")
+                    yield ManifestForm(
+                        self._manifest_shown(), first_lines=self._form_fold(), id="form"
+                    )
                     yield SourceArea(
                         "",
                         id="source",
@@ -252,6 +254,13 @@ class EditorScreen(
             tools = []
         self._initial_path = tools[0] if tools else None
         return self._initial_path
+
+    def _form_fold(self) -> int:
+        """How many lines of the form the first frame may show, counted with the problems
+        panel at its smallest (a clean lint shrinks it a moment later): what is below them
+        is built right after that frame, before anyone can scroll to it."""
+        width, height = self.app.size
+        return DeskLayout(clean=True).for_size(width, height).form_lines(height)
 
     def _manifest_shown(self) -> dict[str, Any]:
         """The manifest the form shows for the buffer (`_load_form`): none when it is broken."""
