@@ -56,7 +56,7 @@ from patch_tui.ui.desk.source_pane import POST_PAINT_DELAY, SourceArea
 from patch_tui.ui.desk.tool_actions import ToolActions
 from patch_tui.ui.desk.tool_browser import ToolBrowser, ToolEntry
 from patch_tui.ui.desk.view_actions import ViewActions
-from patch_tui.ui.first_frame import StyledOnMount
+from patch_tui.ui.first_frame import StyledOnMount, after_first_frame
 from patch_tui.ui.widgets.key_bar import KeyBar
 from patch_tui.untrusted.text_safety import visible
 
@@ -239,7 +239,7 @@ class EditorScreen(
         )
         self._apply_view()
         if self.buffer.path is not None:  # read in compose
-            self._show_loaded_tool(dropped=False)
+            self._show_loaded_tool(dropped=False, first=True)
         elif self._initial_path is None:  # compose found no tool to open
             self._show_empty(True)
 
@@ -372,10 +372,11 @@ class EditorScreen(
         self._pending_form_edits.clear()
         return dropped
 
-    def _show_loaded_tool(self, *, dropped: bool) -> None:
+    def _show_loaded_tool(self, *, dropped: bool, first: bool = False) -> None:
         """Show the tool just loaded into the buffer. `dropped`: edits of the file shown before
         were dropped for it, so its row goes back to what is on disk (the lint of the unsaved
-        text had put its name, version and marks there)."""
+        text had put its name, version and marks there). `first`: the tool the desk opens on,
+        whose lint starts as soon as the first frame is drawn."""
         self._show_empty(False)
         buffer = self.buffer
         path = buffer.path
@@ -400,7 +401,10 @@ class EditorScreen(
             # After the first paint: the lint thread would compete with it for the GIL (and
             # a timer lets what else waits on that paint run first).
             buffer.invalidate_lint()
-            self.call_after_refresh(self.set_timer, POST_PAINT_DELAY, self._start_lint)
+            if first:  # not after the new screen's settling frames, which can take a while
+                after_first_frame(self, lambda: self.set_timer(POST_PAINT_DELAY, self._start_lint))
+            else:
+                self.call_after_refresh(self.set_timer, POST_PAINT_DELAY, self._start_lint)
 
     def _show_buffer_text(self) -> None:
         """The buffer's text changed under a read-only source (its lone \\r's ended): show it,
