@@ -111,6 +111,7 @@ LAZY_MODULES: dict[str, str] = {
     "patch_tui.ui.desk.generate": "opened from the palette",
     "patch_tui.ui.desk.export": "opened from the palette",
     "patch_tui.ui.help": "opened with F1",
+    "patch_tui.ui.dialogs.confirm": "the desk's dialogs (save as, new, rename, delete) open on a key",
 }
 
 # What the inbox's first frame needs of those: the first action's details say what its tool
