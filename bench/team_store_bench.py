@@ -3,12 +3,15 @@
     .venv/bin/python bench/store_bench.py --store postgresql://user@127.0.0.1/db   (loopback)
     .venv/bin/python bench/store_bench.py --store pgserver   (a private server from the pgserver
                                                               wheel, as the tests run it)
+    .venv/bin/python bench/store_bench.py --store pgserver --only list   (inbox list --json alone)
 
 Figures, each for SQLite (a file in a temporary folder) and for PostgreSQL:
 - approve-to-runner wake-up: a decision committed by one store until a waiter on another store
   (as `patch_confirm_action` waits: `wait_for_change`, then the row) has read it; p50 / p95.
   SQLite is polled every 250 ms; PostgreSQL wakes on NOTIFY;
-- `patch-tui inbox list --json` with 10,000 pending actions: a fresh process, median of 3;
+- `patch-tui inbox list --json` with 10,000 pending actions: a fresh process, median of 3
+  (`--runs`), its wall time and its CPU time (user + system: what other work on the machine
+  cannot add to);
 - the TUI inbox opening on 10,000 pending: pushed until the first rows are painted, and until
   the whole list is loaded;
 - 1,000 actions held by 10 concurrent `patch-tui serve` processes (100 calls each through the
@@ -24,6 +27,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -180,12 +184,14 @@ def fill(location: Any, n: int) -> None:
 
 def list_json(
     location: Any, runs: int = 3, args: tuple[str, ...] = ("inbox", "list", "--json")
-) -> float:
-    """Median wall time of a fresh `patch-tui ARGS` process (default: inbox list --json), after
-    one untimed run (which compiles what the next ones import)."""
+) -> tuple[float, float]:
+    """Median wall time and median CPU time (user + system) of a fresh `patch-tui ARGS` process
+    (default: inbox list --json), after one untimed run (which compiles what the next ones
+    import)."""
     env = {**_cached_bytecode(), "PATCH_TUI_STORE": getattr(location, "secret_url", str(location))}
-    times = []
+    times, cpu = [], []
     for _ in range(runs + 1):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
         done = subprocess.run(
             [sys.executable, "-m", "patch_tui", *args],
@@ -194,8 +200,10 @@ def list_json(
             timeout=120,
         )
         times.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
         assert done.returncode == 0, done.stderr[-500:]
-    return statistics.median(times[1:])
+    return statistics.median(times[1:]), statistics.median(cpu[1:])
 
 
 def _cached_bytecode() -> dict[str, str]:
@@ -323,15 +331,20 @@ def pg_url(given: str) -> Any:
 
 def measure(location: Any, tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    woke = wakeups(location, args.wakeups)
-    out["wake_p50_ms"], out["wake_p95_ms"] = pct(woke, 50) * 1000, pct(woke, 95) * 1000
-    wall, failures, held = asyncio.run(serves(location, tmp, args.serves, args.calls))
-    out["serve_wall_s"], out["serve_failures"], out["serve_held"] = wall, failures, held
+    if args.only == "all":
+        woke = wakeups(location, args.wakeups)
+        out["wake_p50_ms"], out["wake_p95_ms"] = pct(woke, 50) * 1000, pct(woke, 95) * 1000
+        wall, failures, held = asyncio.run(serves(location, tmp, args.serves, args.calls))
+        out["serve_wall_s"], out["serve_failures"], out["serve_held"] = wall, failures, held
     fill(location, args.pending)
-    # The baseline, in the same run: a process that starts and prints its version.
-    out["start_s"] = list_json(location, args=("--version",))
-    out["list_json_s"] = list_json(location)
-    out["tui_first_s"], out["tui_full_s"] = asyncio.run(tui_open(location))
+    if args.only in ("all", "list"):
+        # The baseline, in the same run: a process that starts and prints its version.
+        out["start_s"], out["start_cpu_s"] = list_json(location, args.runs, args=("--version",))
+        out["list_json_s"], out["list_json_cpu_s"] = list_json(location, args.runs)
+    if args.only in ("all", "tui"):
+        runs = [asyncio.run(tui_open(location)) for _ in range(args.tui_runs)]
+        out["tui_first_s"] = statistics.median(first for first, _ in runs)
+        out["tui_full_s"] = statistics.median(full for _, full in runs)
     return out
 
 
@@ -342,6 +355,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--wakeups", type=int, default=40)
     parser.add_argument("--serves", type=int, default=10)
     parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--runs", type=int, default=3, help="fresh processes per list figure")
+    parser.add_argument(
+        "--only",
+        choices=("all", "list", "tui"),
+        default="all",
+        help="list: only `inbox list --json` (and its baseline); tui: only the TUI inbox open",
+    )
+    parser.add_argument(
+        "--tui-runs", type=int, default=1, help="TUI inbox openings measured (their median)"
+    )
     args = parser.parse_args(argv)
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -358,7 +381,9 @@ def main(argv: list[str] | None = None) -> int:
         ("approve-to-runner wake-up p50", "wake_p50_ms", "{:.1f} ms"),
         ("approve-to-runner wake-up p95 (target <= 100 ms)", "wake_p95_ms", "{:.1f} ms"),
         ("baseline: `patch-tui --version`, a fresh process", "start_s", "{:.2f} s"),
+        ("  ... its CPU time", "start_cpu_s", "{:.2f} s"),
         (f"inbox list --json, {args.pending:,} pending (<= 0.5 s)", "list_json_s", "{:.2f} s"),
+        ("  ... its CPU time (user + system)", "list_json_cpu_s", "{:.2f} s"),
         (
             f"TUI inbox open, first rows, {args.pending:,} pending (<= 0.5 s)",
             "tui_first_s",
@@ -373,9 +398,12 @@ def main(argv: list[str] | None = None) -> int:
         ("  ... actions recorded", "serve_held", "{}"),
         ("  ... calls that failed", "serve_failures", "{}"),
     ]
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    load = os.getloadavg()
+    print(f"load average {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} on {os.cpu_count()} cores")
     print(f"{'':<62}{'SQLite':>12}{'PostgreSQL':>14}")
     for label, key, fmt in rows:
+        if key not in results["SQLite"]:
+            continue  # not measured (--only)
         cells = [fmt.format(results[b][key]) for b in ("SQLite", "PostgreSQL")]
         print(f"{label:<62}{cells[0]:>12}{cells[1]:>14}")
     return 0

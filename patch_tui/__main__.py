@@ -1,3 +1,39 @@
-from patch_tui.cli import main
+"""`python -m patch_tui` and the `patch-tui` script (`entry`): one command, then the end."""
 
-raise SystemExit(main())
+from __future__ import annotations
+
+import os
+import sys
+
+from patch_tui.cli import DISPATCHED, main
+
+# Commands whose process has nothing left to do once they return (end_at_once).
+ENDS_AT_ONCE = frozenset({"run"})
+
+
+def end_at_once(code: int) -> None:
+    """After a command in ENDS_AT_ONCE: end the process now, with stdout and stderr flushed and
+    the audit record's background fsync done, but without the interpreter's teardown (freeing
+    every loaded module: about 20 ms of a 200 ms `run`). Returns, for the usual exit, after any
+    other command or when a flush fails (the usual exit then says what it says)."""
+    if not DISPATCHED or DISPATCHED[-1] not in ENDS_AT_ONCE:
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return
+    files = sys.modules.get("patch_tui.runtime.toolbox_files")
+    if files is not None:
+        files.wait_for_syncs()
+    os._exit(code)
+
+
+def entry() -> None:
+    code = main()
+    end_at_once(code)  # `run`: ends here, without the interpreter's teardown
+    raise SystemExit(code)
+
+
+if __name__ == "__main__":
+    entry()

@@ -36,6 +36,8 @@ HANDLERS: dict[str, tuple[str, str]] = {
 
 SUBCOMMANDS = [name for name in HANDLERS if name != "tui"]
 
+DISPATCHED: list[str] = []  # the commands main() ran (`python -m patch_tui`: its one command)
+
 
 class _Parser(argparse.ArgumentParser):
     """Usage errors exit 2 with a one-line hint, as argparse does, never a traceback."""
@@ -64,7 +66,14 @@ def _global_options(
         )
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _NotBuilt:
+    """build_parser(only=C): any other command, not built (argparse's ~10 ms for them all)."""
+
+    def __getattr__(self, name: str) -> object:
+        return lambda *args, **kwargs: self
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="patch-tui",
         description="Author, lint, generate, run and approve Patch tools.",
@@ -78,6 +87,8 @@ def build_parser() -> argparse.ArgumentParser:
     def add(
         name: str, help_text: str, *, store: bool = False, toolbox: bool = False
     ) -> argparse.ArgumentParser:
+        if only is not None and name != only:
+            return _NotBuilt()  # type: ignore[return-value]  # C's parser never reads it
         p = sub.add_parser(name, help=help_text, description=help_text)
         _global_options(p, sub=True, store=store, toolbox=toolbox)
         return p
@@ -567,13 +578,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     wants_help_or_version = any(a in ("-h", "--help", "--version") for a in args_list)
     if first in SUBCOMMANDS or (first is None and wants_help_or_version):
-        args = build_parser().parse_args(_protect_dash_token(args_list))
+        only = first if first in SUBCOMMANDS and not wants_help_or_version else None
+        args = build_parser(only).parse_args(_protect_dash_token(args_list))
         command = args.command
     else:
         # `patch-tui [PATH] [--theme T]`: the TUI.
         args = _tui_parser().parse_args(args_list)
         command = "tui"
     module_name, func_name = HANDLERS[command]
+    DISPATCHED.append(command)
     module = importlib.import_module(module_name)
     try:
         return int(getattr(module, func_name)(args) or 0)

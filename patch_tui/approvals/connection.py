@@ -1,7 +1,8 @@
-"""The store's connection: opening (permissions, WAL, migrations), the write transaction, reads,
-the event log, and the taint gate's shared memory of recent outputs. `Store`
-(approvals/store.py) builds the actions API on it. No secret is read or kept here: what makes an
-approval is a person's signature (approvals/decisions.py), which the store only keeps."""
+"""The SQLite store's connection: opening (permissions, WAL, migrations), the write
+transaction, reads: the dialect the row modules both backends share are written against
+(approvals/sql_backend.py). `Store` (approvals/store.py) is assembled from them over this. No
+secret is read or kept here: what makes an approval is a person's signature
+(approvals/decisions.py), which the store only keeps."""
 
 from __future__ import annotations
 
@@ -12,31 +13,24 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Self
 
 from patch_tui.approvals.schema import (
-    _ACTION_COLUMNS,
     MIGRATIONS,
     SCHEMA_VERSION,
-    _row_to_action,
     _split_sql,
     _translate,
 )
+from patch_tui.approvals.sql_backend import SqlBackend
 from patch_tui.approvals.store_files import _check_permissions
 from patch_tui.approvals.values import (
     BUSY_TIMEOUT_MS,
     DEFAULT_TTL,
-    RECENT_OUTPUT_MAX_AGE,
-    RECENT_OUTPUTS,
-    Action,
     StoreError,
     StoreReadOnly,
     StoreUnavailable,
-    canonical_json,
     default_actor,
-    refusal_note,
 )
 from patch_tui.runtime.protected import remember_store
 
@@ -66,7 +60,7 @@ def _pid_alive(pid: int, start: str | None) -> bool:
     return True
 
 
-class StoreConnection:
+class StoreConnection(SqlBackend):
     """One connection to the store file behind a lock (safe to share between threads), and the
     plumbing every operation of `Store` uses."""
 
@@ -224,39 +218,16 @@ class StoreConnection:
             except sqlite3.Error as exc:
                 raise _translate(exc, self.path) from None
 
-    def _event(
-        self,
-        conn: sqlite3.Connection,
-        action_id: int,
-        event: str,
-        at: str,
-        *,
-        actor: str | None = None,
-        **detail: Any,
-    ) -> None:
-        actor = actor or self.actor
-        conn.execute(
-            "INSERT INTO events (action_id, at, actor, event, detail) VALUES (?, ?, ?, ?, ?)",
-            (action_id, at, actor, event, canonical_json(detail)),
-        )
+    @contextmanager
+    def _read_conn(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                yield self._conn
+            except sqlite3.Error as exc:
+                raise _translate(exc, self.path) from None
 
-    def _annotate(self, rows: list[tuple[Any, ...]]) -> list[Action]:
-        """Actions from `id, {_ACTION_COLUMNS}` rows, each with `tampered` set when confirm
-        refused to run it (the refusal kept as its result)."""
-        out = []
-        for row in rows:
-            action = _row_to_action(row[1:])
-            note = refusal_note(action)
-            out.append(replace(action, tampered=note) if note else action)
-        return out
-
-    def _select_action(self, conn: sqlite3.Connection, token: str) -> tuple[int, Action] | None:
-        row = conn.execute(
-            f"SELECT id, {_ACTION_COLUMNS} FROM actions WHERE token = ?", (token,)
-        ).fetchone()
-        if row is None:
-            return None
-        return row[0], _row_to_action(row[1:])
+    def _insert_id(self, conn: sqlite3.Connection, sql: str, params: tuple[Any, ...]) -> int:
+        return int(conn.execute(sql, params).lastrowid or 0)
 
     def wait_for_change(self, seen: int | None, timeout: float) -> int:
         """The data_version once it differs from `seen`, or after `timeout` seconds. SQLite
@@ -269,39 +240,3 @@ class StoreConnection:
             if version != seen or left <= 0:
                 return int(version)
             time.sleep(min(0.25, left))
-
-    # -- taint memory -------------------------------------------------------------------------
-
-    def record_output(self, tool: str, text: str) -> None:
-        """Remember a tool's output text for the taint gate (every process sees it)."""
-        now = self._now()
-        with self._write() as conn:
-            conn.execute(
-                "INSERT INTO recent_outputs (tool, text, recorded_at) VALUES (?, ?, ?)",
-                (tool, text, now),
-            )
-            conn.execute(
-                "DELETE FROM recent_outputs WHERE recorded_at < ? OR id NOT IN "
-                "(SELECT id FROM recent_outputs ORDER BY id DESC LIMIT ?)",
-                (now - RECENT_OUTPUT_MAX_AGE, RECENT_OUTPUTS),
-            )
-
-    def recent_outputs(self) -> list[tuple[str, str]]:
-        """(tool, text) of the last 20 outputs of the last 30 minutes, newest first."""
-        cutoff = self._now() - RECENT_OUTPUT_MAX_AGE
-        rows = self._read(
-            "SELECT tool, text FROM recent_outputs WHERE recorded_at >= ? ORDER BY id DESC LIMIT ?",
-            (cutoff, RECENT_OUTPUTS),
-        )
-        return [(r[0], r[1]) for r in rows]
-
-    def recent_outputs_at(self) -> list[tuple[str, str, float]]:
-        """(tool, text, recorded_at) of the same outputs: a held taint says which output it
-        matched and when (issue 25)."""
-        cutoff = self._now() - RECENT_OUTPUT_MAX_AGE
-        rows = self._read(
-            "SELECT tool, text, recorded_at FROM recent_outputs WHERE recorded_at >= ? "
-            "ORDER BY id DESC LIMIT ?",
-            (cutoff, RECENT_OUTPUTS),
-        )
-        return [(r[0], r[1], float(r[2])) for r in rows]

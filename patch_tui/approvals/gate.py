@@ -47,13 +47,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from patch_tui.approvals import decisions, edits, grants, workspace
+from patch_tui.approvals import workspace
 from patch_tui.approvals.store import Action, Store, args_sha256
 from patch_tui.approvals.taint_origins import origin_words, recent_outputs_at, taint_origins
 from patch_tui.approvals.taint_values import _returned_strings, _strings
 from patch_tui.format import toolfile
 from patch_tui.format.fields import JSON_PY_TYPES, fits_json_type, json_type
-from patch_tui.format.manifest import Manifest
+from patch_tui.format.plain_manifest import RunManifest
 from patch_tui.runtime import sandbox
 from patch_tui.runtime.runner import DEFAULT_TIMEOUT, Isolation, RunResult, run_bytes, run_source
 from patch_tui.runtime.toolbox import Toolbox, ToolboxError
@@ -115,7 +115,7 @@ def _output_text(value: Any) -> str:
 
 
 def find_tainted_inputs(
-    args: dict[str, Any], manifest: Manifest, recent: list[tuple[str, str]]
+    args: dict[str, Any], manifest: RunManifest, recent: list[tuple[str, str]]
 ) -> list[dict[str, Any]]:
     """[{"inputName", "matchedTools"}] (the runtime's TaintMatch) for each non-tainted_ok input
     carrying a recent output: a string arg (at any depth) equal to, inside, or containing a
@@ -139,7 +139,7 @@ def find_tainted_inputs(
     return found
 
 
-def check_args(args: Any, manifest: Manifest) -> str | None:
+def check_args(args: Any, manifest: RunManifest) -> str | None:
     """Why the call cannot work (unknown or missing inputs), before any gate holds it."""
     if not isinstance(args, dict):
         return "the arguments must be a JSON object"
@@ -288,7 +288,7 @@ class Gate:
             tf = toolfile.parse(text, path=str(p))
         else:
             raw, tf = self._load(p)
-        manifest = tf.manifest
+        manifest = tf.run_manifest
         if manifest is None:
             why = tf.problems[0].message if tf.problems else str(tf.manifest_error)
             return Outcome("failed", {"error": f"{p}: the manifest is not valid: {why}"})
@@ -322,12 +322,14 @@ class Gate:
             action = self._hold("human_confirm", manifest, tf, p, args, HUMAN_CONFIRM_REASON, None)
             # A standing grant that matches approves it at once (recorded as the grant's decision),
             # and the call then goes through confirm like any approved one.
+            from patch_tui.approvals import grants  # a hold's, not a plain run's, import
+
             if grants.apply(self.store, action, self._grant_workspace()) is not None:
                 return self.confirm_action(action.token)
             return Outcome("confirmation_required", confirmation_payload(action), action=action)
         return self._execute(tf, p, args, raw)
 
-    def _tainted(self, args: dict[str, Any], manifest: Manifest) -> list[dict[str, Any]]:
+    def _tainted(self, args: dict[str, Any], manifest: RunManifest) -> list[dict[str, Any]]:
         timed = recent_outputs_at(self.store)
         recent = (
             [(tool, output) for tool, output, _at in timed]
@@ -348,7 +350,7 @@ class Gate:
     def _hold(
         self,
         kind: str,
-        manifest: Manifest,
+        manifest: RunManifest,
         tf: toolfile.ToolFile,
         path: Path,
         args: dict[str, Any],
@@ -370,7 +372,7 @@ class Gate:
         )
 
     def _workspace_flag(
-        self, manifest: Manifest, path: Path, args: dict[str, Any]
+        self, manifest: RunManifest, path: Path, args: dict[str, Any]
     ) -> dict[str, Any] | None:
         """Path args this call could not write where it will run: kept on the held action, so
         every front end says so before anyone approves (approvals/workspace.py)."""
@@ -386,9 +388,10 @@ class Gate:
             _raw, tf = self._load(p)
         except GateError:
             return None
-        if tf.manifest is None or not isinstance(args, dict):
+        manifest = tf.run_manifest
+        if manifest is None or not isinstance(args, dict):
             return None
-        flag = self._workspace_flag(tf.manifest, p, args)
+        flag = self._workspace_flag(manifest, p, args)
         return workspace.describe(flag, held=False) if flag is not None else None
 
     def _runs_dir(self, path: Path) -> Path | None:
@@ -426,8 +429,9 @@ class Gate:
         if not run.ok:
             return Outcome("failed", {"error": run.error, "run_id": run.run_id}, run=run)
         text = _output_text(run.result)
-        if len(text) >= MIN_TAINT_LENGTH and tf.manifest is not None:
-            self.store.record_output(tf.manifest.name, text)
+        manifest = tf.run_manifest
+        if len(text) >= MIN_TAINT_LENGTH and manifest is not None:
+            self.store.record_output(manifest.name, text)
         return Outcome("ok", run.result, run=run)
 
     # -- confirm ------------------------------------------------------------------------------
@@ -447,6 +451,8 @@ class Gate:
     def confirm_action(self, token: str) -> Outcome:
         # Verified here, where it runs: every signature (or the grant's) against the trusted
         # approvers as they are now, inside the claim's transaction (approvals/decisions.py).
+        from patch_tui.approvals import decisions, edits  # confirm's, not a plain run's
+
         decision = decisions.claim(self.store, token, workspace=self._grant_workspace())
         if not decision.ok:
             return self._refusal(token, decision.code, decision.action, decision.why)

@@ -1,16 +1,17 @@
-"""The store's standing-grant rows, each with its signatures: storage only, no judgement.
+"""The store's standing-grant rows, each with its signatures, for both backends
+(approvals/sql_backend.py): storage only, no judgement.
 
 What a grant approves, and whether its signatures count, is approvals/grants.py's and
-approvals/decisions.py's; here a grant is a row, its signers' envelopes and its revocation."""
+approvals/decisions.py's; here a grant is a row, its signers' envelopes (the maker's first, then
+any further approver's for a grant quorum) and its revocation."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from typing import Any
 
-from patch_tui.approvals.connection import StoreConnection
 from patch_tui.approvals.records import Grant, Pattern, Signature
+from patch_tui.approvals.sql_backend import Conn, SqlBackend
 from patch_tui.approvals.values import StoreError, now_iso
 
 _COLUMNS = (
@@ -39,26 +40,25 @@ def _revocation(text: str | None, by: str | None, at: str | None) -> Signature |
     return Signature(by or "", "revoke", at or "", text)
 
 
-class GrantRows(StoreConnection):
+class GrantRows(SqlBackend):
     def _grant_rows(
-        self, conn: sqlite3.Connection, where: str, params: tuple[Any, ...]
+        self, conn: Conn, where: str, params: tuple[Any, ...], *, lock: bool = False
     ) -> list[Grant]:
-        rows = conn.execute(
-            f"SELECT {_COLUMNS} FROM grants {where} ORDER BY id DESC", params
-        ).fetchall()
-        ids = [r[0] for r in rows]
+        sql = f"SELECT {_COLUMNS} FROM grants {where} ORDER BY id DESC"
+        rows = conn.execute(sql + (self._FOR_UPDATE if lock else ""), params).fetchall()
+        ids = [int(r[0]) for r in rows]
         sigs: dict[int, list[Signature]] = {i: [] for i in ids}
-        for start in range(0, len(ids), 500):
+        for start in range(0, len(ids), 500):  # SQLite takes at most 999 parameters
             chunk = ids[start : start + 500]
             for grant_row, approver, at, envelope in conn.execute(
                 "SELECT grant_row, approver, at, envelope FROM grant_signatures "
                 f"WHERE grant_row IN ({', '.join('?' * len(chunk))}) ORDER BY id",
                 chunk,
-            ):
-                sigs[grant_row].append(Signature(approver, "grant", at, envelope))
+            ).fetchall():
+                sigs[int(grant_row)].append(Signature(approver, "grant", at, envelope))
         return [
             Grant(
-                id=r[0],
+                id=int(r[0]),
                 tool=r[1],
                 version=r[2],
                 source_sha256=r[3],
@@ -68,28 +68,25 @@ class GrantRows(StoreConnection):
                 expires_at=r[7],
                 revoked_at=r[8],
                 revoked_by=r[9],
-                uses=r[10],
+                uses=int(r[10]),
                 last_used_at=r[11],
                 grant_id=r[12],
                 tool_path=r[13],
-                signatures=tuple(sigs[r[0]]),
+                signatures=tuple(sigs[int(r[0])]),
                 revocation=_revocation(r[14], r[9], r[8]),
             )
             for r in rows
         ]
 
-    def _grant_in(self, conn: sqlite3.Connection, grant_id: int) -> Grant | None:
-        found = self._grant_rows(conn, "WHERE id = ?", (grant_id,))
+    def _grant_in(self, conn: Conn, grant_id: int, *, lock: bool = False) -> Grant | None:
+        found = self._grant_rows(conn, "WHERE id = ?", (grant_id,), lock=lock)
         return found[0] if found else None
 
     def _grants_read(self, where: str, params: tuple[Any, ...]) -> list[Grant]:
-        from patch_tui.approvals.schema import _translate
-
-        with self._lock:
-            try:
-                return self._grant_rows(self._conn, where, params)
-            except sqlite3.Error as exc:
-                raise _translate(exc, self.path) from None
+        """Grants read outside a write (in a transaction of their own where the backend has
+        them: the grants and their signatures as of one moment)."""
+        with self._read_conn() as conn:
+            return self._grant_rows(conn, where, params)
 
     def add_grant(self, grant: Grant) -> Grant:
         """A new grant row with its maker's signature (grant.signatures[0])."""
@@ -97,7 +94,8 @@ class GrantRows(StoreConnection):
             raise ValueError("a grant is stored with its maker's signature")
         maker = grant.signatures[0]
         with self._write() as conn:
-            cur = conn.execute(
+            row = self._insert_id(
+                conn,
                 "INSERT INTO grants (tool, version, source_sha256, patterns_json, created_at, "
                 "created_by, expires_at, grant_id, tool_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -112,7 +110,6 @@ class GrantRows(StoreConnection):
                     grant.tool_path,
                 ),
             )
-            row = int(cur.lastrowid or 0)
             conn.execute(
                 "INSERT INTO grant_signatures (grant_row, approver, at, envelope) "
                 "VALUES (?, ?, ?, ?)",
@@ -126,7 +123,7 @@ class GrantRows(StoreConnection):
         """A further approver's signature on a standing grant (a grant quorum)."""
         at = now_iso(self._now())
         with self._write() as conn:
-            grant = self._grant_in(conn, grant_id)
+            grant = self._grant_in(conn, grant_id, lock=True)
             if grant is None:
                 raise GrantNotFound(f"no grant {grant_id} (see `patch-tui inbox grants`)")
             if grant.state(at) != "active":

@@ -12,8 +12,8 @@ walked away holds nothing), and deciding ends it. Claims are events (`reading`, 
 the append-only log, written under the store's write lock, so of two people claiming at once
 exactly one gets it, and the record of who read what stays.
 
-The SQLite Store and the PostgreSQL PgStore each carry this mixin's methods over their own
-connection (ReadingSqlite here; approvals/postgres/store.py has the same three methods).
+Both stores carry `ReadingRows` (approvals/sql_backend.py): the same statements over each
+backend's connection.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from patch_tui.approvals.connection import StoreConnection
 from patch_tui.approvals.schema import _event_detail
+from patch_tui.approvals.sql_backend import Conn, SqlBackend
 from patch_tui.approvals.values import ActionStatus, Decision, now_iso
 
 # How long a claim lasts unless renewed (`c` again) or released: reading one call takes minutes.
@@ -67,8 +67,8 @@ def refusal(action: Any, held: Reading | None, actor: str) -> Decision | None:
     return None
 
 
-class ReadingSqlite(StoreConnection):
-    """The claims over the SQLite store's connection."""
+class ReadingRows(SqlBackend):
+    """The claims, as events under the store's write lock."""
 
     def claim_reading(self, token: str, seconds: float = READING_TTL) -> Decision:
         now = self._now()
@@ -96,15 +96,19 @@ class ReadingSqlite(StoreConnection):
         return True
 
     def readings(self) -> dict[str, Reading]:
+        """token -> the claim standing on each pending action. The last reading/released event
+        of each action comes from the few such events (grouped), never a look per action:
+        10,000 pending are listed at once."""
         at = now_iso(self._now())
         rows = self._read(
-            "SELECT a.token, e.event, e.actor, e.detail FROM actions a JOIN events e "
-            "ON e.id = (SELECT max(id) FROM events WHERE action_id = a.id "
-            "AND event IN ('reading', 'released')) WHERE a.status = 'pending'"
+            "SELECT a.token, e.event, e.actor, e.detail FROM events e "
+            "JOIN actions a ON a.id = e.action_id WHERE a.status = 'pending' AND e.id IN "
+            "(SELECT max(id) FROM events WHERE event IN ('reading', 'released') "
+            "GROUP BY action_id)"
         )
         return standing(rows, at)
 
-    def _reading(self, conn: Any, action_id: int, at: str) -> Reading | None:
+    def _reading(self, conn: Conn, action_id: int, at: str) -> Reading | None:
         row = conn.execute(
             "SELECT event, actor, detail FROM events WHERE action_id = ? "
             "AND event IN ('reading', 'released') ORDER BY id DESC LIMIT 1",

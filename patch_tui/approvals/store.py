@@ -41,9 +41,10 @@ ms, a re-read only when the number changed, and `settle()` when the next expiry 
 Status and kind are StrEnums (ActionStatus, ActionKind in approvals/values.py) whose values are
 the strings stored in the database and written in every JSON answer. The store's code is split
 by concern: values.py (records, errors), schema.py (migrations, rows), store_files.py (file
-permissions), connection.py (opening, the write transaction, events), decision_rows.py (signed
-decisions), grant_rows.py (grants), and this module (the actions API); every name callers used is
-still importable from here. It implements approvals/backend.py's `ApprovalStore`.
+permissions), connection.py (opening, the write transaction: SQLite's dialect), and the row
+modules the PostgreSQL store shares (approvals/sql_backend.py: action_rows, decision_rows,
+grant_rows, settling, reading, output_rows); this module assembles them, and every name callers
+used is still importable from here. It implements approvals/backend.py's `ApprovalStore`.
 
 Errors are `StoreError` subclasses whose message is fit to show as is: `StoreBusy` (another process
 held the lock past the busy timeout), `StoreUnavailable` (cannot open: missing folder that cannot be
@@ -79,23 +80,20 @@ one fsync per change, is measured in bench/store_bench.py).
 
 from __future__ import annotations
 
-import json
-import math
 import sqlite3
-from collections.abc import Iterable
-from dataclasses import replace
-from typing import Any
 
-from patch_tui.approvals.backend import ClaimCheck
-from patch_tui.approvals.connection import _pid_start
+from patch_tui.approvals.action_rows import ActionRows
+from patch_tui.approvals.connection import StoreConnection
 from patch_tui.approvals.decision_rows import DecisionRows
-from patch_tui.approvals.reading import ReadingSqlite
+from patch_tui.approvals.grant_rows import GrantRows
+from patch_tui.approvals.output_rows import OutputRows
+from patch_tui.approvals.reading import ReadingRows
+from patch_tui.approvals.records import Signature
 from patch_tui.approvals.schema import (
-    _ACTION_COLUMNS,
     MIGRATIONS,
     SCHEMA_VERSION,
-    _event_detail,
     _split_sql,
+    _translate,
 )
 from patch_tui.approvals.settling import Settling
 from patch_tui.approvals.store_files import store_files
@@ -103,7 +101,6 @@ from patch_tui.approvals.values import (
     BUSY_TIMEOUT_MS,
     DEFAULT_TTL,
     KINDS,
-    OPEN_STATUSES,
     STATUSES,
     Action,
     ActionKind,
@@ -117,9 +114,6 @@ from patch_tui.approvals.values import (
     StoreReadOnly,
     StoreUnavailable,
     StoreUnsafe,
-    _not_pending_code,
-    _not_pending_why,
-    _refuse_damaged,
     args_sha256,
     canonical_json,
     default_actor,
@@ -160,118 +154,11 @@ __all__ = [
 ]
 
 
-class Store(ReadingSqlite, Settling, DecisionRows):
+class Store(
+    ActionRows, DecisionRows, GrantRows, Settling, ReadingRows, OutputRows, StoreConnection
+):
     """The confirmation store. Safe to share between threads (one connection behind a lock);
     every process opens its own `Store` on the same file."""
-
-    # -- creating and reading -----------------------------------------------------------------
-
-    def create_pending(
-        self,
-        kind: Kind | str,
-        tool: str,
-        version: str,
-        source_sha256: str,
-        args: dict[str, Any],
-        reason: str,
-        *,
-        tool_path: str | None = None,
-        details: dict[str, Any] | None = None,
-        ttl: float | None = None,
-        upstream_token: str | None = None,
-    ) -> Action:
-        """Record a held call. `args` must be JSON (no NaN); it is kept exactly, key order too."""
-        if kind not in KINDS:
-            raise ValueError(f"unknown confirmation kind {kind!r}; expected one of {KINDS}")
-        if not isinstance(args, dict):
-            raise ValueError("args must be a JSON object")
-        try:
-            args_json = json.dumps(args, ensure_ascii=False, allow_nan=False)
-            details_json = None if details is None else canonical_json(details)
-        except (TypeError, ValueError) as exc:
-            raise ValueError(f"args are not plain JSON: {exc}") from None
-        now = self._now()
-        life = self.ttl if ttl is None else ttl
-        if not math.isfinite(life) or life < 0:
-            raise ValueError("ttl must be a finite number of seconds >= 0")
-        token = new_token()
-        created, expires = now_iso(now), now_iso(now + life)
-        with self._write() as conn:
-            cur = conn.execute(
-                "INSERT INTO actions (token, kind, tool, version, source_sha256, tool_path, "
-                "args_json, args_sha256, reason, details_json, status, created_at, expires_at, "
-                "upstream_token) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)",
-                (
-                    token,
-                    kind,
-                    tool,
-                    version,
-                    source_sha256,
-                    tool_path,
-                    args_json,
-                    args_sha256(args),
-                    reason,
-                    details_json,
-                    created,
-                    expires,
-                    upstream_token,
-                ),
-            )
-            action_id = int(cur.lastrowid or 0)
-            self._event(
-                conn, action_id, "created", created, kind=kind, tool=tool, expires_at=expires
-            )
-        found = self.get(token)
-        assert found is not None
-        return found
-
-    def get(self, token: str) -> Action | None:
-        rows = self._read(f"SELECT id, {_ACTION_COLUMNS} FROM actions WHERE token = ?", (token,))
-        return self._annotate(rows)[0] if rows else None
-
-    def list_actions(
-        self,
-        statuses: Iterable[str] | None = (ActionStatus.PENDING,),
-        tool: str | None = None,
-        limit: int | None = None,
-    ) -> list[Action]:
-        """Newest first; `statuses=None` lists every status. A pure read: it never writes, so
-        a listing shows the store as it is. Call `settle()` first where a listed "pending" must
-        really be approvable right now (the CLI's list, the inbox's watcher)."""
-        where: list[str] = []
-        params: list[Any] = []
-        if statuses is not None:
-            wanted = list(statuses)
-            unknown = [s for s in wanted if s not in STATUSES]
-            if unknown:
-                raise ValueError(f"unknown status {unknown[0]!r}; expected one of {STATUSES}")
-            where.append(f"status IN ({', '.join('?' * len(wanted))})")
-            params.extend(wanted)
-        if tool is not None:
-            where.append("tool = ?")
-            params.append(tool)
-        sql = f"SELECT id, {_ACTION_COLUMNS} FROM actions"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY created_at DESC, id DESC"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(int(limit))
-        return self._annotate(self._read(sql, params))
-
-    def pending_count(self) -> int:
-        now = now_iso(self._now())
-        rows = self._read(
-            "SELECT count(*) FROM actions WHERE status = 'pending' AND expires_at > ?", (now,)
-        )
-        return int(rows[0][0])
-
-    def next_expiry(self) -> str | None:
-        """The earliest expiry of a pending or approved action (what `settle` will expire next)."""
-        rows = self._read(
-            "SELECT min(expires_at) FROM actions WHERE status IN ('pending', 'approved')"
-        )
-        return rows[0][0] if rows else None
 
     def data_version(self) -> int:
         """A number that changes whenever any process commits a change to the store.
@@ -281,129 +168,22 @@ class Store(ReadingSqlite, Settling, DecisionRows):
         rows = self._read("PRAGMA data_version")
         return int(rows[0][0]) + self._local_commits
 
-    def events(self, token: str | None = None, limit: int | None = None) -> list[Event]:
-        sql = (
-            "SELECT e.id, a.token, e.at, e.actor, e.event, e.detail "
-            "FROM events e JOIN actions a ON a.id = e.action_id"
-        )
-        params: list[Any] = []
-        if token is not None:
-            sql += " WHERE a.token = ?"
-            params.append(token)
-        sql += " ORDER BY e.id"
-        if limit is not None:
-            sql = f"SELECT * FROM ({sql.replace(' ORDER BY e.id', ' ORDER BY e.id DESC')} LIMIT ?) ORDER BY 1"
-            params.append(int(limit))
-        return [
-            Event(id=r[0], token=r[1], at=r[2], actor=r[3], event=r[4], detail=_event_detail(r[5]))
-            for r in self._read(sql, params)
-        ]
-
-    # -- execution ----------------------------------------------------------------------------
-
-    def claim(self, token: str, check: ClaimCheck) -> Decision:
-        """approved and unexpired -> executing, atomically, for exactly one caller. Records this
-        process's pid (and start time) so a crash mid-run is later marked interrupted.
-
-        Only an approval `check` accepts is claimed: it gets the action, its signatures and the
-        grant that approved it (if one did) as they are under this transaction's lock, and
-        returns None or a refusal (code, why). Refused, the action becomes `failed` (result: the
-        refusal) with a `refused` event, and the Decision's code is the refusal's."""
-        now = self._now()
-        at = now_iso(now)
-        with self._write() as conn:
-            found = self._select_action(conn, token)  # under the write lock: no race
-            if found is None:
-                return Decision(False, None, "unknown token", "unknown_token")
-            action_id, current = found
-            if current.status == ActionStatus.APPROVED and current.expires_at > at:
-                if current.damaged:
-                    return _refuse_damaged(current, "run")
-                # An approval runs once. The status alone says so, and anything that can write
-                # the store can set it back to approved (the signatures still verify, for this
-                # very call, until it expires): the append-only events remember the first claim.
-                # (Red team: `UPDATE actions SET status = 'approved'` re-ran an executed call.)
-                earlier = conn.execute(
-                    "SELECT at FROM events WHERE action_id = ? AND event = 'claimed' LIMIT 1",
-                    (action_id,),
-                ).fetchone()
-                if earlier is not None:
-                    why = f"it was already run once (claimed at {earlier[0]}); the store was edited"
-                    return self._refuse(conn, action_id, current, at, "tampered", why)
-                grant = None if current.grant_id is None else self._grant_in(conn, current.grant_id)
-                problem = check(current, self._signatures(conn, action_id), grant)
-                if problem is not None:
-                    return self._refuse(conn, action_id, current, at, *problem)
-            cur = conn.execute(
-                "UPDATE actions SET status = 'executing', claimed_at = ?, claimed_by = ?, "
-                "claim_host = ?, claim_pid = ?, claim_pid_start = ? "
-                "WHERE id = ? AND status = 'approved' AND expires_at > ?",
-                (at, self.actor, self._host, self._pid, _pid_start(self._pid), action_id, at),
-            )
-            found = self._select_action(conn, token)
-            assert found is not None
-            action = found[1]
-            if cur.rowcount == 1:
-                self._event(
-                    conn,
-                    action_id,
-                    "claimed",
-                    at,
-                    pid=self._pid,
-                    host=self._host,
-                    args_sha256=action.args_sha256,
-                    source_sha256=action.source_sha256,
-                )
-                return Decision(True, action)
-            if action.status in OPEN_STATUSES and action.expires_at <= at:
-                action = self._expire_one(conn, action_id, action, at)
-                return Decision(False, action, f"expired at {action.expires_at}", "expired")
-            if action.status == ActionStatus.PENDING:
-                return Decision(False, action, "awaiting approval", "awaiting_approval")
-            return Decision(False, action, _not_pending_why(action), _not_pending_code(action))
-
-    def _refuse(
-        self, conn: sqlite3.Connection, action_id: int, action: Action, at: str, code: str, why: str
-    ) -> Decision:
-        """approved -> failed, never run: the approval does not hold. The result says why, so
-        the inbox shows it; the `refused` event records who tried."""
-        result = {"status": code, "error": f"not run: {why}", "why": why}
-        conn.execute(
-            "UPDATE actions SET status = 'failed', finished_at = ?, result_json = ? "
-            "WHERE id = ? AND status = 'approved'",
-            (at, canonical_json(result), action_id),
-        )
-        self._event(conn, action_id, "refused", at, code=code, why=why)
-        found = self._select_action(conn, action.token)
-        assert found is not None
-        return Decision(False, replace(found[1], tampered=why), why, code)
-
-    def finish(
-        self, token: str, ok: bool, result: Any, ran: dict[str, Any] | None = None
-    ) -> Action:
-        """executing -> executed (ok) or failed, with the result (any JSON value). `ran`: what
-        ran (run id, source and args sha256), kept in the event."""
-        at = now_iso(self._now())
-        status = ActionStatus.EXECUTED if ok else ActionStatus.FAILED
-        try:
-            result_json = canonical_json(result)
-        except (TypeError, ValueError):
-            result_json = canonical_json(
-                {"error": "result is not JSON", "repr": repr(result)[:2000]}
-            )
-        with self._write() as conn:
-            cur = conn.execute(
-                "UPDATE actions SET status = ?, finished_at = ?, result_json = ? "
-                "WHERE token = ? AND status = 'executing'",
-                (status, at, result_json, token),
-            )
-            found = self._select_action(conn, token)
-            if found is None:
-                raise StoreError(f"unknown token {token[:8]}...")
-            action_id, action = found
-            if cur.rowcount != 1:
-                raise StoreError(
-                    f"action {token[:8]}... is {action.status}, not executing; result not recorded"
-                )
-            self._event(conn, action_id, status, at, **(ran or {}))
-        return action
+    def decisions_many(self, tokens: list[str]) -> dict[str, list[Signature]]:
+        """Every listed action's signed decisions, oldest first, in one read per 500 (the inbox
+        annotates thousands of pending actions at once; SQLite takes at most 999 parameters)."""
+        out: dict[str, list[Signature]] = {t: [] for t in tokens}
+        with self._lock:
+            try:
+                for start in range(0, len(tokens), 500):
+                    chunk = tokens[start : start + 500]
+                    rows = self._conn.execute(
+                        "SELECT a.token, s.approver, s.decision, s.at, s.envelope, s.note "
+                        "FROM signatures s JOIN actions a ON a.id = s.action_id "
+                        f"WHERE a.token IN ({', '.join('?' * len(chunk))}) ORDER BY s.id",
+                        chunk,
+                    ).fetchall()
+                    for r in rows:
+                        out[r[0]].append(Signature(r[1], r[2], r[3], r[4], r[5]))
+            except sqlite3.Error as exc:
+                raise _translate(exc, self.path) from None
+        return out

@@ -23,9 +23,8 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from patch_tui.format.manifest import Manifest
-
 if TYPE_CHECKING:
+    from patch_tui.format.plain_manifest import RunManifest
     from patch_tui.runtime.runner import Isolation
 
 _PATH_WORDS = re.compile(r"\b(path|paths|file|files|filename|folder|folders|dir|dirs|directory)\b")
@@ -72,7 +71,7 @@ def _real(path: Path) -> Path:
         return path
 
 
-def _path_args(args: dict[str, Any], manifest: Manifest) -> list[tuple[str, str, Path]]:
+def _path_args(args: dict[str, Any], manifest: RunManifest) -> list[tuple[str, str, Path]]:
     """(input, value, absolute path) for each path arg of the call."""
     found: list[tuple[str, str, Path]] = []
     for inp in manifest.inputs:
@@ -89,7 +88,7 @@ def _path_args(args: dict[str, Any], manifest: Manifest) -> list[tuple[str, str,
 
 
 def outside_workspace(
-    args: dict[str, Any], manifest: Manifest, workspace: Path | None
+    args: dict[str, Any], manifest: RunManifest, workspace: Path | None
 ) -> list[dict[str, str]]:
     """[{"input", "path"}] for each path arg a read-write tool could not write: outside the
     workspace (every absolute path, when there is none). Empty for other tools."""
@@ -120,7 +119,7 @@ def _walked_folders(workspace: Path, protected: list[Path], sealed: list[Path]) 
 
 def landlock_blocked(
     args: dict[str, Any],
-    manifest: Manifest,
+    manifest: RunManifest,
     workspace: Path | None,
     protected: list[Path],
     sealed: list[Path] | None = None,
@@ -144,7 +143,7 @@ def landlock_blocked(
 
 def check(
     args: dict[str, Any],
-    manifest: Manifest,
+    manifest: RunManifest,
     workspace: Path | None,
     *,
     engine: str | None = None,
@@ -172,7 +171,7 @@ def check(
 
 def flag_for_call(
     args: dict[str, Any],
-    manifest: Manifest,
+    manifest: RunManifest,
     tool_path: Path,
     iso: Isolation,
     runs_dir: Path | None,

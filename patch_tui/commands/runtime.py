@@ -29,6 +29,27 @@ from patch_tui.untrusted.text_safety import visible
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_HELD = 0, 1, 2, 3
 
+# What `patch-tui run` of a call that is not held never imports (issue 27: `run` within 2x of
+# `python3 tool.py`), and why; tests/e2e/test_run_imports.py checks each in a real process.
+RUN_LAZY_MODULES: dict[str, str] = {
+    "pydantic": "the manifest is read plainly where the model would read it the same "
+    "(format/plain_manifest.py); about a third of a run was importing pydantic and the model",
+    "patch_tui.format.manifest": "the pydantic model: for a manifest the plain reading leaves to it",
+    "pydantic_settings": "the settings `run` needs are read plainly when the file allows",
+    "patch_tui.approvals.decisions": "signed decisions and their verification: confirm's",
+    "patch_tui.approvals.grants": "standing grants: a human_confirm hold's",
+    "patch_tui.approvals.edits": "edited args: confirm's",
+    "patch_tui.approvals.approvers": "the trusted approvers: confirm's",
+    "patch_tui.approvals.keys": "approver keys: signing and verifying",
+    "patch_tui.approvals.sshsig": "ssh signatures: signing and verifying",
+    "patch_tui.runtime.warm": "serve's pool of warm sandboxed processes",
+    "patch_tui.runtime.watch": "no folder watcher to tell of our own writes",
+    "asyncio": "nothing asynchronous in a run",
+    "textual": "no UI",
+    "mcp": "no MCP",
+    "anthropic": "no model calls",
+}
+
 
 def _err(message: str) -> None:
     # Messages quote tool names, tokens and store rows: no control character reaches the terminal.

@@ -47,6 +47,7 @@ from patch_tui.format.fields import (  # noqa: F401 - re-exported: the manifest'
     fields_of,
     spec,
 )
+from patch_tui.format.plain_manifest import item_type
 
 InputType = Literal["string", "number", "integer", "boolean", "array", "object"]
 Filesystem = Literal["none", "read-only", "read-write"]
@@ -103,14 +104,7 @@ class Outputs(BaseModel):
     @property
     def item_type(self) -> str | None:
         """The element type `items` names (`object` or `{type: object}`), if it names one."""
-        items = self.items
-        if isinstance(items, str):
-            return items
-        if isinstance(items, dict) and isinstance(items.get("type"), str):
-            return items["type"]
-        if isinstance(items, Items):
-            return items.type
-        return None
+        return item_type(self.items)
 
 
 class Capabilities(BaseModel):

@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from patch_tui.format import yamlio
 from patch_tui.format.toolfile_write import (  # noqa: F401 - the writing half, re-exported here
@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # pydantic is imported when a manifest is first validated, no
     from pydantic import ValidationError
 
     from patch_tui.format.manifest import Manifest
+    from patch_tui.format.plain_manifest import PlainManifest, RunManifest
 
 MARKER = "# ---"
 BOM = "\ufeff"
@@ -104,6 +105,8 @@ class ToolFile:
     _validation: tuple[Manifest | None, ValidationError | None] | None = field(
         default=None, repr=False, compare=False
     )
+    # The plain reading a run takes (run_manifest); False: the data needs the model.
+    _plain: PlainManifest | Literal[False] | None = field(default=None, repr=False, compare=False)
 
     @property
     def manifest(self) -> Manifest | None:
@@ -113,6 +116,17 @@ class ToolFile:
     @property
     def manifest_error(self) -> ValidationError | None:
         return self._validate()[1]
+
+    @property
+    def run_manifest(self) -> RunManifest | None:
+        """The manifest as a run reads it: the model when it was already validated, else the
+        plain reading when the data is one the model certainly reads the same way (pydantic
+        not imported: format/plain_manifest.py), else the model's answer (None: invalid)."""
+        if self._validation is None and self._plain is None and isinstance(self.data, dict):
+            from patch_tui.format.plain_manifest import plain_manifest
+
+            self._plain = plain_manifest(self.data) or False
+        return self._plain or self.manifest
 
     def _validate(self) -> tuple[Manifest | None, ValidationError | None]:
         if self._validation is None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from patch_tui.runtime.process import ADDRESS_SPACE, FILE_SIZE
 
 if TYPE_CHECKING:
-    from patch_tui.format.manifest import Manifest
+    from patch_tui.format.plain_manifest import RunManifest
     from patch_tui.runtime import sandbox
     from patch_tui.runtime.runner import RunResult
 
@@ -27,7 +27,7 @@ AUDIT_SCHEMA_VERSION = "1"
 
 
 def enforcement(
-    manifest: Manifest, base: RunResult, envs_keys: list[str], plan: sandbox.Plan | None
+    manifest: RunManifest, base: RunResult, envs_keys: list[str], plan: sandbox.Plan | None
 ) -> tuple[dict[str, Any], list[str]]:
     caps = manifest.capabilities
     claims = list(plan.claims) if plan is not None else []
@@ -114,7 +114,7 @@ def _write_blob(blobs: Path, text: str) -> str:
 
 def write_audit(
     base: RunResult,
-    manifest: Manifest,
+    manifest: RunManifest,
     args: dict[str, Any],
     runs_dir: str | os.PathLike[str] | None,
     envs_keys: list[str],

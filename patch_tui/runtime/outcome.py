@@ -16,7 +16,7 @@ from patch_tui.format.fields import JSON_PY_TYPES, fits_json_type, json_type
 from patch_tui.runtime.process import CANCELLED, STDERR_CAP, STDOUT_CAP, cancel_requested
 
 if TYPE_CHECKING:
-    from patch_tui.format.manifest import Manifest
+    from patch_tui.format.plain_manifest import RunManifest
     from patch_tui.runtime.runner import RunResult
 
 
@@ -29,7 +29,7 @@ def _is(value: Any, expected: str) -> bool:
     return fits_json_type(value, expected)
 
 
-def check_output_type(manifest: Manifest, value: Any) -> str | None:
+def check_output_type(manifest: RunManifest, value: Any) -> str | None:
     """None when the value fits `outputs.type` (and `items`), else what is wrong."""
     expected = manifest.outputs.type
     if not _is(value, expected):
@@ -58,7 +58,7 @@ def _tail(text: str, n: int = 20) -> str:
 
 def interpret(
     base: RunResult,
-    manifest: Manifest,
+    manifest: RunManifest,
     out: bytes,
     err: bytes,
     returncode: int,

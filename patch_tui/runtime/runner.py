@@ -68,7 +68,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from patch_tui.format import runtime_format, toolfile
-from patch_tui.format.manifest import Manifest
 from patch_tui.runtime import sandbox
 from patch_tui.runtime.audit import list_runs as list_runs
 from patch_tui.runtime.audit import write_audit
@@ -95,6 +94,7 @@ from patch_tui.runtime.venvs import ensure_venv as ensure_venv
 from patch_tui.runtime.venvs import venv_key as venv_key
 
 if TYPE_CHECKING:
+    from patch_tui.format.plain_manifest import RunManifest
     from patch_tui.runtime.warm import WarmResult
 
 DEFAULT_TIMEOUT = 60.0
@@ -248,7 +248,7 @@ def run_bytes(
             file_sha256=digest,
         )
     tf = toolfile.parse_bytes(raw, path=path)
-    if tf.manifest is not None and tf.sha256 != digest:
+    if tf.run_manifest is not None and tf.sha256 != digest:
         return _fail("the tool's bytes do not survive parsing unchanged; nothing was run")
     return _run(
         tf, args, timeout, allow_install, runs_dir, venv_root, env_extra, isolation, path=path
@@ -271,7 +271,7 @@ def _run(
     *,
     path: str | None,
 ) -> RunResult:
-    manifest = tf.manifest
+    manifest = tf.run_manifest
     if manifest is None:
         why = tf.problems[0].message if tf.problems else str(tf.manifest_error or "no manifest")
         return _fail(f"the tool's manifest is not valid ({why}); run `patch-tui lint` on it")
@@ -359,7 +359,7 @@ def _run(
 
 
 def _run_warm(
-    manifest: Manifest,
+    manifest: RunManifest,
     stdin: bytes,
     source: bytes,
     timeout: float,
@@ -401,7 +401,7 @@ def _refusal(tf: toolfile.ToolFile, packages: list[str], iso: Isolation) -> str 
     return None
 
 
-def _workspace(manifest: Manifest, iso: Isolation) -> Path | None:
+def _workspace(manifest: RunManifest, iso: Isolation) -> Path | None:
     """Where a read-write tool may write: the caller's workspace, never the home folder or the
     root (a call made from there gets its run folder only, and the run says so)."""
     if manifest.capabilities.filesystem != "read-write" or iso.workspace is None:
@@ -422,7 +422,7 @@ def workspace_refusal(workspace: Path) -> str | None:
 
 
 def _tool_env(
-    home: Path, tmpdir: Path, work: Path, manifest: Manifest, env_extra: Any
+    home: Path, tmpdir: Path, work: Path, manifest: RunManifest, env_extra: Any
 ) -> tuple[dict[str, str], list[str]]:
     env = {
         "PATH": SAFE_PATH,
@@ -441,7 +441,7 @@ def _tool_env(
 
 
 def _start_and_watch(
-    manifest: Manifest,
+    manifest: RunManifest,
     stdin: bytes,
     source: bytes,
     timeout: float,

@@ -86,10 +86,16 @@ def read_rights() -> int:
     return FS_EXECUTE | FS_READ_FILE | FS_READ_DIR
 
 
+_LIBC: list[ctypes.CDLL] = []
+
+
 def _libc() -> ctypes.CDLL:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    return libc
+    """libc, loaded once (a rule per granted path: /etc alone is a hundred)."""
+    if not _LIBC:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.syscall.restype = ctypes.c_long
+        _LIBC.append(libc)
+    return _LIBC[0]
 
 
 def _fail(message: str) -> None:

@@ -102,7 +102,7 @@ def atomic_write(path: str | os.PathLike[str], data: bytes, *, sync_now: bool = 
     return target
 
 
-_SYNC_QUEUE: queue.SimpleQueue[tuple[Path, Path]] = queue.SimpleQueue()
+_SYNC_QUEUE: queue.Queue[tuple[Path, Path]] = queue.Queue()
 _SYNCER: list[threading.Thread] = []
 _SYNCER_LOCK = threading.Lock()
 
@@ -120,16 +120,30 @@ def _syncer() -> None:
     while True:
         target, folder = _SYNC_QUEUE.get()
         try:
-            fd = os.open(target, os.O_RDONLY)
-        except OSError:
-            continue
-        try:
-            os.fsync(fd)
-        except OSError:
-            pass
+            _sync(target, folder)
         finally:
-            os.close(fd)
-        _fsync_dir(folder)
+            _SYNC_QUEUE.task_done()
+
+
+def _sync(target: Path, folder: Path) -> None:
+    try:
+        fd = os.open(target, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    _fsync_dir(folder)
+
+
+def wait_for_syncs() -> None:
+    """Return once every file handed to the background thread is on disk (a process about to
+    end without its interpreter's teardown: `python -m patch_tui run`)."""
+    if _SYNCER:
+        _SYNC_QUEUE.join()
 
 
 def _note_own_write(path: Path, data: bytes | None) -> None:

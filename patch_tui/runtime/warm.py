@@ -47,7 +47,7 @@ from patch_tui.runtime.process import limits, preexec, sandbox_prefix, sealed_me
 from patch_tui.runtime.warm_io import feed_stdin, rss, watch
 
 if TYPE_CHECKING:
-    from patch_tui.format.manifest import Manifest
+    from patch_tui.format.plain_manifest import RunManifest
     from patch_tui.runtime.protected import Protected
     from patch_tui.runtime.venvs import Venv
 
@@ -477,7 +477,7 @@ class WarmPool:
 
 
 def run_call(
-    manifest: Manifest,
+    manifest: RunManifest,
     stdin: bytes,
     source: bytes,
     timeout: float,

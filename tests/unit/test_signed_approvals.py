@@ -198,6 +198,23 @@ def test_two_distinct_approvers_are_needed_and_one_key_twice_counts_once(
     assert decisions.claim(store, action.token, trust).ok
 
 
+def test_the_listing_says_what_an_unsigned_call_needs_only_where_a_rule_asks_more(
+    store: Store, people
+) -> None:
+    """annotate skips the quorum of unsigned calls that one approver may decide (10,000 are
+    listed at once), and still says "needs 2 approvers" where a rule asks for two."""
+    alice, bob, _ = people
+    two = _two_person(alice, bob)
+    one = _approvers(f'[[approver]]\nname = "alice"\nkey = "{alice.public_line}"\n')
+    deleting, mailing = _hold(store), _hold(store, tool="send_mail")
+    listed = [store.get(deleting.token), store.get(mailing.token)]
+    assert [a.standing for a in decisions.annotate(store, listed, two)] == [
+        "needs 2 approvers",
+        None,  # the rule is for delete_* only
+    ]
+    assert [a.standing for a in decisions.annotate(store, listed, one)] == [None, None]
+
+
 def test_status_forced_to_approved_on_one_signature_of_two_is_refused(store: Store, people):
     alice, bob, _ = people
     trust = _two_person(alice, bob)

@@ -16,6 +16,7 @@ from patch_tui.approvals import decisions
 from patch_tui.approvals.approvers import os_user
 from patch_tui.approvals.store import (
     SCHEMA_VERSION,
+    Action,
     Store,
     StoreBusy,
     StoreCorrupt,
@@ -77,6 +78,22 @@ def test_create_and_get_keep_args_exactly(store: Store) -> None:
         "grant",
         "tampered",
     }
+
+
+def test_an_action_read_from_a_row_is_an_ordinary_frozen_action(store: Store) -> None:
+    """Rows become Actions without the dataclass's __init__ (schema.py, for speed): the result
+    must be indistinguishable from one built the usual way: equal, frozen, replace() works."""
+    import dataclasses
+
+    made = _pending(store, args={"n": 1}, details={"k": "v"}, tool_path="/t/x.py")
+    got = store.get(made.token)
+    assert got is not None
+    rebuilt = Action(**{f.name: getattr(got, f.name) for f in dataclasses.fields(Action)})
+    assert got == rebuilt and repr(got) == repr(rebuilt)
+    assert got.standing is None and got.damaged is None and got.tampered is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        got.status = "approved"  # type: ignore[misc]
+    assert dataclasses.replace(got, standing="1 of 2").standing == "1 of 2"
 
 
 def test_bad_input_is_refused_clearly(store: Store) -> None:

@@ -78,6 +78,22 @@ def test_listing_counting_and_events(any_store: Any) -> None:
     assert [e.event for e in any_store.events(limit=1)] == ["created"]
 
 
+def test_a_count_says_how_many_a_listing_lists(any_store: Any) -> None:
+    """The inbox shows the newest page first and says how many there are (count_actions):
+    the count is the listing's, status by status, on every backend."""
+    signed(any_store)
+    held = [pending(any_store, args={"n": n}) for n in range(5)]
+    any_store.add_decision(held[0].token, sig("carol", "reject", "no"), complete=quorum(1))
+    any_store.add_decision(held[1].token, sig("carol"), complete=quorum(1))
+    for statuses in [("pending",), ("rejected",), ("approved", "rejected"), ("executed",), None]:
+        listed = any_store.list_actions(statuses=statuses)
+        assert any_store.count_actions(statuses) == len(listed), statuses
+    assert any_store.count_actions() == 3  # pending by default, as list_actions lists
+    assert len(any_store.list_actions(limit=2)) == 2 < any_store.count_actions()
+    with pytest.raises(ValueError):
+        any_store.count_actions(("nonsense",))
+
+
 def test_the_version_moves_when_another_process_commits(store_location: Any) -> None:
     with (
         open_store(store_location, actor="a@x") as one,
@@ -100,6 +116,37 @@ def test_an_undecided_action_expires_and_never_runs(any_store: Any) -> None:
         late = any_store.add_decision(action.token, sig("bob"), complete=quorum(1))
         assert not late.ok and late.code == "expired"
         assert any_store.claim(action.token, always_good).code == "expired"
+
+
+def test_a_decision_reads_alike_on_every_backend(any_store: Any) -> None:
+    """One home for the transitions (approvals/decision_rows.py): a decision's event is by the
+    process that recorded it, the approver in its detail and in decided_by, on both backends;
+    a decision on an approval whose expiry passed says expired and marks it so."""
+    action = pending(any_store)
+    made = any_store.add_decision(action.token, sig("bob"), complete=lambda *_: now_iso())
+    assert made.ok and made.action.decided_by == "bob via alice@test"
+    approved = [e for e in any_store.events(action.token) if e.event == "approved"]
+    assert len(approved) == 1 and approved[0].actor == "alice@test"
+    assert approved[0].detail["approver"] == "bob"
+    time.sleep(0.01)  # the approval's expiry (now, as complete said) has passed
+    late = any_store.add_decision(action.token, sig("carol"), complete=quorum(1))
+    assert not late.ok and late.code == "expired" and late.action.status == "expired"
+    assert [e.event for e in any_store.events(action.token)][-1] == "expired"
+
+
+def test_placeholder_characters_in_values_are_kept_exactly(any_store: Any) -> None:
+    """The shared statements are written with `?` and PostgreSQL's connection turns them into
+    psycopg's `%s`: values holding `?`, `%s` or `%` are parameters and come back as they went."""
+    odd = "? %s %% %(x)s ?"
+    action = pending(any_store, tool=f"t{odd}", args={odd: odd}, reason=odd, tool_path=odd)
+    got = any_store.get(action.token)
+    assert (got.tool, got.args, got.reason, got.tool_path) == (f"t{odd}", {odd: odd}, odd, odd)
+    assert [a.token for a in any_store.list_actions(tool=f"t{odd}")] == [action.token]
+    made = any_store.add_decision(action.token, sig(odd, "reject", odd), complete=quorum(1))
+    assert made.ok and made.action.note == odd and made.action.decided_by.startswith(odd)
+    assert any_store.decisions(action.token)[0].approver == odd
+    any_store.record_output(odd, odd)
+    assert any_store.recent_outputs()[0] == (odd, odd)
 
 
 def test_the_taint_memory_is_shared(store_location: Any) -> None:

@@ -202,6 +202,20 @@ def test_the_database_down_at_start_is_one_line_and_exit_2(tmp_path: Path) -> No
 # -- faults -----------------------------------------------------------------------------------
 
 
+def test_every_connection_has_the_store_s_time_limits(pg_url: str) -> None:
+    """The pool's connections wait their turn at most the busy timeout, cancel a statement
+    after 15 s and an idle transaction after 60 s; a URL's own statement_timeout wins."""
+    with open_store(DatabaseURL(pg_url), actor="a@x", busy_timeout_ms=4321) as store:
+        shown = [
+            store._read(f"SHOW {name}")[0][0]
+            for name in ("lock_timeout", "statement_timeout", "idle_in_transaction_session_timeout")
+        ]
+        assert shown == ["4321ms", "15s", "1min"]
+    own = DatabaseURL(pg_url + "?options=-c%20statement_timeout%3D300")
+    with open_store(own, actor="a@x") as store:
+        assert store._read("SHOW statement_timeout")[0][0] == "300ms"
+
+
 def test_a_statement_timeout_changes_nothing_and_says_so(pg_server: Any, pg_url: str) -> None:
     import psycopg
 

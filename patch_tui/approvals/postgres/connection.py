@@ -1,5 +1,8 @@
 """The PostgreSQL store's connection: a psycopg pool, the write transaction, reads, migrations,
-and every driver error as one line for a person that never holds the password.
+and every driver error as one line for a person that never holds the password. It is the
+dialect the row modules both backends share are written against (approvals/sql_backend.py):
+their `?` placeholders become psycopg's `%s`, a row read inside a write is locked ` FOR UPDATE`,
+and an INSERT's id comes back with `RETURNING id`.
 
 Writers take turns: each write transaction first bumps `store_version` (one row), so the
 conditional UPDATE after it sees every committed change and no other writer can act meanwhile,
@@ -19,8 +22,9 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Self
 
 import psycopg
@@ -35,6 +39,7 @@ from patch_tui.approvals.postgres.migrations import (
     SCHEMA_VERSION,
     VERSION_TABLE,
 )
+from patch_tui.approvals.sql_backend import SqlBackend
 from patch_tui.approvals.values import (
     BUSY_TIMEOUT_MS,
     DEFAULT_TTL,
@@ -42,7 +47,6 @@ from patch_tui.approvals.values import (
     StoreError,
     StoreReadOnly,
     StoreUnavailable,
-    canonical_json,
     default_actor,
 )
 from patch_tui.settings.store_location import DatabaseURL
@@ -127,8 +131,29 @@ def translate(exc: BaseException, location: DatabaseURL, scrub: Scrubber) -> Sto
     return StoreUnavailable(f"{where}: the PostgreSQL store failed: {detail}")
 
 
-class PgConnection:
+@lru_cache(maxsize=512)
+def pg_sql(sql: str) -> bytes:
+    """A row module's statement for psycopg: `?` placeholders as `%s` (a `%` of its own,
+    which the row modules do not write, doubled). The statements are a fixed set: cached."""
+    return sql.replace("%", "%%").replace("?", "%s").encode()
+
+
+class Qmark:
+    """A psycopg connection inside a write transaction, taking `?` placeholders."""
+
+    __slots__ = ("conn",)
+
+    def __init__(self, conn: psycopg.Connection[Any]) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> psycopg.Cursor[Any]:
+        return self.conn.execute(pg_sql(sql), tuple(params))
+
+
+class PgConnection(SqlBackend):
     """A pool of connections to one PostgreSQL store, and the plumbing of PgStore."""
+
+    _FOR_UPDATE = " FOR UPDATE"
 
     def __init__(
         self,
@@ -204,12 +229,16 @@ class PgConnection:
 
     def _configure(self, conn: psycopg.Connection[Any]) -> None:
         """Per-connection limits: a writer waits its turn at most the busy timeout; a statement
-        that runs past the statement timeout is cancelled (the URL's own `options` win)."""
+        that runs past the statement timeout is cancelled (the URL's own `options` win). One
+        round trip: a statement without parameters may hold several."""
+        settings = [
+            f"SET lock_timeout = {int(self._busy_timeout_ms)}",
+            "SET idle_in_transaction_session_timeout = 60000",
+        ]
         options = conninfo_to_dict(self._conninfo).get("options") or ""
         if "statement_timeout" not in str(options):
-            conn.execute(f"SET statement_timeout = {int(STATEMENT_TIMEOUT_MS)}")
-        conn.execute(f"SET lock_timeout = {int(self._busy_timeout_ms)}")
-        conn.execute("SET idle_in_transaction_session_timeout = 60000")
+            settings.insert(0, f"SET statement_timeout = {int(STATEMENT_TIMEOUT_MS)}")
+        conn.execute("; ".join(settings).encode())
 
     def _check_reachable(self) -> None:
         self._connect().close()
@@ -304,7 +333,7 @@ class PgConnection:
         return time.time()
 
     @contextmanager
-    def _write(self) -> Iterator[psycopg.Connection[Any]]:
+    def _write(self) -> Iterator[Qmark]:
         """One write transaction: this writer's turn first (the store_version row), then the
         caller's conditional statements, then NOTIFY with the new version; all or nothing."""
         try:
@@ -313,7 +342,7 @@ class PgConnection:
                     "UPDATE store_version SET n = n + 1 WHERE one RETURNING n"
                 ).fetchone()
                 version = int(row[0]) if row else 0
-                yield conn
+                yield Qmark(conn)
                 conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(version)))
         except (psycopg.Error, PoolTimeout) as exc:
             raise self._translate(exc) from None
@@ -321,24 +350,22 @@ class PgConnection:
     def _read(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
         try:
             with self._pool.connection() as conn:
-                return conn.execute(sql.encode(), tuple(params)).fetchall()
+                return conn.execute(pg_sql(sql), tuple(params)).fetchall()
         except (psycopg.Error, PoolTimeout) as exc:
             raise self._translate(exc) from None
 
-    def _event(
-        self,
-        conn: psycopg.Connection[Any],
-        action_id: int,
-        event: str,
-        at: str,
-        *,
-        actor: str | None = None,
-        **detail: Any,
-    ) -> None:
-        conn.execute(
-            "INSERT INTO events (action_id, at, actor, event, detail) VALUES (%s, %s, %s, %s, %s)",
-            (action_id, at, actor or self.actor, event, canonical_json(detail)),
-        )
+    @contextmanager
+    def _read_conn(self) -> Iterator[Qmark]:
+        try:
+            with self._pool.connection() as conn:
+                yield Qmark(conn)
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise self._translate(exc) from None
+
+    def _insert_id(self, conn: Qmark, sql: str, params: tuple[Any, ...]) -> int:
+        row = conn.execute(sql + " RETURNING id", params).fetchone()
+        assert row is not None
+        return int(row[0])
 
     # -- the change feed ----------------------------------------------------------------------
 
