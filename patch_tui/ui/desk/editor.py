@@ -8,7 +8,8 @@ debounce in a thread worker, then refreshes the form without touching the focuse
 What the desk knows about the open file (text, saved text, disk hash, BOM, last parse, lint
 generation) is a `ToolBuffer` (`patch_tui/desk/buffer.py`), testable without a screen; this
 screen wires it to the widgets. Its other parts: `conflicts.py` (the file changed on disk),
-`tool_actions.py` (new, rename, duplicate, delete), `palette.py` (commands), `layout.py` (what
+`linting.py` (a lint's result into the panel, form and list), `tool_actions.py` (new,
+rename, duplicate, delete), `palette.py` (commands), `layout.py` (what
 fits at a given size, kept in the `desk_layout` reactive).
 
 Saving never loses work: the sha256 of the bytes loaded is compared with the disk's before every
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
-from textual import on, work
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -49,12 +50,13 @@ from patch_tui.ui.desk.conflicts import ChangeBanner, ConflictHandling
 from patch_tui.ui.desk.file_actions import FileActions
 from patch_tui.ui.desk.layout import BROWSER_MIN_WIDTH, SPLIT_MIN_WIDTH, WIDE_WIDTH, DeskLayout
 from patch_tui.ui.desk.lint_panel import LintPanel
+from patch_tui.ui.desk.linting import LintResults
 from patch_tui.ui.desk.manifest_form import ManifestForm
 from patch_tui.ui.desk.palette import desk_commands
 from patch_tui.ui.desk.problems import ProblemActions, is_template_text, problem_detail
 from patch_tui.ui.desk.source_pane import POST_PAINT_DELAY, SourceArea
 from patch_tui.ui.desk.tool_actions import ToolActions
-from patch_tui.ui.desk.tool_browser import ToolBrowser, ToolEntry
+from patch_tui.ui.desk.tool_browser import ToolBrowser
 from patch_tui.ui.desk.view_actions import ViewActions
 from patch_tui.ui.first_frame import StyledOnMount, after_first_frame
 from patch_tui.ui.widgets.key_bar import KeyBar
@@ -77,6 +79,7 @@ LINT_DEBOUNCE = 0.12
 
 
 class EditorScreen(
+    LintResults,
     ConflictHandling,
     ToolActions,
     FileActions,
@@ -470,70 +473,6 @@ class EditorScreen(
         if self._lint_timer is not None:
             self._lint_timer.stop()
         self._lint_timer = self.set_timer(LINT_DEBOUNCE, self._start_lint)
-
-    def _start_lint(self) -> None:
-        self._lint_timer = None
-        self.buffer.text = self.source.text
-        generation, text = self.buffer.begin_lint()
-        self._lint_worker(generation, text, str(self.current_path))
-
-    @work(thread=True, exclusive=True, group="lint", exit_on_error=False)
-    def _lint_worker(self, generation: int, text: str, path: str) -> None:
-        tf = toolfile.parse(text, path=path)
-        diagnostics = lint_toolfile(tf)
-        try:
-            self.app.call_from_thread(self._apply_lint, generation, text, tf, diagnostics)
-        except RuntimeError:
-            pass  # the app is closing
-
-    def _apply_lint(
-        self, generation: int, text: str, tf: toolfile.ToolFile, diagnostics: list[Diagnostic]
-    ) -> None:
-        before = self.buffer.diagnostics
-        if (
-            not self.is_attached
-            or text != self.source.text
-            or not self.buffer.accept_lint(generation, text, tf, diagnostics)
-        ):
-            # The text moved on (maybe with its Changed message still queued): the lint for
-            # the newer text is coming, and this one must not touch the form or `dirty`.
-            return
-        # Typing in the body rarely changes the problems or the manifest: touch the widgets
-        # only when what they show changed (keeps each keystroke cheap on big files).
-        if diagnostics != before or not self.lint_panel.row_count and diagnostics:
-            self.lint_panel.show(diagnostics)
-            problems: dict[Any, str] = {}
-            for d in diagnostics:
-                if d.field and d.severity != "info":
-                    problems.setdefault(tuple(d.field), f"{d.code}: {d.message}")
-            self.form.mark_problems(problems)
-            if not diagnostics:
-                self.query_one("#lint-detail", Static).update("")
-        if self.desk_layout.clean != (not diagnostics):
-            self._set_layout(clean=not diagnostics)
-        if not self.form.shows(tf.data if not structure_broken(tf) else None):
-            self._load_form(tf)
-        self.dirty = text != self.saved_text
-        if self.current_path is not None:
-            data = tf.data if isinstance(tf.data, dict) else {}
-            self.browser.update_entry(
-                ToolEntry(
-                    self.current_path,
-                    str(data.get("name") or self.current_path.stem),
-                    str(data.get("version") or "?"),
-                    str(data.get("description") or ""),
-                    sum(d.severity == "error" for d in diagnostics),
-                    sum(d.severity == "warning" for d in diagnostics),
-                )
-            )
-        self.lint_count += 1
-        self.post_message(self.Linted(diagnostics, text))
-        if self._select_template_of == self.current_path:  # ctrl+n: type over the template
-            self._select_template_of = None
-            self.select_template_text(("description",))
-        pending, self._pending_form_edits = self._pending_form_edits, []
-        for path, value in pending:
-            self._form_edit(path, value)
 
     # -- form -> source -------------------------------------------------------------------
 

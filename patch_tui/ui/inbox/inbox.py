@@ -10,6 +10,7 @@ pending actions are one list assignment.
 The screen is assembled from parts, each in its own module:
 
 - inbox/detail.py: exactly what you approve, and Approve disabled until all of it was shown;
+- inbox/deciding.py: a, r, e and g on one call: the decide dialog, edit then approve, allow;
 - inbox/batch.py: select several (space, ctrl+a, *, esc) and decide them together, each listed;
 - inbox/history.py: decided, run, failed and expired actions (h), filtered, exported (x);
 - inbox/grants_view.py: the standing grants (G), revoked from there;
@@ -18,7 +19,6 @@ The screen is assembled from parts, each in its own module:
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable
 from typing import Any, ClassVar, NamedTuple
@@ -27,25 +27,23 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.content import Content
 from textual.timer import Timer
 from textual.widgets import Header, Static
 
-from patch_tui.approvals import decisions, workspace
+from patch_tui.approvals import decisions
 from patch_tui.approvals.backend import ApprovalStore
-from patch_tui.approvals.store import Action, ActionStatus, Decision, Event, StoreBusy, StoreError
+from patch_tui.approvals.store import Action, ActionStatus, Event, StoreBusy, StoreError
 from patch_tui.approvals.watcher import StoreChanged
 from patch_tui.ui.commands import CommandList
 from patch_tui.ui.desk.host import desk_editor
 from patch_tui.ui.first_frame import StyledOnMount
 from patch_tui.ui.inbox.batch import BatchPart
 from patch_tui.ui.inbox.claims import ClaimPart, readers_of
+from patch_tui.ui.inbox.deciding import DecidePart
 from patch_tui.ui.inbox.detail import (
     DETAIL_DELAY,
     DetailPart,
     app_catalog,
-    blocked,
-    label,
     tool_info,
 )
 from patch_tui.ui.inbox.history import HISTORY_STATUSES, HistoryPart
@@ -62,7 +60,6 @@ from patch_tui.ui.inbox.palette import inbox_commands
 from patch_tui.ui.inbox.parts import DetailPane
 from patch_tui.ui.safe_text import JsonView, json_view, safe_line
 from patch_tui.ui.widgets.key_bar import KeyBar
-from patch_tui.untrusted.text_safety import value_flags
 
 # Rows read first on opening (the newest), before the whole list.
 FIRST_PAGE = 200
@@ -71,8 +68,6 @@ FIRST_PAGE = 200
 # read. The frame ends the wait (or the screen going away); the bound is for a stalled app only,
 # above what a first frame takes on a loaded machine.
 FIRST_PAINT_WAIT = 10.0
-# The args recalled in the decide dialog (the details pane above it has them all).
-DIALOG_ARGS_CHARS = 400
 
 
 class Listing(NamedTuple):
@@ -99,7 +94,9 @@ class InboxCommands(CommandList):
         return inbox_commands(screen)
 
 
-class InboxScreen(ClaimPart, SourcePart, BatchPart, HistoryPart, DetailPart, StyledOnMount):
+class InboxScreen(
+    DecidePart, ClaimPart, SourcePart, BatchPart, HistoryPart, DetailPart, StyledOnMount
+):
     """Pending actions (default) or the history, with the selected action's details."""
 
     COMMANDS: ClassVar[set[Any]] = {InboxCommands}
@@ -466,164 +463,6 @@ class InboxScreen(ClaimPart, SourcePart, BatchPart, HistoryPart, DetailPart, Sty
             # Result values (history) expand with the args.
             self.expanded.update(json_view(self.current.result).collapsed)
         self._show_detail(self.current)
-
-    def action_approve(self) -> None:
-        if self.has_selection():
-            self.decide_selection("approve")
-        else:
-            self._decide("approve")
-
-    def action_edit(self) -> None:
-        """Edit, then approve (issue 17): the args in a form from the tool's inputs."""
-        from patch_tui.ui.inbox.edit_args_dialog import open_edit_dialog
-
-        action = self._pending_shown()
-        if action is None:
-            return
-        if not self.can_approve:
-            self.notify(
-                "Editing is disabled until everything was shown (see the details)", markup=False
-            )
-            return
-
-        def done(decision: Decision | None) -> None:
-            if decision is not None and decision.code == "awaiting_approval":
-                self._signed_notice(action, decision)
-            elif decision is not None and decision.ok:
-                self.notify(
-                    f"Approved with edited args: {action.tool} ({action.token[:8]}…). The agent "
-                    "will be told what changed.",
-                    markup=False,
-                )
-            self.refresh_now()
-
-        open_edit_dialog(self, action, done)
-
-    def action_allow_like_this(self) -> None:
-        """Allow calls like this for… (issue 17): a standing grant from the selected action."""
-        from patch_tui.ui.inbox.allow_dialog import describe, open_allow_dialog
-
-        action = self._pending_shown()
-        if action is None:
-            return
-        if not self.can_approve:
-            self.notify(
-                "Allowing is disabled until everything was shown (see the details)", markup=False
-            )
-            return
-
-        def done(grant: Any) -> None:
-            if grant is not None:
-                self.notify(describe(grant), markup=False)
-            self.refresh_now()
-
-        open_allow_dialog(self, action, done)
-
-    def action_reject(self) -> None:
-        if self.has_selection():
-            self.decide_selection("reject")
-        else:
-            self._decide("reject")
-
-    def _pending_shown(self) -> Action | None:
-        """The pending action under the cursor, its detail brought up to date first, or None
-        when there is nothing to decide (history view, a decided action)."""
-        if self._detail_timer is not None:
-            # The cursor moved and the detail has not caught up: show it first. A new action
-            # was not shown yet, so deciding on it is refused by the can_approve check after.
-            self._detail_timer.stop()
-            self._sync_detail()
-        action = self.current
-        if action is None or action.status != "pending" or self.mode != "pending":
-            return None
-        return action
-
-    def _decide(self, verb: str) -> None:
-        action = self._pending_shown()
-        if action is None:
-            return
-        if verb == "approve" and not self.can_approve:
-            why = blocked(action, app_catalog(self))
-            self.notify(
-                f"Approve is disabled: {why}"
-                if why
-                else "Not yet: read the details to the end first (d reads on; E expands what "
-                "is collapsed), then a approves",
-                markup=False,
-            )
-            return
-        info = tool_info(action, app_catalog(self))
-        summary = json.dumps(action.args, ensure_ascii=False, sort_keys=True)
-        more = len(summary) - DIALOG_ARGS_CHARS
-        question = Content.assemble(
-            safe_line(action.tool, "bold"),
-            " ",
-            safe_line(f"{action.version} ({action.kind})"),
-            "\n",
-            label("args "),
-            safe_line(summary[:DIALOG_ARGS_CHARS]),
-            (
-                f"… ({more:,} more characters: the details show them all)" if more > 0 else "",
-                "$text-warning",
-            ),
-        )
-        if verb == "approve":
-            # The look-alikes again where the decision is made (the summary above is cut).
-            said = [sentence for _, sentence in value_flags({"tool": action.tool, **action.args})]
-            for sentence in dict.fromkeys(said):
-                question = Content.assemble(
-                    question, "\n", safe_line("⚠ " + sentence, "bold $text-warning")
-                )
-        warning = workspace.warning(action) if verb == "approve" else None
-        if warning is not None:
-            question = Content.assemble(
-                question, "\n", safe_line("⚠ " + warning, "bold $text-error")
-            )
-        token, shown_sha256 = action.token, action.args_sha256
-
-        def decide(note: str | None) -> Decision:
-            from patch_tui.approvals import decisions
-
-            store = app_store(self.app)
-            if verb == "approve":
-                return decisions.approve(store, token, note=note, shown_args_sha256=shown_sha256)
-            return decisions.reject(store, token, reason=note)
-
-        def done(decision: Decision | None) -> None:
-            if decision is not None and decision.code == "awaiting_approval":
-                self._signed_notice(action, decision)
-            elif decision is not None and decision.ok:
-                self.notify(
-                    f"{'Approved' if verb == 'approve' else 'Rejected'}: {action.tool} "
-                    f"({token[:8]}…). The agent's patch_confirm_action "
-                    + (
-                        "will now run it." if verb == "approve" else "will be told it was rejected."
-                    ),
-                    markup=False,
-                )
-            self.refresh_now()
-
-        # Imported when first asked: its fields (Input, TextArea) are not for the first frame.
-        from patch_tui.ui.inbox.inbox_dialogs import DecideModal
-
-        self.app.push_screen(
-            DecideModal(
-                verb,
-                question,
-                decide,
-                destructive=info.destructive,
-                note_label=None if verb == "approve" else "reason (optional, the agent sees it)",
-            ),
-            done,
-        )
-
-    def _signed_notice(self, action: Action, decision: Decision) -> None:
-        """A signed approval short of the quorum: recorded, and the call stays pending."""
-        self.notify(
-            f"Signed: {action.tool} ({action.token[:8]}…) {decision.why}; it runs once enough "
-            "approvers have approved.",
-            markup=False,
-        )
 
     def action_grants(self) -> None:
         from patch_tui.ui.inbox.grants_view import GrantsScreen

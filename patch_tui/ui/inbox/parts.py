@@ -81,6 +81,18 @@ class InboxParts(Screen[None]):
         """Say in the detail pane what a or r would do now (inbox/detail.py)."""
         raise NotImplementedError
 
+    def _sync_detail(self) -> None:
+        """Bring the detail pane up to the cursor now (inbox/detail.py)."""
+        raise NotImplementedError
+
+    def has_selection(self) -> bool:
+        """Whether several actions are selected for one decision (inbox/batch.py)."""
+        raise NotImplementedError
+
+    def decide_selection(self, verb: str) -> None:
+        """Decide the selected actions together (inbox/batch.py)."""
+        raise NotImplementedError
+
     def refresh_now(self) -> None:
         """After a decision: read the store at once instead of at the next tick, and have the
         badge's watch read it too (a batch's count followed a tick late)."""
