@@ -46,7 +46,8 @@ def _cli_store(
     from patch_tui.approvals.store import StoreError
 
     caught: tuple[type[Exception], ...] = (StoreError, *also)
-    store = _open_store(args, "cli")
+    # A one-shot command: on PostgreSQL, one connection and no pool.
+    store = _open_store(args, "cli", pooled=False)
     if store is None:
         raise _StoreFailed  # _open_store said why
     try:

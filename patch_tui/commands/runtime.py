@@ -95,17 +95,21 @@ def _settings_ttl() -> float | None:
         return None
 
 
-def _open_store(args: argparse.Namespace, label: str) -> Any:
+def _open_store(args: argparse.Namespace, label: str, *, pooled: bool = True) -> Any:
     """The store, or None after printing why (the caller exits 1). A store location that is no
     store (an unknown URL scheme, a missing driver extra) or a database that cannot be reached
-    at all is one line and exit 2: nothing was done, and trying again as is will not help."""
+    at all is one line and exit 2: nothing was done, and trying again as is will not help.
+    `pooled=False`: a one-shot command's store (open_store)."""
     from patch_tui.approvals.open_store import open_store
     from patch_tui.approvals.store import DEFAULT_TTL, StoreError
 
     ttl = _settings_ttl()
     try:
         return open_store(
-            _store_location(args), actor=label, ttl=DEFAULT_TTL if ttl is None else ttl
+            _store_location(args),
+            actor=label,
+            ttl=DEFAULT_TTL if ttl is None else ttl,
+            pooled=pooled,
         )
     except StoreError as exc:
         _err(visible(str(exc)))
