@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 # Untrusted text (args, notes, tool errors) reaches the terminal with escape sequences and hidden
@@ -77,10 +78,29 @@ def _out(value: Any) -> None:
     # `indent` takes its pure-Python encoder, which was most of the listing's time (about 1.2 s
     # of 2 under a profiler).
     if isinstance(value, list):
-        items = ",\n".join(json.dumps(item, ensure_ascii=True) for item in value)
-        print(f"[\n{items}\n]" if items else "[]")
+        items = ",\n".join(map(_line_encoder(), value))
+        sys.stdout.write(f"[\n{items}\n]\n" if items else "[]\n")
     else:
         print(json.dumps(value, ensure_ascii=True, indent=2))
+
+
+def _line_encoder() -> Callable[[Any], str]:
+    """json.dumps(item, ensure_ascii=True) as one reusable function. json.dumps builds a new
+    encoder for every call, a third of the time of 10,000 small items; json's C encoder, made
+    once, writes the same text (its parameters are JSONEncoder.iterencode's for these options).
+    The items are JSON data the store decoded (never circular), so no circular check."""
+    from json.encoder import c_make_encoder, encode_basestring_ascii
+
+    if c_make_encoder is None:  # pragma: no cover - a Python without json's C speedups
+        return lambda item: json.dumps(item, ensure_ascii=True)
+    encode = c_make_encoder(
+        None, _not_serializable, encode_basestring_ascii, None, ": ", ", ", False, False, True
+    )
+    return lambda item: "".join(encode(item, 0))
+
+
+def _not_serializable(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def _settings_ttl() -> float | None:
