@@ -103,6 +103,31 @@ def canonical_json(value: Any) -> str:
     return _CANONICAL.encode(value)
 
 
+def _canonical_chunks() -> Any:
+    """json's C encoder with _CANONICAL's options, made once (JSONEncoder.encode makes one per
+    call, half the time of a small value), or None where Python has no C encoder. Without
+    the circular check: a value that holds itself raises RecursionError instead."""
+    from json.encoder import c_make_encoder, encode_basestring
+
+    if c_make_encoder is None:  # pragma: no cover - a Python without json's C speedups
+        return None
+    return c_make_encoder(
+        None, _CANONICAL.default, encode_basestring, None, ":", ",", True, False, False
+    )
+
+
+_CANONICAL_CHUNKS = _canonical_chunks()
+
+
+def canonical_size(value: Any) -> int:
+    """len(canonical_json(value)), for the size check every listed action gets (approvable):
+    10 of 18 ms for 10,000 actions. TypeError or ValueError as canonical_json raises them, and
+    RecursionError for a value that holds itself (or is nested too deep)."""
+    if _CANONICAL_CHUNKS is None:  # pragma: no cover
+        return len(canonical_json(value))
+    return len("".join(_CANONICAL_CHUNKS(value, 0)))
+
+
 def args_sha256(args: Any) -> str:
     return hashlib.sha256(canonical_json(args).encode("utf-8")).hexdigest()
 
