@@ -303,9 +303,11 @@ REFUSALS = ("tampered", "args_changed", "not_allowed", "awaiting_approval")
 def refusal_note(action: Action) -> str | None:
     """Why confirm refused to run this action, when it did (its result keeps the refusal)."""
     result = action.result
+    # The result first: most actions have none, and naming an enum member is a class attribute
+    # lookup (this runs for every listed row).
     if (
-        action.status == ActionStatus.FAILED
-        and isinstance(result, dict)
+        isinstance(result, dict)
+        and action.status == ActionStatus.FAILED
         and result.get("status") in REFUSALS
     ):
         return str(result.get("why") or result.get("status"))

