@@ -107,10 +107,13 @@ def _canonical_chunks() -> Any:
     """json's C encoder with _CANONICAL's options, made once (JSONEncoder.encode makes one per
     call, half the time of a small value), or None where Python has no C encoder. Without
     the circular check: a value that holds itself raises RecursionError instead."""
-    from json.encoder import c_make_encoder, encode_basestring
+    import json.encoder
 
-    if c_make_encoder is None:  # pragma: no cover - a Python without json's C speedups
+    # Not in typeshed; None where Python was built without json's C speedups.
+    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if c_make_encoder is None:  # pragma: no cover
         return None
+    encode_basestring = json.encoder.encode_basestring
     return c_make_encoder(
         None, _CANONICAL.default, encode_basestring, None, ":", ",", True, False, False
     )

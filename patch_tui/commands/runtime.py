@@ -95,12 +95,22 @@ def _line_encoder() -> Callable[[Any], str]:
     encoder for every call, a third of the time of 10,000 small items; json's C encoder, made
     once, writes the same text (its parameters are JSONEncoder.iterencode's for these options).
     The items are JSON data the store decoded (never circular), so no circular check."""
-    from json.encoder import c_make_encoder, encode_basestring_ascii
+    import json.encoder
 
-    if c_make_encoder is None:  # pragma: no cover - a Python without json's C speedups
+    # Not in typeshed; None where Python was built without json's C speedups.
+    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if c_make_encoder is None:  # pragma: no cover
         return lambda item: json.dumps(item, ensure_ascii=True)
     encode = c_make_encoder(
-        None, _not_serializable, encode_basestring_ascii, None, ": ", ", ", False, False, True
+        None,
+        _not_serializable,
+        json.encoder.encode_basestring_ascii,
+        None,
+        ": ",
+        ", ",
+        False,
+        False,
+        True,
     )
     return lambda item: "".join(encode(item, 0))
 
