@@ -4,7 +4,8 @@
 
 Measures, in a headless app of 100x32:
 - store read: `list_actions()` of N pending actions (what the poll worker does, off the UI thread);
-- open: from pushing the inbox screen to its first full paint with every row loaded;
+- open: from pushing the inbox screen to the first frame written with the newest rows and the
+  first action's details, and to every row loaded and painted;
 - cursor: one key press (down / pagedown / end) to its processed repaint, median / p95 / max;
   and, without Pilot's own waits, a Key event from the driver to the first frame written with
   the moved cursor;
@@ -97,12 +98,27 @@ async def measure(store_path: Path, moves: int) -> dict[str, float]:
     async with app.run_test(size=(100, 32)) as pilot:
         await pilot.pause()
         screen = InboxScreen()
+        painted: list[float] = []
+        shown_first = app._display
+
+        def first_frame(on: object, renderable: object) -> None:
+            # The first frame written with the newest rows and the first action's args (the
+            # rest of the list is read after it; Pilot's pause() would wait for that too).
+            shown_first(on, renderable)  # type: ignore[arg-type]
+            if renderable is None or painted or on is not screen or not screen.is_mounted:
+                return
+            if screen.current is not None and "canonical JSON" in str(
+                screen.query_one("#detail-args").render()
+            ):
+                painted.append(time.perf_counter())
+
+        app._display = first_frame  # type: ignore[method-assign]
         t = time.perf_counter()
         app.push_screen(screen)
-        while not (screen.is_mounted and screen.list.actions):
+        while not painted:
             await asyncio.sleep(0.001)
-        await pilot.pause()  # the paint after the first rows arrived
-        out["open_s"] = time.perf_counter() - t
+        out["open_s"] = painted[0] - t
+        app._display = shown_first  # type: ignore[method-assign]
         while screen.load_count < 1:
             await asyncio.sleep(0.001)
         await pilot.pause()
@@ -203,7 +219,8 @@ def main() -> int:
         f"store read (worker thread): {result['store_read_s'] * 1000:.0f} ms for {int(result['rows'])} rows"
     )
     print(
-        f"open (push to the first rows painted): {result['open_s'] * 1000:.0f} ms   target < 500 ms"
+        f"open (push to the first frame with rows and details): {result['open_s'] * 1000:.0f} ms"
+        "   target < 500 ms"
     )
     print(f"whole list loaded and painted: {result['full_s'] * 1000:.0f} ms")
     base = result["noop_median_ms"]

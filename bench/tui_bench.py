@@ -5,19 +5,22 @@
     - bare: a bare Textual app with Header, a TextArea holding the tool's source, and Footer;
     - desk: `patch-tui TOOL` with the tool's name in the manifest form and its source shown;
     - inbox: `patch-tui inbox` on a store of --pending actions, the list and the first
-      action's details shown.
+      action's details shown (its args); and, in the same samples, the details' tool part
+      (the capabilities from the tool's validated manifest), which follows that frame.
     Each sample is a fresh process started by tmux (imports count, as they do for a person),
     quit with ctrl+q; the three alternate so machine load hits each alike. Median of --runs,
     with the bytecode cache (as installed) and without it (every module compiled). Target:
     desk / bare and inbox / bare <= 1.5.
 (imports) `python -X importtime` of the desk's start, headless, up to its first frame: what it
-    imports beyond the bare app, and the ten largest single import costs.
+    imports beyond the bare app, and the ten largest single import costs; the same for
+    `patch-tui inbox` on --pending actions.
 (b) keystroke -> updated diagnostics on a 300-line tool, in one process with Pilot: the time from
     the debounced re-parse firing to the lint panel showing the new diagnostics (p95, target
     <= 50 ms), and the debounce itself (target <= 150 ms).
 (c) outside change -> the open (clean) tool showing it: watcher + reload (target <= 250 ms).
 
-    .venv/bin/python bench/tui_bench.py [--runs N] [--pending N] [--only PART] [--json]
+    .venv/bin/python bench/tui_bench.py [--runs N] [--pending N] [--only PART] [--apps desk,inbox]
+        [--json]
 
 A headless child (--child bare|floor|desk PATH, for the import profile) writes READY on stdout
 when the app writes its first frame with the content (`report_frames`), then SETTLED.
@@ -166,6 +169,28 @@ def child_desk(path: str) -> None:
     app.run(headless=True, size=SIZE)
 
 
+def inbox_is_ready(app: Any) -> bool:
+    """The inbox shows its list and the first action's args in the details."""
+    from patch_tui.ui.inbox.inbox import InboxScreen
+
+    screen = app.screen
+    if not isinstance(screen, InboxScreen) or not screen.is_mounted or screen.current is None:
+        return False
+    return "canonical JSON" in str(screen.query_one("#detail-args").render())
+
+
+def child_inbox(store: str) -> None:
+    """`patch-tui inbox` as the command builds it (its settings read plainly), headless."""
+    from patch_tui import cli  # noqa: F401  # the entry point's import cost counts too
+    from patch_tui.commands import inboxcmd  # noqa: F401
+    from patch_tui.settings.config import start_settings
+    from patch_tui.ui.inbox.inbox_app import InboxApp
+
+    app = InboxApp(store, settings=start_settings())
+    report_frames(app, inbox_is_ready)
+    app.run(headless=True, size=SIZE)
+
+
 # -- (a) start-up, in a real terminal ------------------------------------------------------------
 
 
@@ -175,7 +200,9 @@ class TmuxTerminal:
     person sees it). No polling process is spawned, so the measuring costs both apps alike."""
 
     def __init__(self, workdir: Path) -> None:
-        self.sock = f"tui-bench-{os.getpid()}"
+        # A server of its own each time: the previous one (the same process's) may still be
+        # ending after kill-server, and a new session of the same name on it fails.
+        self.sock = f"tui-bench-{os.getpid()}-{time.monotonic_ns()}"
         conf = workdir / "tmux.conf"
         # remain-on-exit: the pane (and the server) outlive the app between samples.
         conf.write_text("set -g status off\nset -g remain-on-exit on\n", encoding="utf-8")
@@ -230,13 +257,22 @@ class TmuxTerminal:
     def first_frame(self, command: str, shows: Callable[[str], bool], timeout: float = 60) -> float:
         """Seconds from starting `command` in the pane to the screen showing what `shows`
         looks for; then the app is quit with ctrl+q, as a person quits it."""
+        return self.frames(command, [shows], timeout)[0]
+
+    def frames(
+        self, command: str, stages: list[Callable[[str], bool]], timeout: float = 60
+    ) -> list[float]:
+        """Seconds from starting `command` in the pane to the screen showing what each stage
+        looks for, in turn (a later stage may hold on the same screen); then ctrl+q."""
         start = time.perf_counter()
         self.command("respawn-pane -k -t bench " + shlex.quote(command))
         deadline = time.monotonic() + timeout
+        elapsed: list[float] = []
         while True:
             screen = self.screen(deadline)
-            if shows(screen):
-                elapsed = time.perf_counter() - start
+            while len(elapsed) < len(stages) and stages[len(elapsed)](screen):
+                elapsed.append(time.perf_counter() - start)
+            if len(elapsed) == len(stages):
                 break
             if time.monotonic() > deadline:
                 raise SystemExit(f"tui_bench: no first frame from {command!r}:\n{screen}")
@@ -284,8 +320,19 @@ def _shows_inbox(first_path: str) -> Callable[[str], bool]:
     return shows
 
 
+def _shows_inbox_tool(screen: str) -> bool:
+    # The details' tool part: the capabilities of the validated manifest (delete_file's).
+    return "human_confirm true" in screen
+
+
 def bench_startup(
-    runs: int, tool: Path, inbox_store: Path, first_path: str, env: dict[str, str], tmp: Path
+    runs: int,
+    tool: Path,
+    inbox_store: Path,
+    first_path: str,
+    env: dict[str, str],
+    tmp: Path,
+    apps: tuple[str, ...] = ("desk", "inbox"),
 ) -> dict[str, Any]:
     """First frame in tmux, median of `runs`: the bare app (Header, TextArea with the tool,
     Footer), the desk on the tool, and `patch-tui inbox` on a store of pending actions. The
@@ -302,24 +349,35 @@ def bench_startup(
             _shows_inbox(first_path),
         ),
     }
+    commands = {name: c for name, c in commands.items() if name == "bare" or name in apps}
     samples: dict[str, list[float]] = {name: [] for name in commands}
+    # The inbox's details are complete once their tool part (which follows its first frame) is
+    # in: timed in the same samples, so it can be held against the first frame before.
+    tool_part: list[float] = []
     term = TmuxTerminal(tmp)
     try:
         for command, shows in commands.values():  # warm the page cache and the bytecode cache
             term.first_frame(command, shows)
         for _ in range(runs):
             for name, (command, shows) in commands.items():
-                samples[name].append(term.first_frame(command, shows))
+                if name == "inbox":
+                    first, complete = term.frames(command, [shows, _shows_inbox_tool])
+                    samples[name].append(first)
+                    tool_part.append(complete)
+                else:
+                    samples[name].append(term.first_frame(command, shows))
     finally:
         term.close()
     med = {name: statistics.median(xs) for name, xs in samples.items()}
     return {
         "runs": runs,
-        "bare_median_ms": round(med["bare"] * 1000, 1),
-        "desk_median_ms": round(med["desk"] * 1000, 1),
-        "inbox_median_ms": round(med["inbox"] * 1000, 1),
-        "desk_ratio": round(med["desk"] / med["bare"], 2),
-        "inbox_ratio": round(med["inbox"] / med["bare"], 2),
+        **{f"{name}_median_ms": round(m * 1000, 1) for name, m in med.items()},
+        **(
+            {"inbox_tool_part_median_ms": round(statistics.median(tool_part) * 1000, 1)}
+            if tool_part
+            else {}
+        ),
+        **{f"{name}_ratio": round(m / med["bare"], 2) for name, m in med.items() if name != "bare"},
         "target_ratio": 1.5,
         **{f"{name}_ms": [round(x * 1000) for x in xs] for name, xs in samples.items()},
     }
@@ -378,6 +436,21 @@ def bench_imports(tool: Path, env: dict[str, str]) -> dict[str, Any]:
     }
 
 
+def bench_inbox_imports(store: Path, tool: Path, env: dict[str, str]) -> dict[str, Any]:
+    """As bench_imports, for `patch-tui inbox` on `store` up to its first frame."""
+    importtime("inbox", str(store), env)  # warm the bytecode cache
+    bare = importtime("floor", str(tool), env)
+    inbox = importtime("inbox", str(store), env)
+    extra = {k: v for k, v in inbox.items() if k not in bare}
+    top = sorted(extra.items(), key=lambda kv: -kv[1])[:10]
+    return {
+        "bare_import_ms": round(sum(bare.values()), 1),
+        "inbox_import_ms": round(sum(inbox.values()), 1),
+        "inbox_extra_import_ms": round(sum(extra.values()), 1),
+        "top_ten_ms": {k: round(v, 1) for k, v in top},
+    }
+
+
 def p95(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(0.95 * (len(ordered) - 1))))]
@@ -414,7 +487,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only", choices=["startup", "imports", "keystroke", "follow"], default=None
     )
-    parser.add_argument("--child", choices=["bare", "desk", "floor"], help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--apps",
+        default="desk,inbox",
+        help="the first frames measured against the bare app (startup): desk, inbox or both",
+    )
+    parser.add_argument(
+        "--child", choices=["bare", "desk", "floor", "inbox"], help=argparse.SUPPRESS
+    )
     parser.add_argument("path", nargs="?", help=argparse.SUPPRESS)
     parser.add_argument("--tty", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -427,7 +507,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.child == "floor":
         child_floor(args.path)
         return 0
+    if args.child == "inbox":
+        child_inbox(args.path)
+        return 0
 
+    apps = tuple(a for a in args.apps.split(",") if a in ("desk", "inbox"))
     results: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="tui-bench-") as tmpdir:
         tmp = Path(tmpdir)
@@ -438,20 +522,23 @@ def main(argv: list[str] | None = None) -> int:
         tools.mkdir()
         tool = tools / "bench_tool.py"
         tool.write_text(tool_of(300), encoding="utf-8")
-        if args.only in (None, "startup"):
-            sys.path.insert(0, str(Path(__file__).parent))
-            from inbox_bench import fill
+        sys.path.insert(0, str(Path(__file__).parent))
+        from inbox_bench import fill
 
-            store = tmp / "inbox.sqlite3"
+        store = tmp / "inbox.sqlite3"
+        if args.only in (None, "startup", "imports") and "inbox" in apps:
             fill(store, args.pending)
+        if args.only in (None, "startup"):
             # The newest action is listed (and detailed) first.
             first_path = f"/srv/data/file-{args.pending - 1:05d}.csv"
             for cache in (True, False):
                 key = "startup" if cache else "startup_no_bytecode_cache"
                 run_env = make_env(tmp, bytecode_cache=cache)
-                results[key] = bench_startup(args.runs, tool, store, first_path, run_env, tmp)
+                results[key] = bench_startup(args.runs, tool, store, first_path, run_env, tmp, apps)
         if args.only in (None, "imports"):
             results["imports"] = bench_imports(tool, env)
+            if "inbox" in apps:
+                results["inbox_imports"] = bench_inbox_imports(store, tool, env)
         if args.only in (None, "keystroke"):
             results["keystroke"] = asyncio.run(bench_keystroke(tool, args.keys))
         if args.only in (None, "follow"):

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from patch_tui.format import toolfile
+# format.toolfile (and YAML) is imported by the functions that read or write a tool file: opening
+# a toolbox reads none, and `patch-tui inbox` opens one before its first frame.
 from patch_tui.format.fields import NAME_RE, bump_version
 from patch_tui.runtime.toolbox_files import (  # noqa: F401 - re-exported: callers import them here
     FileChangedOnDisk,
@@ -84,6 +85,7 @@ def _utc_stamp() -> str:
 def new_tool_text(name: str, description: str | None = None) -> str:
     """A small tool that takes one string and returns it; lint-clean but for PT052 on the
     template description when no `description` is given."""
+    from patch_tui.format import toolfile
     from patch_tui.format.manifest import Manifest
     from patch_tui.format.templates import TOOL_DESCRIPTION
 
@@ -298,6 +300,8 @@ class Toolbox:
     ) -> SaveResult:
         """Keep the file's current version in the history, then save `text` with its version
         bumped (from the larger of the on-disk and the edited version, so it always moves up)."""
+        from patch_tui.format import toolfile
+
         p = Path(path)
         data = _to_bytes(text)
         tf = toolfile.parse_bytes(data, path=str(p))
@@ -460,6 +464,8 @@ class Toolbox:
         return target
 
     def _renamed_text(self, path: Path, new_name: str) -> bytes:
+        from patch_tui.format import toolfile
+
         raw = path.read_bytes()
         tf = toolfile.parse_bytes(raw, path=str(path))
         if not isinstance(tf.data, dict) or any(
@@ -536,6 +542,8 @@ class Toolbox:
 
 
 def _manifest_name(path: Path) -> str | None:
+    from patch_tui.format import toolfile
+
     try:
         tf = toolfile.read(str(path))
     except OSError:

@@ -66,8 +66,7 @@ def check_config_later(app: App[Any]) -> None:
     app.set_timer(CONFIG_CHECK_DELAY, start)
 
 
-# Modules that the desk does not import before its first frame (nor `patch-tui inbox`, but for
-# INBOX_FIRST_FRAME_NEEDS): each is
+# Modules that neither the desk nor `patch-tui inbox` imports before its first frame: each is
 # needed only by something that starts after it (the first lint and the highlighting, the
 # watchers, the config check) or by a screen opened later. tests/unit/test_headless_imports.py
 # checks that both first frames leave every one of them unimported.
@@ -92,7 +91,15 @@ LAZY_MODULES: dict[str, str] = {
     "patch_tui.ui.help": "opened with F1",
 }
 
-# What the inbox's first frame needs of those: the first action's details say what its tool
-# may do from the validated manifest (the capabilities as the runtime reads them, defaults
-# included), never from a second reading of the raw frontmatter.
-INBOX_FIRST_FRAME_NEEDS = frozenset({"pydantic", "patch_tui.format.manifest"})
+# And the inbox's first frame, which shows held calls and no tool file, leaves these too: the
+# details' tool part (its manifest validated, pydantic) follows the first frame, read by the
+# list's reading thread (ui/inbox/inbox.py), and so does the store watch.
+INBOX_LAZY_MODULES: dict[str, str] = {
+    "yaml": "tool files are read for the details' tool part, after the first frame",
+    "patch_tui.format.toolfile": "tool files are read for the details' tool part, later",
+    "patch_tui.runtime.catalog": "tool files are read for the details' tool part, later",
+    "patch_tui.approvals.review": "the details' tool part follows the first frame",
+    "patch_tui.approvals.push": "the store watch (push failures) starts after the first frame",
+    "patch_tui.ui.inbox.inbox_dialogs": "the decide dialog opens with a or r",
+    "textual.widgets._text_area": "no text area before the first frame (dialogs have them)",
+}

@@ -223,14 +223,15 @@ def _first_frame_env(tmp_path) -> dict[str, str]:
     return env
 
 
-def _lazy_loaded(modules: list[str], *, needed: frozenset[str] = frozenset()) -> list[str]:
-    from patch_tui.ui.first_frame import LAZY_MODULES
+def _lazy_loaded(modules: list[str], *, inbox: bool = False) -> list[str]:
+    from patch_tui.ui.first_frame import INBOX_LAZY_MODULES, LAZY_MODULES
 
     loaded = set(modules)
+    lazy_modules = [*LAZY_MODULES, *(INBOX_LAZY_MODULES if inbox else ())]
     return [
         lazy
-        for lazy in LAZY_MODULES
-        if lazy not in needed and (lazy in loaded or any(m.startswith(lazy + ".") for m in loaded))
+        for lazy in lazy_modules
+        if lazy in loaded or any(m.startswith(lazy + ".") for m in loaded)
     ]
 
 
@@ -252,29 +253,34 @@ def test_desk_first_frame_leaves_the_lazy_modules_unimported(tmp_path) -> None:
     assert _lazy_loaded(seen["shown"]) == []
 
 
-def test_inbox_first_frame_leaves_the_lazy_modules_unimported(tmp_path) -> None:
+@pytest.mark.parametrize("older", [0, 204], ids=["one action", "more than a first page"])
+def test_inbox_first_frame_leaves_the_lazy_modules_unimported(tmp_path, older: int) -> None:
     """`patch-tui inbox` shows its list and the first action's details without importing any
-    LAZY_MODULES but the manifest model its details need (pydantic-settings among them: the
-    config file is validated after the first frame)."""
+    LAZY_MODULES or INBOX_LAZY_MODULES (pydantic-settings among them: the config file is
+    validated after the first frame; the manifest model, for the details' tool part, follows
+    it too), whether the list is read at once or its first page first (ui/inbox/inbox.py)."""
     from patch_tui.approvals.store import Store
     from patch_tui.format import toolfile
     from patch_tui.settings import paths
-    from patch_tui.ui.first_frame import INBOX_FIRST_FRAME_NEEDS
+    from patch_tui.ui.inbox.inbox import FIRST_PAGE
 
+    assert older + 1 < FIRST_PAGE or older + 1 > FIRST_PAGE
     tool = paths.sample_tools_dir() / "delete_file.py"
     tf = toolfile.read(tool)
     store = tmp_path / "inbox.sqlite3"
     held = Store(store)
     try:
-        held.create_pending(
-            "human_confirm",
-            "delete_file",
-            "1.0.0",
-            tf.sha256,
-            {"path": "/srv/data/first-frame.csv"},
-            "Tool is marked capabilities.human_confirm: true.",
-            tool_path=str(tool),
-        )
+        for n in [*range(older), None]:  # the newest, shown first, is the one looked for
+            path = "/srv/data/first-frame.csv" if n is None else f"/srv/data/older-{n}.csv"
+            held.create_pending(
+                "human_confirm",
+                "delete_file",
+                "1.0.0",
+                tf.sha256,
+                {"path": path},
+                "Tool is marked capabilities.human_confirm: true.",
+                tool_path=str(tool),
+            )
     finally:
         held.close()
     out = subprocess.run(
@@ -287,4 +293,4 @@ def test_inbox_first_frame_leaves_the_lazy_modules_unimported(tmp_path) -> None:
     assert out.returncode == 0, out.stderr[-3000:]
     seen = json.loads(out.stdout.strip().splitlines()[-1])
     assert seen, "the inbox never showed the action's details"
-    assert _lazy_loaded(seen["shown"], needed=INBOX_FIRST_FRAME_NEEDS) == []
+    assert _lazy_loaded(seen["shown"], inbox=True) == []

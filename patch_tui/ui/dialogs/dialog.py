@@ -22,11 +22,13 @@ them in `on_command_key`.
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual import events
 from textual.screen import ModalScreen
-from textual.widgets import Input, TextArea
+
+if TYPE_CHECKING:
+    from textual.widgets import Input, TextArea
 
 ResultType = TypeVar("ResultType")
 
@@ -80,6 +82,10 @@ class Dialog(ModalScreen[ResultType]):
             field.focus()
 
     def first_text_field(self) -> Input | TextArea | None:
+        # Imported here: every app mixes in DialogKeyGuard from this module, and `patch-tui
+        # inbox` shows no text field before its first frame (TextArea's import is its own).
+        from textual.widgets import Input, TextArea
+
         for widget in self.query("Input, TextArea"):
             if not isinstance(widget, (Input, TextArea)) or not widget.focusable:
                 continue

@@ -427,6 +427,8 @@ class BatchPart(InboxParts):
 
     def _update_title(self) -> None:
         rows = len(self.shown)
+        if self.listed_total is not None and self.mode == "pending":
+            rows = self.listed_total  # the first page of them is shown, the rest is being read
         title = f"Pending ({rows})" if self.mode == "pending" else f"History ({rows})"
         if self.has_selection():
             title += f" · {len(self.list.selected)} selected: a / r decide them, esc clears"

@@ -7,7 +7,8 @@ markup, every hidden character is a visible ⟦U+XXXX⟧ token with a banner cou
 strings collapse behind an explicit expand (E); Approve stays disabled until every collapsed value
 was expanded and the pane was scrolled to its end once (or its content fits).
 
-    tool_info, blocked, ToolInfo       from approvals/review.py (one home for every front end);
+    tool_info, blocked                 approvals/review.py's (one home for every front end), imported
+                                       when first asked;
                                        blocked: why it may not be approved (approvals.approvable)
     DetailPart                         the inbox screen's part that fills it and keeps the gate
 """
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import builtins
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import work
 from textual.content import Content
@@ -24,9 +25,7 @@ from textual.dom import DOMNode
 from textual.widgets import Static
 
 from patch_tui.approvals import approvable, workspace
-from patch_tui.approvals.review import ToolInfo, blocked, tool_info  # noqa: F401 (batch, inbox)
 from patch_tui.approvals.store import Action, Event, StoreError, parse_iso
-from patch_tui.runtime.catalog import ToolCatalog
 from patch_tui.ui.inbox import inbox_list
 from patch_tui.ui.inbox.inbox_badge import app_store
 from patch_tui.ui.inbox.inbox_list import human_duration
@@ -34,8 +33,29 @@ from patch_tui.ui.inbox.parts import InboxParts
 from patch_tui.ui.safe_text import SafeReport, json_view, safe, safe_line
 from patch_tui.ui.services import maybe_services
 
+if TYPE_CHECKING:
+    from patch_tui.approvals.review import ToolInfo
+    from patch_tui.runtime.catalog import ToolCatalog
+
 # How long the cursor rests before the detail pane follows it (seconds).
 DETAIL_DELAY = 0.1
+# The tool part of the details while its manifest is being read (DetailPart.tool_deferred).
+TOOL_READING = Content.styled("reading the tool file…", "$text-muted")
+
+
+def tool_info(action: Action, catalog: ToolCatalog | None = None) -> ToolInfo:
+    """approvals/review.py's answer. Imported when first asked (the catalog reads tool files
+    with YAML, which the inbox's first frame does not need: DetailPart.tool_deferred)."""
+    from patch_tui.approvals import review
+
+    return review.tool_info(action, catalog)
+
+
+def blocked(action: Action, catalog: ToolCatalog | None = None) -> str | None:
+    """approvals/review.py's answer: why `action` may not be approved, or None."""
+    from patch_tui.approvals import review
+
+    return review.blocked(action, catalog)
 
 
 def app_catalog(node: DOMNode) -> ToolCatalog | None:
@@ -98,8 +118,12 @@ class DetailPart(InboxParts):
         report = SafeReport()
         safe_line(action.tool, report=report)  # a look-alike tool name is in the banner too
         self._render_head(action)
-        info = tool_info(action, app_catalog(self))
-        statics["tool"].update(self._tool_content(action, info, report))
+        if self.tool_deferred:
+            # The first page's first frame: the tool's manifest follows it (tool_arrived).
+            statics["tool"].update(Content.assemble(label("tool\n"), TOOL_READING))
+        else:
+            info = tool_info(action, app_catalog(self))
+            statics["tool"].update(self._tool_content(action, info, report))
         statics["reason"].update(self._reason_content(action, report))
         self.view = json_view(action.args, expanded=self.expanded)
         report.add(self.view.report)
@@ -139,6 +163,15 @@ class DetailPart(InboxParts):
             self._load_events(action.token)
         self._update_gate()
         self._check_seen()
+
+    def tool_arrived(self) -> None:
+        """The manifest model is loaded (the poll worker validated the first action's tool):
+        the tool part of the details, and the gate that needs it, are filled in."""
+        if not self.tool_deferred:
+            return
+        self.tool_deferred = False
+        if self.current is not None:
+            self._show_detail(self.current)  # the same action: what was expanded or read stays
 
     def _render_head(self, action: Action) -> None:
         now = inbox_list.clock()
@@ -367,6 +400,12 @@ class DetailPart(InboxParts):
                 self.refresh_bindings()
             gate.update("")
             self.detail.border_subtitle = ""
+            return
+        if self.tool_deferred:
+            # Never approvable before the tool file was checked against the held source.
+            gate.set_class(False, "-ready")
+            gate.update(Content("Approve is disabled until the tool file was read."))
+            self.detail.border_subtitle = "reading the tool file…"
             return
         problem = approvable.check(action, tool_info(action, app_catalog(self)).sha256)
         if problem is not None:

@@ -19,6 +19,7 @@ The screen is assembled from parts, each in its own module:
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from typing import Any, ClassVar, NamedTuple
 
@@ -31,6 +32,7 @@ from textual.timer import Timer
 from textual.widgets import Header, Static
 
 from patch_tui.approvals import decisions, workspace
+from patch_tui.approvals.backend import ApprovalStore
 from patch_tui.approvals.store import Action, ActionStatus, Decision, Event, StoreBusy, StoreError
 from patch_tui.approvals.watcher import StoreChanged
 from patch_tui.ui.commands import CommandList
@@ -48,7 +50,6 @@ from patch_tui.ui.inbox.detail import (
 )
 from patch_tui.ui.inbox.history import HISTORY_STATUSES, HistoryPart
 from patch_tui.ui.inbox.inbox_badge import app_store, pending_watch, store_path
-from patch_tui.ui.inbox.inbox_dialogs import DecideModal
 from patch_tui.ui.inbox.inbox_list import (
     HISTORY_COLUMNS,
     PENDING_COLUMNS,
@@ -65,6 +66,11 @@ from patch_tui.untrusted.text_safety import value_flags
 
 # Rows read first on opening (the newest), before the whole list.
 FIRST_PAGE = 200
+# How long the reading thread waits at most for the first page's frame before it goes on
+# (seconds): the frame is painted first, with the whole process to itself, then the rest is
+# read. The frame ends the wait (or the screen going away); the bound is for a stalled app only,
+# above what a first frame takes on a loaded machine.
+FIRST_PAINT_WAIT = 10.0
 # The args recalled in the decide dialog (the details pane above it has them all).
 DIALOG_ARGS_CHARS = 400
 
@@ -79,6 +85,8 @@ class Listing(NamedTuple):
     # "pending" or "history": the list it was read for (the mode may change during the read).
     mode: str
     readers: dict[str, str] | None = None  # who reads which (ui/inbox/claims.py)
+    # How many the store holds for this list, when `actions` is the first page of them.
+    total: int | None = None
 
 
 class InboxCommands(CommandList):
@@ -167,10 +175,18 @@ class InboxScreen(ClaimPart, SourcePart, BatchPart, HistoryPart, DetailPart, Sty
         self.seen_end = False
         self.events: list[Event] = []
         self._detail_timer: Timer | None = None
+        self.tool_deferred = False
+        self.listed_total: int | None = None
+        self._first_painted = threading.Event()
+        self._mounted = False
+        self._early: list[tuple[Listing | StoreError | None, bool]] = []
 
     # -- layout -------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
+        # The store is read while the widgets are built and styled: its first page is often in
+        # before the first frame, which then shows it (instead of an empty list, then it).
+        self._tick()
         yield Header(icon="⚑")
         yield Static("Reading the confirmation store…", id="inbox-status")
         yield Horizontal(id="inbox-filters")  # filled when the history is first shown
@@ -205,10 +221,16 @@ class InboxScreen(ClaimPart, SourcePart, BatchPart, HistoryPart, DetailPart, Sty
             self.next_due = watch.last.next_due
         watch.store_changed.subscribe(self, self._store_changed)
         self.set_interval(1.0, self._clock, name="inbox-clock")
-        self._tick()
+        self._mounted = True
+        for result, final in self._early:
+            self._loaded(result, final)  # read before the widgets were there (see compose)
+        self._early.clear()
 
     def on_resize(self) -> None:
         self._show_columns()
+
+    def on_unmount(self) -> None:
+        self._first_painted.set()  # a reading thread still waiting for a first frame goes on
 
     def _show_columns(self) -> None:
         columns = PENDING_COLUMNS if self.mode == "pending" else HISTORY_COLUMNS
@@ -247,15 +269,10 @@ class InboxScreen(ClaimPart, SourcePart, BatchPart, HistoryPart, DetailPart, Sty
             # The version before reading: a change committed meanwhile is announced again.
             version = store.data_version()
             statuses = (ActionStatus.PENDING,) if mode == "pending" else HISTORY_STATUSES
-            if known is None:
-                # First read: the newest rows first, so the screen fills at once even with
-                # 10,000 actions, then the whole list right after.
-                page = store.list_actions(statuses=statuses, limit=FIRST_PAGE)
-                first = decisions.annotate(store, page)
-                if len(first) == FIRST_PAGE:
-                    self.app.call_from_thread(self._loaded, Listing(first, None, mode), False)
-            # Live approvals verified, quorums said: the decisions service's, not the store's.
-            listed = decisions.annotate(store, store.list_actions(statuses=statuses))
+            listed = self._first_page(store, statuses, mode) if known is None else None
+            if listed is None:
+                # Live approvals verified, quorums said: the decisions service's, not the store's.
+                listed = decisions.annotate(store, store.list_actions(statuses=statuses))
             result: Listing | StoreError = Listing(listed, version, mode, readers_of(store, mode))
         except StoreError as exc:  # StoreBusy included: shown, and retried on the next tick
             result = exc
@@ -266,7 +283,51 @@ class InboxScreen(ClaimPart, SourcePart, BatchPart, HistoryPart, DetailPart, Sty
         except RuntimeError:
             pass  # the app is closing
 
+    def _first_page(
+        self, store: ApprovalStore, statuses: tuple[str, ...], mode: str
+    ) -> list[Action] | None:
+        """In the reading thread, on opening: the newest FIRST_PAGE rows and how many there
+        are, shown at once; once that frame is painted, the tool of its first action (the
+        manifest model's import is the first frame's largest cost, so it follows it). Returns
+        the whole list when the page holds all of it, else None: the rest is read next."""
+        page = decisions.annotate(store, store.list_actions(statuses=statuses, limit=FIRST_PAGE))
+        whole = len(page) < FIRST_PAGE
+        total = len(page) if whole else store.count_actions(statuses)
+        first = Listing(page, None, mode, readers_of(store, mode), total)
+        self.app.call_from_thread(self._loaded, first, False)
+        # Nothing competes with that frame for the interpreter (FIRST_PAINT_WAIT at most).
+        self._first_painted.wait(FIRST_PAINT_WAIT)
+        if page:
+            self._read_first_tool(page[0])
+        return page if whole else None
+
+    def _first_page_painted(self) -> None:
+        self._first_painted.set()  # the reading thread goes on (_poll)
+
+    def _read_first_tool(self, action: Action) -> None:
+        """In the reading thread: the tool behind the first page's first action, its manifest
+        validated (importing the model here, after the first frame, not on the UI thread); then
+        the details show it (DetailPart.tool_arrived)."""
+        try:
+            tool_info(action, app_catalog(self))
+        except Exception:
+            pass  # read again on the UI thread, which says what is wrong with it
+        self.app.call_from_thread(self._first_tool_read)
+
+    def _first_tool_read(self) -> None:
+        self.tool_arrived()
+        # Live from now on (a no-op when it runs already): started after the tool part, which
+        # it would compete with (a change meanwhile is announced by its first look).
+        pending_watch(self.app).start()
+
     def _loaded(self, result: Listing | StoreError | None, final: bool = True) -> None:
+        if not self._mounted:
+            self._early.append((result, final))  # shown by on_mount, once the widgets are
+            return
+        if not final:
+            # The first page's reading thread waits for this frame (also when it shows no
+            # page: an error, a mode changed meanwhile) before it reads on.
+            self.call_after_refresh(self._first_page_painted)
         if final:
             self.polling = False
             if self._again:
@@ -283,6 +344,7 @@ class InboxScreen(ClaimPart, SourcePart, BatchPart, HistoryPart, DetailPart, Sty
                 )
             )
             self._stale = True  # read again at the next change (the watch retries meanwhile)
+            pending_watch(self.app).start()
             return
         if self.busy or self.error:
             self.busy, self.error = False, None
@@ -297,15 +359,22 @@ class InboxScreen(ClaimPart, SourcePart, BatchPart, HistoryPart, DetailPart, Sty
         if result.mode == "history":
             # By the "when" column (the store lists by when each was held).
             self.actions = sorted(result.actions, key=last_change, reverse=True)
-        if not final:  # the first page: shown now, the rest follows
+        if not final:  # the first page: shown now, the tool and the rest follow
+            self.tool_deferred = True
+            self.listed_total = result.total
             self._apply_filter()
-            status.update(f"{len(result.actions)} newest shown, reading the rest…")
+            if result.total is not None and result.total > len(result.actions):
+                status.update(
+                    f"{len(result.actions)} newest of {result.total:,} shown, reading the rest…"
+                )
             return
         version = result.version
         self.version = version
         self.loaded = True
         self.load_count += 1
+        self.listed_total = None  # every row is listed: the list counts itself
         self._apply_filter()
+        self.tool_arrived()  # when the first page's tool was not in yet (a no-op otherwise)
         self._update_status()
         # After the first list is in (it goes first): the app may not have started its watch
         # yet, or at all in a bare host. Starting twice is a no-op.
@@ -533,6 +602,9 @@ class InboxScreen(ClaimPart, SourcePart, BatchPart, HistoryPart, DetailPart, Sty
                     markup=False,
                 )
             self.refresh_now()
+
+        # Imported when first asked: its fields (Input, TextArea) are not for the first frame.
+        from patch_tui.ui.inbox.inbox_dialogs import DecideModal
 
         self.app.push_screen(
             DecideModal(

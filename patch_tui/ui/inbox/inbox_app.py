@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 from textual.app import App
 from textual.binding import Binding
+from textual.screen import Screen
 
 from patch_tui.ui.dialogs.dialog import DialogKeyGuard
 from patch_tui.ui.safe_text import SafeTitles
@@ -52,16 +53,22 @@ class InboxApp(ServicesHost, SafeTitles, DialogKeyGuard, App[None]):
         )
         self.theme_choice = theme
 
+    def get_default_screen(self) -> Screen[Any]:
+        # The inbox is the app's first screen: no empty screen is mounted and styled under it.
+        from patch_tui.ui.inbox.inbox import InboxScreen
+
+        return InboxScreen()
+
     def on_mount(self) -> None:
         from patch_tui.settings.config import StartSettings
         from patch_tui.ui.first_frame import check_config_later
-        from patch_tui.ui.inbox.inbox import InboxScreen
-        from patch_tui.ui.inbox.inbox_badge import install_pending_watch
+        from patch_tui.ui.inbox.inbox_badge import pending_watch
         from patch_tui.ui.theming.themes import install_themes
 
         install_themes(self, self.theme_choice, watch=False)
-        self.push_screen(InboxScreen())
-        install_pending_watch(self)
+        # The app's one store watch, started by the inbox once its first rows are painted (its
+        # reads would compete with that frame).
+        pending_watch(self)
         if isinstance(self.settings, StartSettings):  # a Settings given was validated already
             self.call_after_refresh(check_config_later, self)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 from textual.content import Content
@@ -27,12 +27,14 @@ from textual.screen import ModalScreen, Screen
 from textual.signal import Signal
 from textual.widgets import Static
 
-from patch_tui.approvals.push import FailureLog, failure_log_path
 from patch_tui.approvals.store import Store, StoreError
 from patch_tui.approvals.watcher import StoreChanged, StoreWatcher
 from patch_tui.settings.store_location import DatabaseURL
 from patch_tui.ui.desk.host import DeskHost
 from patch_tui.ui.services import services
+
+if TYPE_CHECKING:
+    from patch_tui.approvals.push import FailureLog
 
 POLL_INTERVAL = 0.3
 # A PostgreSQL store's watch sleeps this long at most between looks (a NOTIFY ends it at once).
@@ -126,6 +128,9 @@ class PendingWatch:
         if self.started:
             return
         self.started = True
+        # Imported here: push.py's senders (smtplib, urllib, email) are not for a first frame.
+        from patch_tui.approvals.push import FailureLog, failure_log_path
+
         self.push_failures = FailureLog(failure_log_path(store_path(self.app)))
         self.app.screen_change_signal.subscribe(self.app, self._screen_changed)
         if self._live():

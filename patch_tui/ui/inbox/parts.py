@@ -54,6 +54,12 @@ class InboxParts(Screen[None]):
     seen_end: bool
     events: builtins.list[Event]
     _detail_timer: Timer | None
+    # The details of the first page (the newest rows, shown while the rest is read) wait for
+    # the tool's manifest: its model (pydantic) is imported after the first frame, by the
+    # reading thread (inbox.py _poll), and DetailPart.tool_arrived fills the tool part in.
+    tool_deferred: bool
+    # How many rows the list will hold while it shows the first page of them (else None).
+    listed_total: int | None
 
     @property
     def list(self) -> ActionList:
