@@ -135,7 +135,7 @@ class ActionRows(SqlBackend):
         if limit is not None:
             sql += " LIMIT ?"
             params.append(int(limit))
-        return [read_action(r) for r in self._read_each(sql, params)]
+        return [read_action(r) for r in self._read(sql, params)]
 
     def count_actions(self, statuses: Iterable[str] | None = (ActionStatus.PENDING,)) -> int:
         """How many actions `list_actions(statuses)` lists (every status for None)."""

@@ -33,7 +33,7 @@ actions at once.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from typing import Any, ClassVar
@@ -76,12 +76,6 @@ class SqlBackend:
     def _read_conn(self) -> AbstractContextManager[Conn]:
         """A connection for several reads outside a write (errors as StoreError)."""
         raise NotImplementedError
-
-    def _read_each(self, sql: str, params: Iterable[Any] = ()) -> Iterator[tuple[Any, ...]]:
-        """A read's rows one at a time, for a long listing: a backend may hand them over as
-        they arrive, so the caller works on the first while the rest are on their way. Read to
-        the end at once (it may hold a connection meanwhile)."""
-        yield from self._read(sql, params)
 
     def _insert_id(self, conn: Conn, sql: str, params: tuple[Any, ...]) -> int:
         raise NotImplementedError

@@ -400,27 +400,6 @@ def test_a_one_shot_store_reconnects_after_the_server_restarted(
         assert store.get(held.token).status == "approved"
 
 
-@pytest.mark.parametrize("pooled", [True, False])
-def test_a_listing_streamed_in_chunks_lists_every_row_in_order(
-    pg_url: str, pooled: bool, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """list_actions reads its rows in chunks as the server sends them: every row, newest first,
-    across chunk boundaries; and a stream left half-read leaves the store usable."""
-    from patch_tui.approvals.postgres import connection
-
-    monkeypatch.setattr(connection, "STREAM_ROWS", 3)
-    with open_store(DatabaseURL(pg_url), actor="a@x", pooled=pooled) as store:
-        made = [pending(store, args={"n": n}) for n in range(10)]
-        listed = store.list_actions()
-        assert [a.token for a in listed] == [a.token for a in reversed(made)]
-        assert listed == [store.get(a.token) for a in reversed(made)]
-        assert [a.token for a in store.list_actions(limit=4)] == [a.token for a in made[:-5:-1]]
-        rows = store._read_each("SELECT token FROM actions ORDER BY id")
-        assert next(rows) == (made[0].token,)
-        rows.close()  # abandoned after one row: the query is cancelled, the connection kept
-        assert len(store.list_actions()) == 10 and store.count_actions() == 10
-
-
 # -- the change feed --------------------------------------------------------------------------
 
 

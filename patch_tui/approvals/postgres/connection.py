@@ -75,8 +75,6 @@ STATEMENT_TIMEOUT_MS = 15_000
 POOL_MAX = 4
 # A one-shot store's kept connection idle longer than this is checked before it is used again.
 IDLE_CHECK_S = 2.0
-# Rows per chunk of a streamed read (_read_each).
-STREAM_ROWS = 1000
 
 
 class StoreUnreachable(StoreUnavailable):
@@ -431,19 +429,6 @@ class PgConnection(SqlBackend):
             with self._connection() as conn:
                 return conn.execute(pg_sql(sql), tuple(params)).fetchall()
         except psycopg.Error as exc:  # psycopg_pool's errors are psycopg's too
-            raise self._translate(exc) from None
-
-    def _read_each(self, sql: str, params: Iterable[Any] = ()) -> Iterator[tuple[Any, ...]]:
-        """The rows in chunks as the server sends them (libpq 17's chunked rows): 10,000 rows
-        are turned into Actions here while the server is still sending the rest, instead of
-        after all 5.8 MB have arrived. An older libpq reads them all first."""
-        if psycopg.pq.version() < 170000:
-            yield from self._read(sql, params)
-            return
-        try:
-            with self._connection() as conn:
-                yield from conn.cursor().stream(pg_sql(sql), tuple(params), size=STREAM_ROWS)
-        except psycopg.Error as exc:
             raise self._translate(exc) from None
 
     @contextmanager
