@@ -7,14 +7,16 @@ import sys
 
 from patch_tui.cli import DISPATCHED, main
 
-# Commands whose process has nothing left to do once they return (end_at_once).
-ENDS_AT_ONCE = frozenset({"run"})
+# Commands whose process has nothing left to do once they return (end_at_once): `inbox list`
+# leaves 10,000 listed actions and psycopg's modules to free, a fifth of its time.
+ENDS_AT_ONCE = frozenset({"run", "inbox list"})
 
 
 def end_at_once(code: int) -> None:
     """After a command in ENDS_AT_ONCE: end the process now, with stdout and stderr flushed and
     the audit record's background fsync done, but without the interpreter's teardown (freeing
-    every loaded module: about 20 ms of a 200 ms `run`). Returns, for the usual exit, after any
+    every loaded module: about 20 ms of a 200 ms `run`, 20-40 ms of `inbox list --json` with
+    10,000 pending on PostgreSQL). Returns, for the usual exit, after any
     other command or when a flush fails (the usual exit then says what it says)."""
     if not DISPATCHED or DISPATCHED[-1] not in ENDS_AT_ONCE:
         return
@@ -31,7 +33,7 @@ def end_at_once(code: int) -> None:
 
 def entry() -> None:
     code = main()
-    end_at_once(code)  # `run`: ends here, without the interpreter's teardown
+    end_at_once(code)  # `run`, `inbox list`: end here, without the interpreter's teardown
     raise SystemExit(code)
 
 

@@ -36,7 +36,9 @@ HANDLERS: dict[str, tuple[str, str]] = {
 
 SUBCOMMANDS = [name for name in HANDLERS if name != "tui"]
 
-DISPATCHED: list[str] = []  # the commands main() ran (`python -m patch_tui`: its one command)
+# The commands main() ran (`python -m patch_tui`: its one command), with the subcommand when
+# there is one ("inbox list").
+DISPATCHED: list[str] = []
 
 
 class _Parser(argparse.ArgumentParser):
@@ -586,7 +588,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = _tui_parser().parse_args(args_list)
         command = "tui"
     module_name, func_name = HANDLERS[command]
-    DISPATCHED.append(command)
+    sub = getattr(args, f"{command}_command", None)
+    DISPATCHED.append(f"{command} {sub}" if isinstance(sub, str) else command)
     module = importlib.import_module(module_name)
     try:
         return int(getattr(module, func_name)(args) or 0)

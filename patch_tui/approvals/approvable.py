@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from patch_tui.approvals.values import Action, canonical_json
+from patch_tui.approvals.values import Action, canonical_size
 
 # Characters of canonical JSON. The inbox shows every value in full (long strings behind an
 # explicit expand, the CLI folds them); past this, no person reads them through.
@@ -73,8 +73,8 @@ def unseen(action: Action) -> NotApprovable | None:
             "the agent can make the call again on its own",
         )
     try:
-        size = len(canonical_json(action.args))
-    except (TypeError, ValueError):
+        size = canonical_size(action.args)
+    except (TypeError, ValueError, RecursionError):
         return NotApprovable("damaged", "its args are not plain JSON: it cannot be approved")
     if size > ARGS_DISPLAY_LIMIT:
         return NotApprovable(

@@ -236,6 +236,11 @@ def standing(store: ApprovalStore, action: Action, approvers: Approvers | None =
     )
 
 
+# The statuses whose approval or quorum a listing says something about. A set, made once:
+# naming an enum member costs a class attribute lookup, 40,000 of them for 10,000 pending.
+_LIVE = frozenset((ActionStatus.APPROVED, ActionStatus.PENDING))
+
+
 def annotate(
     store: ApprovalStore, actions: list[Action], approvers: Approvers | None = None
 ) -> list[Action]:
@@ -244,7 +249,7 @@ def annotate(
     than one approver, gets `standing` ("1 of 2: approved by alice; not counted: ...")."""
     from dataclasses import replace
 
-    live = [a for a in actions if a.status in (ActionStatus.APPROVED, ActionStatus.PENDING)]
+    live = [a for a in actions if a.status in _LIVE]
     if not live:
         return actions
     trust = approvers or trusted()
@@ -253,11 +258,12 @@ def annotate(
     # trips added up to seconds for 10,000 pending).
     signed = store.decisions_many([a.token for a in live])
     now = now_iso(store_now(store))  # once: a listing is one moment, and 10,000 clock reads add up
+    approved = ActionStatus.APPROVED
     out: list[Action] = []
     for action in actions:
-        if action.damaged or action.status not in (ActionStatus.APPROVED, ActionStatus.PENDING):
+        if action.damaged or action.status not in _LIVE:
             out.append(action)
-        elif action.status == ActionStatus.APPROVED:
+        elif action.status == approved:
             grant = None if action.grant_id is None else store.get_grant(action.grant_id)
             problem = check(action, signed.get(action.token, []), grant)
             out.append(action if problem is None else replace(action, tampered=problem[1]))

@@ -29,12 +29,20 @@ def open_store(
     ttl: float = DEFAULT_TTL,
     busy_timeout_ms: int = BUSY_TIMEOUT_MS,
     migrate: bool = True,
+    pooled: bool = True,
 ) -> Any:
-    """The store at `location`; StoreError (one line for a person) when it cannot be opened."""
+    """The store at `location`; StoreError (one line for a person) when it cannot be opened.
+    `pooled=False`: for a one-shot command, a PostgreSQL store without a connection pool (the
+    one connection it opened is the one it uses; postgres/connection.py)."""
     if isinstance(location, DatabaseURL):
         pg_store = _pg_store_class()
         return pg_store(
-            location, actor=actor, ttl=ttl, busy_timeout_ms=busy_timeout_ms, migrate=migrate
+            location,
+            actor=actor,
+            ttl=ttl,
+            busy_timeout_ms=busy_timeout_ms,
+            migrate=migrate,
+            pooled=pooled,
         )
     from patch_tui.approvals.store import Store
 
@@ -42,11 +50,16 @@ def open_store(
 
 
 def _pg_store_class() -> Any:
+    from importlib.util import find_spec
+
+    # Both halves of the extra, though a one-shot store never imports the pool: a missing
+    # extra is the same one line whichever command meets it first.
     try:
         import psycopg  # noqa: F401
-        import psycopg_pool  # noqa: F401
     except ImportError:
         raise StoreUnavailable(MISSING_EXTRA) from None
+    if find_spec("psycopg_pool") is None:
+        raise StoreUnavailable(MISSING_EXTRA)
     from patch_tui.approvals.postgres.store import PgStore
 
     return PgStore
@@ -59,7 +72,7 @@ def migrate_store(location: StoreLocation) -> tuple[int, int]:
         from patch_tui.approvals.postgres.connection import PgConnection
         from patch_tui.approvals.postgres.migrations import SCHEMA_VERSION
 
-        with PgConnection(location, migrate=None) as conn:
+        with PgConnection(location, migrate=None, pooled=False) as conn:
             return conn.migrate(), SCHEMA_VERSION
     from patch_tui.approvals.store import SCHEMA_VERSION as SQLITE_VERSION
     from patch_tui.approvals.store import Store

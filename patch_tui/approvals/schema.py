@@ -185,7 +185,7 @@ def _column_json(name: str, text: Any, *, want_object: bool = False) -> Any:
     if text is None and not want_object:
         return None
     try:
-        if not isinstance(text, str | bytes):
+        if not isinstance(text, (str, bytes)):  # a tuple: faster than `str | bytes`, per row
             raise ValueError(f"a {type(text).__name__}, not JSON text")
         value = json.loads(text)
     except (ValueError, RecursionError) as exc:  # json errors, too-long ints, deep nesting
@@ -224,36 +224,38 @@ _JSON_COLUMNS = {_ARGS_COLUMN: "args", 9: "details", 19: "result", 21: "proposed
 _STATUS_OF: dict[str, ActionStatus] = {s.value: s for s in ActionStatus}
 _KIND_OF: dict[str, ActionKind] = {k.value: k for k in ActionKind}
 
-# Every field of an Action with its default, in order: a row's Action starts from a copy.
-_ACTION_DEFAULTS: dict[str, Any] = {
-    f.name: None if f.default is MISSING else f.default for f in fields(Action)
-}
-_new_object = object.__new__
-
-
 # The Action field each column of _ACTION_COLUMNS fills, in order (the JSON columns decoded).
 _ROW_FIELDS = tuple(column.strip().removesuffix("_json") for column in _ACTION_COLUMNS.split(","))
 
+# Every field of an Action that no column fills, with its default (tampered, standing, damaged).
+_UNSTORED_DEFAULTS: dict[str, Any] = {
+    f.name: None if f.default is MISSING else f.default
+    for f in fields(Action)
+    if f.name not in _ROW_FIELDS
+}
+_new_object = object.__new__
+_set = object.__setattr__
+
 
 def _row_to_action_strict(row: sqlite3.Row | tuple[Any, ...]) -> Action:
-    values = dict(_ACTION_DEFAULTS)
-    values.update(zip(_ROW_FIELDS, row, strict=True))
+    values = dict(zip(_ROW_FIELDS, row, strict=True))
+    values.update(_UNSTORED_DEFAULTS)
     kind, status = values["kind"], values["status"]
     values["kind"] = _KIND_OF.get(kind) or ActionKind(kind)
     values["status"] = _STATUS_OF.get(status) or ActionStatus(status)
     values["args"] = _column_json("args", values["args"], want_object=True)
-    for name, label in (
-        ("details", "details"),
-        ("result", "result"),
-        ("proposed_args", "proposed args"),
-    ):
-        if values[name] is not None:
-            values[name] = _column_json(label, values[name])
+    # The other JSON columns are most often empty (NULL): tested before a call, per row.
+    if values["details"] is not None:
+        values["details"] = _column_json("details", values["details"])
+    if values["result"] is not None:
+        values["result"] = _column_json("result", values["result"])
+    if values["proposed_args"] is not None:
+        values["proposed_args"] = _column_json("proposed args", values["proposed_args"])
     # The frozen dataclass's __init__ sets each of its 26 fields through object.__setattr__:
-    # half the cost of listing 10,000 rows. The instance is filled in one step instead; it is
-    # the same Action (equal, frozen, `replace` works), every field set (_ACTION_DEFAULTS).
+    # half the cost of listing 10,000 rows. The instance takes this dict as its own instead; it
+    # is the same Action (equal, frozen, `replace` works), every field set (_UNSTORED_DEFAULTS).
     action: Action = _new_object(Action)
-    action.__dict__.update(values)
+    _set(action, "__dict__", values)
     return action
 
 

@@ -115,6 +115,34 @@ def canonical_json(value: Any) -> str:
     return _CANONICAL.encode(value)
 
 
+def _canonical_chunks() -> Any:
+    """json's C encoder with _CANONICAL's options, made once (JSONEncoder.encode makes one per
+    call, half the time of a small value), or None where Python has no C encoder. Without
+    the circular check: a value that holds itself raises RecursionError instead."""
+    import json.encoder
+
+    # Not in typeshed; None where Python was built without json's C speedups.
+    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if c_make_encoder is None:  # pragma: no cover
+        return None
+    encode_basestring = json.encoder.encode_basestring
+    return c_make_encoder(
+        None, _CANONICAL.default, encode_basestring, None, ":", ",", True, False, False
+    )
+
+
+_CANONICAL_CHUNKS = _canonical_chunks()
+
+
+def canonical_size(value: Any) -> int:
+    """len(canonical_json(value)), for the size check every listed action gets (approvable):
+    10 of 18 ms for 10,000 actions. TypeError or ValueError as canonical_json raises them, and
+    RecursionError for a value that holds itself (or is nested too deep)."""
+    if _CANONICAL_CHUNKS is None:  # pragma: no cover
+        return len(canonical_json(value))
+    return len("".join(_CANONICAL_CHUNKS(value, 0)))
+
+
 def args_sha256(args: Any) -> str:
     return hashlib.sha256(canonical_json(args).encode("utf-8")).hexdigest()
 
@@ -290,9 +318,11 @@ REFUSALS = ("tampered", "args_changed", "not_allowed", "awaiting_approval")
 def refusal_note(action: Action) -> str | None:
     """Why confirm refused to run this action, when it did (its result keeps the refusal)."""
     result = action.result
+    # The result first: most actions have none, and naming an enum member is a class attribute
+    # lookup (this runs for every listed row).
     if (
-        action.status == ActionStatus.FAILED
-        and isinstance(result, dict)
+        isinstance(result, dict)
+        and action.status == ActionStatus.FAILED
         and result.get("status") in REFUSALS
     ):
         return str(result.get("why") or result.get("status"))

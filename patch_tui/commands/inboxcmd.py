@@ -46,7 +46,8 @@ def _cli_store(
     from patch_tui.approvals.store import StoreError
 
     caught: tuple[type[Exception], ...] = (StoreError, *also)
-    store = _open_store(args, "cli")
+    # A one-shot command: on PostgreSQL, one connection and no pool.
+    store = _open_store(args, "cli", pooled=False)
     if store is None:
         raise _StoreFailed  # _open_store said why
     try:
@@ -356,7 +357,30 @@ def run_export(args: argparse.Namespace) -> int:
 # -- inbox ------------------------------------------------------------------------------------
 
 
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Python's cycle collector paused for a one-shot listing. Each collection walks every
+    object alive, and a listing makes tens of thousands that stay alive until it is printed
+    (10,000 actions, their args and their JSON rows), none of them in a cycle: the collector
+    ran dozens of times for nothing, 15% of `inbox list --json`'s time with 10,000 pending
+    (importing psycopg included). Reference counting still frees everything as usual."""
+    import gc
+
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _inbox_list(args: argparse.Namespace) -> int:
+    with _no_cycle_collection():
+        return _list_actions(args)
+
+
+def _list_actions(args: argparse.Namespace) -> int:
     from patch_tui.approvals import decisions
 
     with _cli_store(args) as store:

@@ -45,3 +45,35 @@ def test_claim_list_and_release_from_the_command_line(store_location: Any) -> No
     assert _cli(store_location, "alice", "claim", action.token, "--release").returncode == 0
     assert "reading" not in json.loads(_cli(store_location, "bob", "list", "--json").stdout)[0]
     assert _cli(store_location, "bob", "claim", action.token).returncode == 0
+
+
+def test_list_json_in_process_lists_every_row_and_leaves_the_cycle_collector_on(
+    store_location: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`inbox list` pauses Python's cycle collector while it lists (inboxcmd): a program that
+    runs the CLI in its own process gets it back on, and the rows are the store's, each one
+    a line of JSON (a person's pipe or a script reads them as they always were)."""
+    import gc
+
+    from patch_tui.cli import main
+
+    with open_store(store_location, actor="agent@build") as agent:
+        made = [pending(agent, args={"n": n, "text": "caf\u00e9 \u202e"}) for n in range(5)]
+    assert gc.isenabled()
+    code = main(
+        [
+            "inbox",
+            "list",
+            "--json",
+            "--store",
+            getattr(store_location, "secret_url", str(store_location)),
+        ]
+    )
+    assert code == 0 and gc.isenabled()
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert lines[0] == "[" and lines[-1] == "]" and out.isascii()
+    rows = json.loads(out)
+    assert [r["token"] for r in rows] == [a.token for a in reversed(made)]
+    assert [json.loads(line.rstrip(",")) for line in lines[1:-1]] == rows
+    assert rows[0]["args"] == {"n": 4, "text": "caf\u00e9 \u202e"}

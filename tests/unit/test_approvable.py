@@ -50,6 +50,36 @@ def test_args_past_the_display_limit_are_refused(store: Store) -> None:
     assert approvable.check(fits) is None and decisions.approve(store, fits.token).ok
 
 
+def test_the_display_limit_counts_the_canonical_json_to_the_character() -> None:
+    """The size an approver must be able to read is the canonical JSON's (sorted keys, no
+    spaces, UTF-8 kept), exactly: one character under, at, and over the limit; and args that
+    are no plain JSON are refused as damaged, never a traceback."""
+    from dataclasses import replace
+
+    from patch_tui.approvals.values import Action, ActionKind, ActionStatus, canonical_json
+
+    base = Action(
+        token="t", kind=ActionKind.HUMAN_CONFIRM, tool="send_mail", version="1", source_sha256="a",
+        args={}, args_sha256="", reason="", status=ActionStatus.PENDING, created_at="",
+        expires_at="",
+    )  # fmt: skip
+    limit = approvable.ARGS_DISPLAY_LIMIT
+    shell = {"z": [1, 2.5, None, True], "é": {"b": "\u202e", "a": "caf\u00e9"}, "body": ""}
+    room = limit - len(canonical_json(shell))
+    for extra, ok in ((-1, True), (0, True), (1, False)):
+        args = {**shell, "body": "\u00e9" * (room + extra)}
+        assert len(canonical_json(args)) == limit + extra
+        problem = approvable.check(replace(base, args=args))
+        assert (problem is None) == ok, extra
+        if not ok:
+            assert problem is not None and problem.code == "args_too_long"
+    looped: dict[str, object] = {}
+    looped["self"] = looped
+    for bad in ({"n": float("nan")}, {"o": object()}, looped):
+        problem = approvable.check(replace(base, args=bad))
+        assert problem is not None and problem.code == "damaged", bad
+
+
 def test_a_changed_tool_file_is_said_only_when_the_caller_compared_it(store: Store) -> None:
     action = _hold(store, {"to": EXFIL})
     assert approvable.check(action) is None

@@ -3,6 +3,7 @@ credentials that never show, and the faults a shared database brings, with nothi
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -315,6 +316,88 @@ def test_the_database_going_away_mid_confirm_leaves_it_interrupted_never_run_twi
         assert action.status == "interrupted"
         again = store.claim(held.token, lambda *_: None)
         assert not again.ok and again.code == "already_used"
+
+
+# -- a one-shot command's connection ----------------------------------------------------------
+
+
+def _sessions(server: Any, name: str) -> int:
+    """How many sessions the database `name` has had, once none is open any more (the server
+    counts a session when it ends)."""
+    deadline = time.monotonic() + 20
+    while server.sql(f"SELECT count(*) FROM pg_stat_activity WHERE datname = '{name}'")[0][0]:
+        assert time.monotonic() < deadline, "a session stayed open"
+        time.sleep(0.05)
+    last = -1
+    while True:  # until the count holds still
+        now = server.sql(f"SELECT sessions FROM pg_stat_database WHERE datname = '{name}'")[0][0]
+        if now == last:
+            return int(now)
+        assert time.monotonic() < deadline
+        last = now
+        time.sleep(0.3)
+
+
+def test_inbox_list_opens_one_connection_and_lists_what_a_pooled_store_reads(
+    pg_server: Any, pg_url: str
+) -> None:
+    server, _ = pg_server
+    name = pg_url.rsplit("/", 1)[1]
+    with open_store(DatabaseURL(pg_url), actor="a@x") as store:
+        made = [pending(store, args={"n": n}) for n in range(3)]
+    before = _sessions(server, name)
+    done = _cli("inbox", "list", "--json", "--store", pg_url)
+    assert done.returncode == 0, done.stderr
+    assert [row["token"] for row in json.loads(done.stdout)] == [a.token for a in reversed(made)]
+    # One: the connection that checked the schema is the one the listing reads through (a
+    # pool would open its own beside it).
+    assert _sessions(server, name) - before == 1
+
+
+def test_a_one_shot_store_serves_threads_and_a_read_inside_a_write(pg_url: str) -> None:
+    """Without a pool, a second connection is opened while the first is busy: concurrent
+    deciders still have exactly one winner, and a read made inside a write's callback does not
+    wait for the write's own connection."""
+    with open_store(DatabaseURL(pg_url), actor="a@x", pooled=False) as store:
+        held = pending(store)
+        seen: list[Any] = []
+
+        def complete(action: Any, signatures: Any) -> str:
+            seen.append(store.get(action.token))  # another connection: the committed row
+            return _one()
+
+        outcomes: list[Any] = []
+        threads = [
+            threading.Thread(
+                target=lambda n=n: outcomes.append(
+                    store.add_decision(held.token, _sig(f"p{n}"), complete=complete)
+                )
+            )
+            for n in range(12)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert len(outcomes) == 12 and sum(o.ok for o in outcomes) == 1
+        assert seen and seen[0].status == "pending"
+        assert store.get(held.token).status == "approved"
+
+
+def test_a_one_shot_store_reconnects_after_the_server_restarted(
+    own_pg: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person may answer `inbox approve`'s question minutes later: a kept connection idle for
+    a while is checked first, as the pool checks one, and replaced when the server restarted."""
+    from patch_tui.approvals.postgres import connection
+
+    monkeypatch.setattr(connection, "IDLE_CHECK_S", 0.0)
+    url = DatabaseURL(own_pg.create_database())
+    with open_store(url, actor="bob@laptop", pooled=False) as store:
+        held = pending(store)
+        own_pg.restart()
+        assert store.add_decision(held.token, _sig("bob"), complete=_one).ok
+        assert store.get(held.token).status == "approved"
 
 
 # -- the change feed --------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The PostgreSQL store's connection: a psycopg pool, the write transaction, reads, migrations,
-and every driver error as one line for a person that never holds the password. It is the
+"""The PostgreSQL store's connections, the write transaction, reads, migrations, and every
+driver error as one line for a person that never holds the password. It is the
 dialect the row modules both backends share are written against (approvals/sql_backend.py):
 their `?` placeholders become psycopg's `%s`, a row read inside a write is locked ` FOR UPDATE`,
 and an INSERT's id comes back with `RETURNING id`.
@@ -8,6 +8,14 @@ Writers take turns: each write transaction first bumps `store_version` (one row)
 conditional UPDATE after it sees every committed change and no other writer can act meanwhile,
 as SQLite's BEGIN IMMEDIATE does; the transaction ends with NOTIFY carrying the new version,
 delivered to listeners only when it commits. Readers never wait.
+
+Connections: a long-lived process (serve, guard, the TUI, the web app) keeps a psycopg_pool
+pool, which checks a connection before lending it and refills itself after the server restarts.
+A one-shot command (`inbox list`, `show`, `approve`) opens the store with `pooled=False`: the
+connection that checked the schema is the one its statements use, and a second is opened only
+while the first is busy (another thread, or a read inside a write), so `inbox list` opens one
+connection and never imports psycopg_pool. A kept connection idle for a while is checked, as the
+pool does, before it is used again (a person may answer `approve`'s question minutes later).
 
 Time limits, so a person is never left staring at a frozen screen: `connect_timeout` (5 s unless
 the URL says), a `lock_timeout` for a writer's turn (the busy timeout: StoreBusy, as SQLite's),
@@ -20,6 +28,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -30,7 +39,6 @@ from typing import TYPE_CHECKING, Any, Self
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
-from psycopg_pool import ConnectionPool, PoolTimeout
 
 from patch_tui.approvals.postgres.migrations import (
     CHANNEL,
@@ -52,6 +60,8 @@ from patch_tui.approvals.values import (
 from patch_tui.settings.store_location import DatabaseURL
 
 if TYPE_CHECKING:
+    from psycopg_pool import ConnectionPool
+
     from patch_tui.approvals.postgres.feed import ChangeFeed
 
 # The pool logs each failed reconnection as a warning; with no logging set up Python would print
@@ -63,6 +73,8 @@ for _name in ("psycopg", "psycopg.pool"):
 CONNECT_TIMEOUT_S = 5
 STATEMENT_TIMEOUT_MS = 15_000
 POOL_MAX = 4
+# A one-shot store's kept connection idle longer than this is checked before it is used again.
+IDLE_CHECK_S = 2.0
 
 
 class StoreUnreachable(StoreUnavailable):
@@ -94,12 +106,18 @@ class Scrubber:
         return text
 
 
+def _pool_timeout(exc: BaseException) -> bool:
+    """psycopg_pool's PoolTimeout, without importing the pool where no pool was made."""
+    pool = sys.modules.get("psycopg_pool")
+    return pool is not None and isinstance(exc, pool.PoolTimeout)
+
+
 def translate(exc: BaseException, location: DatabaseURL, scrub: Scrubber) -> StoreError:
     """A driver error in words, for a person, never holding the password (the location is
     printed redacted, and the driver's text is scrubbed of the URL and the password)."""
     where = str(location)
     detail = scrub(_first_line(str(exc)))
-    if isinstance(exc, PoolTimeout):
+    if _pool_timeout(exc):
         return StoreBusy(
             f"{where}: no connection to the PostgreSQL store came free in time; try again"
         )
@@ -151,7 +169,8 @@ class Qmark:
 
 
 class PgConnection(SqlBackend):
-    """A pool of connections to one PostgreSQL store, and the plumbing of PgStore."""
+    """The connections to one PostgreSQL store (a pool, or for a one-shot command the one it
+    opened), and the plumbing of PgStore."""
 
     _FOR_UPDATE = " FOR UPDATE"
 
@@ -164,6 +183,7 @@ class PgConnection(SqlBackend):
         busy_timeout_ms: int = BUSY_TIMEOUT_MS,
         migrate: bool | None = True,
         pool_max: int = POOL_MAX,
+        pooled: bool = True,
     ) -> None:
         self.location = location
         self.path = location  # what messages print: the redacted URL
@@ -186,9 +206,26 @@ class PgConnection(SqlBackend):
                 self.migrate(only_when_owner=True, conn=first)
             elif migrate is False:
                 self._check_schema(first)
-        finally:
+        except BaseException:
             first.close()
-        self._pool = ConnectionPool(
+            raise
+        self._pool: ConnectionPool | None = None
+        # A one-shot store's connections not in use, each with when it was last given back.
+        self._idle: list[tuple[psycopg.Connection[Any], float]] = []
+        self._idle_lock = threading.Lock()
+        self._closed = False
+        if pooled:
+            first.close()
+            self._pool = self._open_pool(pool_max)
+        else:
+            self._idle.append((first, time.monotonic()))
+
+    # -- opening ------------------------------------------------------------------------------
+
+    def _open_pool(self, pool_max: int) -> ConnectionPool:
+        from psycopg_pool import ConnectionPool
+
+        pool = ConnectionPool(
             self._conninfo,
             min_size=1,
             max_size=max(1, pool_max),
@@ -196,13 +233,12 @@ class PgConnection(SqlBackend):
             configure=self._configure,
             check=ConnectionPool.check_connection,
             open=False,
-            timeout=max(2.0, busy_timeout_ms / 1000),
+            timeout=max(2.0, self._busy_timeout_ms / 1000),
             name="patch-tui-store",
         )
         # Filled in the background: the first use waits for it (the server answered just now).
-        self._pool.open(wait=False)
-
-    # -- opening ------------------------------------------------------------------------------
+        pool.open(wait=False)
+        return pool
 
     def _build_conninfo(self) -> str:
         try:
@@ -309,7 +345,12 @@ class PgConnection(SqlBackend):
             feed, self._feed = self._feed, None
         if feed is not None:
             feed.close()
-        self._pool.close()
+        if self._pool is not None:
+            self._pool.close()
+        with self._idle_lock:
+            idle, self._idle, self._closed = self._idle, [], True
+        for conn, _since in idle:
+            conn.close()
 
     def __enter__(self) -> Self:
         return self
@@ -319,8 +360,44 @@ class PgConnection(SqlBackend):
 
     # -- plumbing -----------------------------------------------------------------------------
 
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection for one transaction or a few reads: the pool's, or a one-shot store's
+        kept one (a new one while it is busy, kept afterwards when it is still sound)."""
+        if self._pool is not None:
+            with self._pool.connection() as conn:
+                yield conn
+            return
+        conn = self._take_idle()
+        try:
+            yield conn
+        finally:
+            self._give_back(conn)
+
+    def _take_idle(self) -> psycopg.Connection[Any]:
+        with self._idle_lock:
+            conn, since = self._idle.pop() if self._idle else (None, 0.0)
+        if conn is None:
+            return self._connect()
+        if time.monotonic() - since > IDLE_CHECK_S:
+            try:
+                conn.execute(b"")  # as the pool checks a connection before lending it
+            except psycopg.Error:
+                conn.close()
+                return self._connect()
+        return conn
+
+    def _give_back(self, conn: psycopg.Connection[Any]) -> None:
+        sound = not conn.closed and not conn.broken
+        if sound and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+            with self._idle_lock:
+                if not self._closed:
+                    self._idle.append((conn, time.monotonic()))
+                    return
+        conn.close()
+
     def _translate(self, exc: BaseException) -> StoreError:
-        if isinstance(exc, PoolTimeout):
+        if _pool_timeout(exc):
             # No pooled connection in time: say why when the server is the reason (down,
             # refusing), not "busy".
             try:
@@ -337,29 +414,29 @@ class PgConnection(SqlBackend):
         """One write transaction: this writer's turn first (the store_version row), then the
         caller's conditional statements, then NOTIFY with the new version; all or nothing."""
         try:
-            with self._pool.connection() as conn, conn.transaction():
+            with self._connection() as conn, conn.transaction():
                 row = conn.execute(
                     "UPDATE store_version SET n = n + 1 WHERE one RETURNING n"
                 ).fetchone()
                 version = int(row[0]) if row else 0
                 yield Qmark(conn)
                 conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, str(version)))
-        except (psycopg.Error, PoolTimeout) as exc:
+        except psycopg.Error as exc:  # psycopg_pool's errors are psycopg's too
             raise self._translate(exc) from None
 
     def _read(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
         try:
-            with self._pool.connection() as conn:
+            with self._connection() as conn:
                 return conn.execute(pg_sql(sql), tuple(params)).fetchall()
-        except (psycopg.Error, PoolTimeout) as exc:
+        except psycopg.Error as exc:  # psycopg_pool's errors are psycopg's too
             raise self._translate(exc) from None
 
     @contextmanager
     def _read_conn(self) -> Iterator[Qmark]:
         try:
-            with self._pool.connection() as conn:
+            with self._connection() as conn:
                 yield Qmark(conn)
-        except (psycopg.Error, PoolTimeout) as exc:
+        except psycopg.Error as exc:  # psycopg_pool's errors are psycopg's too
             raise self._translate(exc) from None
 
     def _insert_id(self, conn: Qmark, sql: str, params: tuple[Any, ...]) -> int:
