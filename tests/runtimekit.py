@@ -181,9 +181,12 @@ def hold_mark(box: dict[str, Any], text: str) -> str:
 # forks went through and the errno of the first refused one.
 BOMB_BODY = """
 def main(limit: int) -> dict:
-    import os, time
+    import os, select, time
     forked = 0
     refused = None
+    # Each child lives until the tool ends (its end of the pipe closes), so no child frees a
+    # slot while the bomb is still forking, however slow the machine; and at most 10 s.
+    alive_r, alive_w = os.pipe()
     deadline = time.monotonic() + 3
     while forked < limit and time.monotonic() < deadline:
         try:
@@ -192,7 +195,8 @@ def main(limit: int) -> dict:
             refused = exc.errno
             break
         if pid == 0:
-            time.sleep(2)  # bounded: every child ends by itself
+            os.close(alive_w)
+            select.select([alive_r], [], [], 10)
             os._exit(0)
         forked += 1
     return {"forked": forked, "refused": refused}

@@ -145,6 +145,14 @@ class PatchApp(ServicesHost, DeskHost, SafeTitles, DialogKeyGuard, App[None]):
 
         install_themes(self, self.theme_choice, watch=self.settings.watch_themes)
         install_keymap(self, self.settings.keymap)
+        # The desk is pushed once the app's own start has ended. Textual paints nothing while
+        # the app starts (its start-up batch lasts until every screen pushed in this handler is
+        # mounted): pushed here, the desk's first frame was computed and dropped, and what
+        # follows it (the lower sections, the input cards, the first lint) ran before the
+        # first frame a person saw.
+        self.call_later(self._show_desk)
+
+    def _show_desk(self) -> None:
         self.push_screen(self.editor)
         if self.notice:
             # Long enough to read, short enough not to sit over the problems' header.

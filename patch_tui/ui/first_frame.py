@@ -11,11 +11,13 @@ restyles as Textual does.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from textual import events
 from textual.app import App
 from textual.screen import Screen
+from textual.widget import Widget
 
 # The whole config file is validated (pydantic-settings) this long after the first frame, in a
 # thread: its import (about 140 ms of CPU) would otherwise compete with the first frame.
@@ -36,6 +38,25 @@ class StyledOnMount(Screen[Any]):
         if event.refresh_styles:
             event.prevent_default()
             Screen._on_screen_resume(self, events.ScreenResume(refresh_styles=False))
+
+
+def after_first_frame(widget: Widget, callback: Callable[[], Any]) -> None:
+    """Run `callback` as soon as the widget's screen has drawn a frame (its next layout
+    refresh), for work that must follow the first frame by no more than a moment.
+
+    `call_after_refresh` waits until the screen has nothing left to refresh, and a fresh
+    screen settles over several more frames after its first (sizes known after the first
+    layout, scroll bars): the form's lower sections waited for all of them, hundreds of
+    milliseconds on a loaded machine."""
+    screen = widget.screen
+    signal = screen.screen_layout_refresh_signal
+
+    def drawn(_screen: Screen[Any]) -> None:
+        signal.unsubscribe(widget)
+        if widget.is_attached:
+            widget.call_later(callback)
+
+    signal.subscribe(widget, drawn, immediate=True)
 
 
 def check_config_later(app: App[Any]) -> None:
@@ -89,6 +110,7 @@ LAZY_MODULES: dict[str, str] = {
     "patch_tui.ui.desk.generate": "opened from the palette",
     "patch_tui.ui.desk.export": "opened from the palette",
     "patch_tui.ui.help": "opened with F1",
+    "patch_tui.ui.dialogs.confirm": "the desk's dialogs (save as, new, rename, delete) open on a key",
 }
 
 # And the inbox's first frame, which shows held calls and no tool file, leaves these too: the

@@ -68,6 +68,66 @@ def _alt_key_before_another_sequence() -> None:
     XTermParser.feed = fixed_feed  # type: ignore[method-assign]
 
 
+def _style_new_widgets_once() -> None:
+    """Textual restyles a node and its descendants whenever a class changes, even a widget
+    still being built that is in no DOM yet: Input's validation, Button's variant and Switch's
+    slider set classes in their constructors, and each restyled the new widget against the
+    whole stylesheet (about a tenth of the desk's work before its first frame). A widget that
+    was never registered is styled from scratch when it mounts, classes and all, so nothing
+    is lost by leaving it alone until then."""
+    from textual.dom import DOMNode
+
+    if getattr(DOMNode.update_node_styles, "_patch_tui_fix", False):
+        return
+    update_node_styles = DOMNode.update_node_styles
+
+    def fixed(self: DOMNode, animate: bool = True) -> None:
+        if self._parent is None and not self._running:
+            return  # not mounted yet: styled once, when it mounts
+        update_node_styles(self, animate)
+
+    fixed._patch_tui_fix = True  # type: ignore[attr-defined]
+    DOMNode.update_node_styles = fixed  # type: ignore[method-assign]
+
+
+def _reparse_keeps_what_it_parsed() -> None:
+    """`Stylesheet.reparse` (a theme is applied) parses every source in a fresh stylesheet and
+    keeps its rules but not its parse cache, and the new variables had emptied the old one: the
+    next `parse` (when the next new widget class mounts) parsed every source once more, the
+    app's own stylesheet too. This is Textual 8's reparse, keeping the fresh sheet's cache, so
+    each source is parsed once per theme."""
+    from textual.css.stylesheet import Stylesheet
+
+    if getattr(Stylesheet.reparse, "_patch_tui_fix", False):
+        return
+
+    def reparse(self: Stylesheet) -> None:
+        fresh = Stylesheet(variables=self._variables)
+        for read_from, (css, is_defaults, tie_breaker, scope) in self.source.items():
+            fresh.add_source(
+                css,
+                read_from=read_from,
+                is_default_css=is_defaults,
+                tie_breaker=tie_breaker,
+                scope=scope,
+            )
+        try:
+            fresh.parse()
+        except Exception:
+            self._invalid_css.update(fresh._invalid_css)
+            raise
+        self._rules = fresh.rules
+        self._rules_map = None
+        self.source = fresh.source
+        self._require_parse = False
+        self._parse_cache = fresh._parse_cache
+
+    reparse._patch_tui_fix = True  # type: ignore[attr-defined]
+    Stylesheet.reparse = reparse  # type: ignore[method-assign]
+
+
 def apply() -> None:
     _release_styles_caches()
     _alt_key_before_another_sequence()
+    _style_new_widgets_once()
+    _reparse_keeps_what_it_parsed()

@@ -61,3 +61,76 @@ def test_alt_key_right_before_another_key_sequence_stays_alt() -> None:
     assert _keys("^z") == ["circumflex_accent", "z"]
     assert _keys("\x1b\x1b[A") == ["escape", "up"]
     assert _keys("\x1bO", "P") == ["f1"]
+
+
+class _Styled(App[None]):
+    CSS = """
+    Label.-hot { color: #ff0000; }
+    Static.late { color: #00ff00; }
+    """
+
+    def compose(self) -> ComposeResult:
+        yield Vertical(id="box")
+
+
+async def test_a_new_widget_is_styled_once_when_it_mounts_with_the_classes_it_was_given() -> None:
+    # Textual restyled a widget still being built (in no DOM) whenever a class changed: Input,
+    # Button and Switch set classes in their constructors, a tenth of the desk's start-up work.
+    from textual.css.stylesheet import Stylesheet
+
+    app = _Styled()
+    async with app.run_test(size=(40, 10)) as pilot:
+        restyled: list[object] = []
+        update_nodes = Stylesheet.update_nodes
+
+        def spy(self: Stylesheet, nodes, animate: bool = False) -> None:  # type: ignore[no-untyped-def]
+            nodes = list(nodes)
+            restyled.extend(nodes)
+            update_nodes(self, nodes, animate=animate)
+
+        Stylesheet.update_nodes = spy  # type: ignore[method-assign]
+        try:
+            label = Label("new")
+            label.add_class("-hot")
+            label.remove_class("-hot")
+            label.add_class("-hot")
+            assert label not in restyled  # built, not mounted: nothing to restyle yet
+            await app.query_one("#box").mount(label)
+            await pilot.pause()
+            assert label.styles.color.hex == "#FF0000"  # its classes at mount are applied
+            # Mounted, a class change restyles it at once, as before.
+            label.remove_class("-hot")
+            assert label in restyled
+            assert label.styles.color.hex != "#FF0000"
+        finally:
+            Stylesheet.update_nodes = update_nodes  # type: ignore[method-assign]
+
+
+async def test_a_theme_switch_parses_each_stylesheet_once() -> None:
+    # Stylesheet.reparse (a theme switch) dropped what it parsed: the next new widget class
+    # mounted after it had every source parsed again, the app's own CSS too.
+    from textual.css import stylesheet as css_stylesheet
+    from textual.widgets import Static
+
+    app = _Styled()
+    async with app.run_test(size=(40, 10)) as pilot:
+        parsed: list[str] = []
+        parse = css_stylesheet.parse
+
+        def spy(scope, css, read_from, **kwargs):  # type: ignore[no-untyped-def]
+            parsed.append(read_from[1])
+            return parse(scope, css, read_from, **kwargs)
+
+        css_stylesheet.parse = spy
+        try:
+            app.theme = "textual-light"
+            await pilot.pause()
+            after_switch = len(parsed)
+            assert "_Styled.CSS" in parsed  # the switch reparses with the new theme's colours
+            await app.query_one("#box").mount(Static("late", classes="late"))
+            await pilot.pause()
+            assert parsed[after_switch:].count("_Styled.CSS") == 0
+            assert app.query_one(".late").styles.color.hex == "#00FF00"
+            assert app.screen.styles.background != app.get_theme("textual-dark").background
+        finally:
+            css_stylesheet.parse = parse

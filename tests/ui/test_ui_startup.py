@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import gc
+import re
 
 import pytest
 from desk_helpers import tool_folder
+from pilotkit import until
 
 from patch_tui.commands.tui import parse_for_bench, start_app
 
@@ -47,3 +49,57 @@ def test_quitting_before_the_background_starts_is_quiet(tmp_path):
     app._install_background()  # what the first frame's callback does
     assert gc.isenabled()
     assert getattr(app, "_pending_watch", None) is None
+
+
+def _first_frame_text(app) -> list[str]:
+    """Capture the text of the first frame the app hands to the terminal (`App._display`, as
+    bench/tui_bench.py does; a frame inside Textual's start-up batch is never written)."""
+    frames: list[str] = []
+    display = app._display
+
+    def capture(screen, renderable) -> None:
+        display(screen, renderable)
+        if frames or renderable is None or app._batch_count or screen is not app.screen:
+            return
+        update = screen._compositor.render_update(full=True)
+        frames.append("\n".join("".join(s.text for s in strip) for strip in update.strips))
+        frames.append(str(app.editor.lint_count))
+        frames.append(str(len(app.editor.query("#form-tail"))))
+
+    app._display = capture
+    return frames
+
+
+async def test_the_first_frame_written_shows_the_tool_its_form_and_first_input(tmp_path):
+    # The desk is pushed after Textual's start-up batch: pushed inside it, its first frame was
+    # computed and dropped, and the work meant to follow the first frame (lower form sections,
+    # the first lint) ran before the first frame anyone saw.
+    folder = tool_folder(tmp_path)
+    app = start_app(parse_for_bench(str(folder / "echo_text.py")))
+    frames = _first_frame_text(app)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await until(pilot, lambda: bool(frames), what="the first frame")
+    text, lints_before, lower_sections = frames
+    assert "# name: echo_text" in text  # the source
+    assert re.search(r"name +echo_text", text)  # the form's name field, with its value
+    assert re.search(r"▌ name +text", text)  # the first input's card, with its values
+    # What follows the first frame follows it: the first lint, the sections below the fold.
+    assert lints_before == "0"
+    assert lower_sections == "0"
+
+
+@pytest.mark.parametrize("size", [(120, 36), (120, 50), (80, 24)])
+async def test_the_form_fold_is_the_lines_the_form_shows(tmp_path, size):
+    # The sections built for the first frame are those above the fold DeskLayout computes
+    # (ui/desk/layout.py form_lines, with the clean panel): it must be the form's real height.
+    from patch_tui.ui.desk.layout import DeskLayout
+
+    folder = tool_folder(tmp_path)
+    app = start_app(parse_for_bench(str(folder / "echo_text.py")))
+    async with app.run_test(size=size) as pilot:
+        editor = app.editor
+        await until(pilot, lambda: editor.lint_count >= 1 and editor.desk_layout.clean)
+        form = editor.form
+        width, height = size
+        expected = DeskLayout(clean=True).for_size(width, height).form_lines(height)
+        assert form.scrollable_content_region.height == expected

@@ -37,3 +37,23 @@ def test_tiny_terminals_hide_the_list_until_asked_and_short_ones_fold_the_panel(
 
 def test_a_clean_lint_shrinks_the_problems_panel() -> None:
     assert replace(DeskLayout().for_size(140, 40), clean=True).lint_height == 3
+
+
+def test_the_form_builds_for_its_first_frame_the_sections_whose_first_row_shows() -> None:
+    from patch_tui.format import fields
+    from patch_tui.ui.desk.manifest_form import SECTION_LINES, _field_lines, fold_index
+
+    data = {"name": "t", "inputs": [{"name": "a"}], "outputs": {"type": "string"}}
+    top = fields.fields_of("")
+    for height in (18, 24, 30, 36, 40, 45, 50, 60):
+        lines = DeskLayout(clean=True).for_size(120, height).form_lines(height)
+        fold = fold_index(data, lines)
+        starts = [sum(_field_lines(f, data) for f in top[:i]) for i in range(len(top))]
+        first_rows = [
+            s + (SECTION_LINES if f.section else 0) for s, f in zip(starts, top, strict=True)
+        ]
+        cards = next(i for i, f in enumerate(top) if f.widget == "cards")
+        assert fold > cards  # the tool's own fields and its inputs are always built
+        assert all(first_rows[i] < lines for i in range(cards + 1, fold))
+        if fold < len(top):
+            assert first_rows[fold] >= lines  # below the fold: built right after the frame

@@ -56,7 +56,7 @@ from patch_tui.ui.desk.source_pane import POST_PAINT_DELAY, SourceArea
 from patch_tui.ui.desk.tool_actions import ToolActions
 from patch_tui.ui.desk.tool_browser import ToolBrowser, ToolEntry
 from patch_tui.ui.desk.view_actions import ViewActions
-from patch_tui.ui.first_frame import StyledOnMount
+from patch_tui.ui.first_frame import StyledOnMount, after_first_frame
 from patch_tui.ui.widgets.key_bar import KeyBar
 from patch_tui.untrusted.text_safety import visible
 
@@ -175,6 +175,13 @@ class EditorScreen(
     # -- layout -------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
+        # The tool shown first is read before the widgets are built: the form is built with
+        # its values and input cards, and the first frame shows them (on_mount shows the rest).
+        first = self._first_tool()
+        if first is not None:
+            raw = self._read_tool(first)
+            if raw is not None:
+                self._load_buffer(first, raw)
         yield Header(icon="◆")
         yield ChangeBanner(id="banner", classes="banner")
         with Horizontal(id="main"):
@@ -182,7 +189,9 @@ class EditorScreen(
             with Vertical(id="work"):
                 yield Static("", id="view-tabs")
                 with Horizontal(id="panes"):
-                    yield ManifestForm(id="form")
+                    yield ManifestForm(
+                        self._manifest_shown(), first_lines=self._form_fold(), id="form"
+                    )
                     yield SourceArea(
                         "",
                         id="source",
@@ -229,18 +238,36 @@ class EditorScreen(
             EditorScreen.desk_layout, self.desk_layout.for_size(self.size.width, self.size.height)
         )
         self._apply_view()
-        path = self._initial_path
-        if path is None:
-            try:
-                tools = self.toolbox.tool_paths()
-            except ToolboxError as exc:  # the folder became unreadable since start-up
-                self._say(str(exc), severity="error")
-                tools = []
-            path = tools[0] if tools else None
-        if path is not None:
-            self.open_tool(path)
-        else:
+        if self.buffer.path is not None:  # read in compose
+            self._show_loaded_tool(dropped=False, first=True)
+        elif self._initial_path is None:  # compose found no tool to open
             self._show_empty(True)
+
+    def _first_tool(self) -> Path | None:
+        """The tool the desk opens on: the one asked for, else the toolbox's first."""
+        if self._initial_path is not None:
+            return self._initial_path
+        try:
+            tools = self.toolbox.tool_paths()
+        except ToolboxError as exc:  # the folder became unreadable since start-up
+            self._say(str(exc), severity="error")
+            tools = []
+        self._initial_path = tools[0] if tools else None
+        return self._initial_path
+
+    def _form_fold(self) -> int:
+        """How many lines of the form the first frame may show, counted with the problems
+        panel at its smallest (a clean lint shrinks it a moment later): what is below them
+        is built right after that frame, before anyone can scroll to it."""
+        width, height = self.app.size
+        return DeskLayout(clean=True).for_size(width, height).form_lines(height)
+
+    def _manifest_shown(self) -> dict[str, Any]:
+        """The manifest the form shows for the buffer (`_load_form`): none when it is broken."""
+        tf = self.buffer.tf
+        if tf is None or structure_broken(tf) or not isinstance(tf.data, dict):
+            return {}
+        return tf.data
 
     def on_resize(self, event: Any) -> None:
         self.desk_layout = self.desk_layout.for_size(event.size.width, event.size.height)
@@ -324,21 +351,37 @@ class EditorScreen(
     def open_tool(self, path: Path) -> None:
         """Show a tool (no questions asked: callers check for unsaved edits first)."""
         path = Path(path)
+        raw = self._read_tool(path)
+        if raw is not None:
+            self._show_loaded_tool(dropped=self._load_buffer(path, raw))
+
+    def _read_tool(self, path: Path) -> bytes | None:
         try:
-            raw = toolfile.read_bytes(path)  # a FIFO or a device is refused, never waited on
+            return toolfile.read_bytes(path)  # a FIFO or a device is refused, never waited on
         except OSError as exc:
             self._say(f"Cannot open {path}: {exc.strerror or exc}", severity="error")
-            return
-        self._show_empty(False)
+            return None
+
+    def _load_buffer(self, path: Path, raw: bytes) -> bool:
+        """Take a tool's bytes into the buffer; True when unsaved edits of another file were
+        dropped for it."""
         buffer = self.buffer
-        # Edits dropped for another file: its row goes back to what is on disk (the lint of the
-        # unsaved text had put its name, version and marks there).
         dropped = buffer.path is not None and buffer.path != path and buffer.dirty
         buffer.path = path
         buffer.load_bytes(raw)
         self._pending_form_edits.clear()
+        return dropped
+
+    def _show_loaded_tool(self, *, dropped: bool, first: bool = False) -> None:
+        """Show the tool just loaded into the buffer. `dropped`: edits of the file shown before
+        were dropped for it, so its row goes back to what is on disk (the lint of the unsaved
+        text had put its name, version and marks there). `first`: the tool the desk opens on,
+        whose lint starts as soon as the first frame is drawn."""
+        self._show_empty(False)
+        buffer = self.buffer
+        path = buffer.path
         tf = buffer.tf
-        assert tf is not None
+        assert tf is not None and path is not None
         self._hide_banner()
         source = self.source
         source.read_only = buffer.read_only_reason is not None
@@ -358,7 +401,10 @@ class EditorScreen(
             # After the first paint: the lint thread would compete with it for the GIL (and
             # a timer lets what else waits on that paint run first).
             buffer.invalidate_lint()
-            self.call_after_refresh(self.set_timer, POST_PAINT_DELAY, self._start_lint)
+            if first:  # not after the new screen's settling frames, which can take a while
+                after_first_frame(self, lambda: self.set_timer(POST_PAINT_DELAY, self._start_lint))
+            else:
+                self.call_after_refresh(self.set_timer, POST_PAINT_DELAY, self._start_lint)
 
     def _show_buffer_text(self) -> None:
         """The buffer's text changed under a read-only source (its lone \\r's ended): show it,

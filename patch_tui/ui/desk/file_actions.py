@@ -21,7 +21,6 @@ from textual.widgets import TextArea
 
 from patch_tui.format import toolfile
 from patch_tui.runtime.toolbox import FileChangedOnDisk, Toolbox, ToolboxError, file_sha256
-from patch_tui.ui.dialogs.confirm import ChoiceModal, ConfirmModal
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -105,6 +104,8 @@ class FileActions:
         def chosen(part: str | None) -> None:
             if part in ("patch", "minor", "major"):
                 self.save_new_version(part)
+
+        from patch_tui.ui.dialogs.confirm import ChoiceModal  # loaded with the first dialog
 
         self.app.push_screen(
             ChoiceModal(
@@ -206,6 +207,8 @@ class FileActions:
         def answered(yes: bool | None) -> None:
             if yes:
                 self.restore_version(version)
+
+        from patch_tui.ui.dialogs.confirm import ConfirmModal  # loaded with the first dialog
 
         self.app.push_screen(
             ConfirmModal(

@@ -57,3 +57,10 @@ class DeskLayout:
     @property
     def lint_height(self) -> int:
         return 3 if self.clean else 4 if self.short else 6 if self.compact else 8
+
+    def form_lines(self, height: int) -> int:
+        """Lines of the form's content at this terminal height (its first frame's fold): the
+        height less the header, key bar, problems panel and its detail line, the view tabs
+        and the form's border."""
+        chrome = 1 + (0 if self.short else 2) + self.lint_height + (1 if self.narrow else 0)
+        return max(0, height - chrome - 2)

@@ -25,7 +25,6 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.events import DescendantBlur, DescendantFocus
-from textual.lazy import Lazy
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Static, Switch
@@ -44,6 +43,7 @@ from patch_tui.desk.form_values import (
 from patch_tui.format import fields
 from patch_tui.format.fields import AUTH_PROVIDERS, AUTH_SCOPE_RE, FieldSpec, field_doc
 from patch_tui.format.toolfile import DELETE
+from patch_tui.ui.first_frame import after_first_frame
 from patch_tui.ui.safe_text import safe, safe_line
 from patch_tui.ui.widgets.enum_field import EnumField
 from patch_tui.ui.widgets.field_input import FieldInput
@@ -52,9 +52,12 @@ __all__ = ["FieldInput", "FieldRow", "ManifestForm", "path_id"]
 
 # Input cards built for the first frame (the rest mount right after it).
 FIRST_FRAME_CARDS = 2
-# The first top-level field whose section is below the fold at any usual terminal size: it and
-# everything after it mount right after the first frame (`Lazy`).
-LAZY_FROM = "runtime"
+# Lines the form shows when nothing tells it how tall its pane is: the sections starting
+# below them mount right after the first frame.
+DEFAULT_FIRST_LINES = 23
+# Lines of the form's layout (app.tcss): a section's title has a blank line above it; an input
+# card is its head, one row per field and a blank line under it.
+SECTION_LINES = 2
 # The field whose scopes get a provider check under them.
 AUTH_FIELD: FieldPath = ("external_auth",)
 
@@ -142,17 +145,42 @@ def _group_rows(group: str, base: FieldPath, data: dict[str, Any]) -> Iterator[F
         yield _row(f, base, data)
 
 
-def _top_level(data: dict[str, Any], *, lazy: bool) -> Iterator[Widget]:
-    """The form's sections for the top-level fields before LAZY_FROM (or from it, `lazy`)."""
+def _field_lines(f: FieldSpec, data: dict[str, Any]) -> int:
+    """How many lines a top-level field takes in the first frame (its section title too)."""
+    title = SECTION_LINES if f.section else 0
+    if f.widget == "cards":
+        cards = min(_input_count(data), FIRST_FRAME_CARDS)
+        return title + cards * (2 + len(fields.fields_of(f.of)))
+    if f.widget == "group":
+        return title + len(fields.fields_of(f.of))
+    return title + 1 + ((f.key,) == AUTH_FIELD)
+
+
+def fold_index(data: dict[str, Any], lines: int) -> int:
+    """The first top-level field not built for the first frame: the first whose first row
+    would be below the fold of a form `lines` high (its title may just show: it follows a
+    frame later, with the rest)."""
     top = fields.fields_of("")
-    split = next((i for i, f in enumerate(top) if f.key == LAZY_FROM), len(top))
-    for f in top[split:] if lazy else top[:split]:
+    # The fields up to the input cards are always built: showing a manifest needs them.
+    cards = next((i for i, f in enumerate(top) if f.widget == "cards"), -1)
+    used = 0
+    for i, f in enumerate(top):
+        first_row = used + (SECTION_LINES if f.section else 0)
+        if first_row >= lines and i > cards:
+            return i
+        used += _field_lines(f, data)
+    return len(top)
+
+
+def _top_level(fields_shown: tuple[FieldSpec, ...], data: dict[str, Any]) -> Iterator[Widget]:
+    """The form's sections for these top-level fields."""
+    for f in fields_shown:
         if f.widget == "cards":
             with Horizontal(classes="section-head"):
                 yield Label(f.section, classes="section")
                 yield Button("+ add input", id="input-add", compact=True)
             yield Static("", id="inputs-note", classes="field-note -problem")
-            yield Vertical(id="inputs-list")
+            yield Vertical(*_first_cards(data), id="inputs-list")
             continue
         if f.section:
             yield Label(f.section, classes="section")
@@ -162,6 +190,18 @@ def _top_level(data: dict[str, Any], *, lazy: bool) -> Iterator[Widget]:
             yield _row(f, (), data)
         if (f.key,) == AUTH_FIELD:
             yield Static("", id="auth-check", classes="field-note")
+
+
+def _input_count(data: dict[str, Any]) -> int:
+    inputs = data.get("inputs")
+    return len(inputs) if isinstance(inputs, list) else 0
+
+
+def _first_cards(data: dict[str, Any]) -> list[InputCard]:
+    """The input cards of the form's first frame: only the first few (the rest are below the
+    fold at any usual size, and each card is a score of widgets: they mount right after it)."""
+    count = _input_count(data)
+    return [InputCard(i, count, data) for i in range(min(count, FIRST_FRAME_CARDS))]
 
 
 class InputCard(Vertical):
@@ -194,12 +234,12 @@ class InputCard(Vertical):
 
 
 class FormTail(Vertical):
-    """The form's lower sections (runtime, external_auth, provenance). They are below the fold
-    at any usual terminal size, so they mount right after the first frame (`Lazy`) and fill
-    themselves: fewer widgets to build before it."""
+    """The form's sections below the fold of its first frame: they mount right after it
+    and fill themselves, so the first frame builds only what it shows."""
 
     def compose(self) -> ComposeResult:
-        yield from _top_level(self.query_ancestor(ManifestForm).data, lazy=True)
+        form = self.query_ancestor(ManifestForm)
+        yield from _top_level(fields.fields_of("")[form.fold :], form.data)
 
     def on_mount(self) -> None:
         form = self.query_ancestor(ManifestForm)
@@ -217,8 +257,20 @@ class ManifestForm(VerticalScroll):
             self.value = value
             super().__init__()
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        data: dict[str, Any] | None = None,
+        *,
+        first_lines: int = DEFAULT_FIRST_LINES,
+        **kwargs: Any,
+    ) -> None:
+        """`data`: the manifest the form will show first (`load`), to build its fields with
+        their values and its first input cards: they join the first frame, with no second
+        layout pass after it. `first_lines`: how many lines the form shows in that frame; the
+        sections below them mount right after it."""
         super().__init__(**kwargs)
+        self._built_for: dict[str, Any] = data or {}
+        self.fold = fold_index(self._built_for, first_lines)
         self.data: dict[str, Any] = {}
         self.stale = False
         self._input_count = -1
@@ -228,10 +280,15 @@ class ManifestForm(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static("", id="form-error", classes="form-error")
         with Vertical(id="form-fields"):
-            yield from _top_level({}, lazy=False)
-            # Below the fold in any terminal: mounted right after the first frame.
-            yield Lazy(FormTail(id="form-tail"))
+            yield from _top_level(fields.fields_of("")[: self.fold], self._built_for)
+            # The sections below the fold mount right after the first frame (on_mount).
         yield Static("", id="field-help", classes="field-help")
+
+    def on_mount(self) -> None:
+        after_first_frame(self, self._mount_tail)
+
+    def _mount_tail(self) -> None:
+        self.query_one("#form-fields").mount(FormTail(id="form-tail"))
 
     @property
     def is_populated(self) -> bool:
@@ -265,10 +322,9 @@ class ManifestForm(VerticalScroll):
         fields.disabled = False
         fields.display = True
         self.data = data if isinstance(data, dict) else {}
-        inputs = self.data.get("inputs")
-        count = len(inputs) if isinstance(inputs, list) else 0
+        count = _input_count(self.data)
         # `inputs` that is not a list cannot be edited here without losing it: say so.
-        odd = "inputs" in self.data and not isinstance(inputs, list)
+        odd = "inputs" in self.data and not isinstance(self.data.get("inputs"), list)
         self.query_one("#input-add", Button).disabled = odd
         note = self.query_one("#inputs-note", Static)
         note.display = odd
@@ -280,15 +336,12 @@ class ManifestForm(VerticalScroll):
             first = self._input_count < 0
             self._input_count = count
             holder = self.query_one("#inputs-list", Vertical)
-            if first and not holder.children:
-                # The first manifest shown: the cards carry their values, so they join the
-                # form's first frame instead of a second layout pass after it. Only the first
-                # few do: the rest are below the fold at any usual size, and each card is a
-                # score of widgets, so they mount right after that frame.
-                head = min(count, FIRST_FRAME_CARDS)
-                holder.mount_all([InputCard(i, count, self.data) for i in range(head)])
+            head = min(count, FIRST_FRAME_CARDS)
+            if first and len(holder.children) == head:
+                # The first manifest shown, the one the form was built for: its first cards
+                # are there, with their values; the rest mount right after the first frame.
                 if count > head:
-                    self.call_after_refresh(self._mount_more_cards, head)
+                    after_first_frame(self, lambda: self._mount_more_cards(head))
             else:
                 self.call_later(self._rebuild_inputs, count)
 

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from patch_tui.runtime.toolbox import Toolbox, ToolboxError
-from patch_tui.ui.dialogs.confirm import ChoiceModal, ConfirmModal, PromptModal
 
 if TYPE_CHECKING:
     from textual.app import App
@@ -63,6 +62,8 @@ class ToolActions:
                 then()
 
         save, discard = labels
+        from patch_tui.ui.dialogs.confirm import ChoiceModal  # loaded with the first dialog
+
         self.app.push_screen(
             ChoiceModal(
                 f"{self.current_path.name} has unsaved changes.",
@@ -106,6 +107,8 @@ class ToolActions:
             self._select_template_of = path  # its description: selected, to be typed over
             self.confirm_discard(lambda: self.open_tool(path))
 
+        from patch_tui.ui.dialogs.confirm import PromptModal  # loaded with the first dialog
+
         self.app.push_screen(
             PromptModal(
                 "The new tool's name (snake_case):", title="New tool", check=self._name_check
@@ -135,6 +138,8 @@ class ToolActions:
             if path == self.current_path:
                 self.open_tool(new)
 
+        from patch_tui.ui.dialogs.confirm import PromptModal  # loaded with the first dialog
+
         self.app.push_screen(
             PromptModal(
                 f"New name for {path.stem}:",
@@ -161,6 +166,8 @@ class ToolActions:
             self.browser.clear_filter()
             self.browser.refresh_tools()
             self.confirm_discard(lambda: self.open_tool(new))
+
+        from patch_tui.ui.dialogs.confirm import PromptModal  # loaded with the first dialog
 
         self.app.push_screen(
             PromptModal(
@@ -200,6 +207,8 @@ class ToolActions:
                     self.open_tool(_neighbour(shown, path, rest))
                 else:
                     self._close_tool()
+
+        from patch_tui.ui.dialogs.confirm import ConfirmModal  # loaded with the first dialog
 
         self.app.push_screen(
             ConfirmModal(

@@ -25,6 +25,7 @@ from textual.widgets.option_list import Option
 
 from patch_tui.runtime.catalog import ToolCatalog
 from patch_tui.runtime.toolbox import Toolbox
+from patch_tui.ui.first_frame import after_first_frame
 from patch_tui.ui.services import lint_counts, maybe_services
 from patch_tui.untrusted.text_safety import visible
 
@@ -127,8 +128,8 @@ class ToolBrowser(Vertical):
     def on_mount(self) -> None:
         self.border_title = "Tools"
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self._render_list())
-        # After the first paint: reading and linting every tool is not needed to show one.
-        self.call_after_refresh(self.refresh_tools)
+        # After the first frame: reading and linting every tool is not needed to show one.
+        after_first_frame(self, self.refresh_tools)
 
     # -- data ---------------------------------------------------------------------------------
 
@@ -259,7 +260,8 @@ class ToolBrowser(Vertical):
                     break
 
     def on_resize(self) -> None:
-        self._render_list()
+        if self.entries or self.query_one(ToolList).option_count:
+            self._render_list()  # fitted to the width (nothing to fit before the first scan)
 
     @on(Input.Changed, "#browser-filter")
     def _filter(self, event: Input.Changed) -> None:
