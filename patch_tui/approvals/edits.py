@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from patch_tui.approvals.store import Action
-from patch_tui.format.manifest import Manifest
+
+if TYPE_CHECKING:  # a run's reading of the manifest: pydantic only when the model must say
+    from patch_tui.format.plain_manifest import RunManifest
 
 _ABSENT = object()
 
@@ -45,7 +47,7 @@ def _short(value: Any, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "\u2026"
 
 
-def validate(args: Any, manifest: Manifest) -> str | None:
+def validate(args: Any, manifest: RunManifest) -> str | None:
     if not isinstance(args, dict):
         return "the arguments must be a JSON object"
     names = [i.name for i in manifest.inputs]

@@ -32,7 +32,8 @@ from patch_tui.runtime.catalog import ToolCatalog
 
 if TYPE_CHECKING:
     from patch_tui.approvals.store import Store
-    from patch_tui.format.manifest import Input
+    from patch_tui.format import manifest as model
+    from patch_tui.format import plain_manifest as plain
 
 # Statuses whose source a person approved.
 APPROVED_STATUSES = (
@@ -56,7 +57,7 @@ class ToolInfo:
     sha256: str | None = None
     problem: str | None = None
     text: str | None = None
-    inputs: tuple[Input, ...] = ()
+    inputs: tuple[model.Input | plain.Input, ...] = ()
 
     @property
     def destructive(self) -> bool:
@@ -81,7 +82,9 @@ def tool_info(action: Action, catalog: ToolCatalog | None = None) -> ToolInfo:
     tool = (catalog or _CATALOG).read(path)
     if tool.tool is None:
         return ToolInfo(path, problem=f"cannot read the tool file: {tool.error}")
-    manifest = tool.manifest
+    # Read without pydantic when the model is certain to read it the same way (a run's reading,
+    # format/plain_manifest.py); else the model says (an invalid manifest among them).
+    manifest = tool.run_manifest
     if manifest is None:
         return ToolInfo(
             path,
@@ -92,12 +95,19 @@ def tool_info(action: Action, catalog: ToolCatalog | None = None) -> ToolInfo:
     return ToolInfo(
         path,
         description=manifest.description,
-        capabilities=manifest.capabilities.model_dump(),
+        capabilities=_capabilities(manifest.capabilities),
         scopes=tuple(manifest.external_auth),
         sha256=tool.sha256,
         text=tool.tool.text,
         inputs=tuple(manifest.inputs),
     )
+
+
+def _capabilities(caps: model.Capabilities | plain.Capabilities) -> dict[str, Any]:
+    """The capabilities as a mapping, by the fields both readings share (the model's dump)."""
+    from patch_tui.format.plain_manifest import Capabilities
+
+    return {name: getattr(caps, name) for name in Capabilities._fields}
 
 
 def blocked(action: Action, catalog: ToolCatalog | None = None) -> str | None:

@@ -109,14 +109,16 @@ def approve_edited(args: argparse.Namespace) -> int:
             return EXIT_FAILED
         path = _tool_file(action, _open_toolbox(args))
         tf = toolfile.read(str(path)) if path is not None else None
-        if tf is None or tf.sha256 != action.source_sha256 or tf.manifest is None:
+        # A run's reading of the manifest (pydantic only when the model must say); None: invalid.
+        manifest = tf.run_manifest if tf is not None else None
+        if tf is None or tf.sha256 != action.source_sha256 or manifest is None:
             _err(
                 f"cannot approve {token} with edited args: {visible(action.tool)} changed (or is "
                 "gone) since the call was held, so it would not run; reject it and let the agent "
                 "call again"
             )
             return EXIT_FAILED
-        why = edits.validate(edited, tf.manifest)
+        why = edits.validate(edited, manifest)
         if why is not None:
             _err(
                 f"cannot approve {token}: the edited args are not valid: {visible(why)}; "

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     # For the annotation only: the desk lists tools before its first frame, and the pydantic
     # model (with pydantic itself) is loaded only when a manifest is validated.
     from patch_tui.format.manifest import Manifest
+    from patch_tui.format.plain_manifest import RunManifest
 
 # Linting: a ToolFile -> (errors, warnings).
 LintCounts = Callable[[toolfile.ToolFile], tuple[int, int]]
@@ -56,6 +57,12 @@ class CatalogTool:
     @property
     def manifest(self) -> Manifest | None:
         return self.tool.manifest if self.tool is not None else None
+
+    @property
+    def run_manifest(self) -> RunManifest | None:
+        """The manifest as a run reads it (ToolFile.run_manifest): without pydantic when the
+        model is certain to read it the same way, else the model's answer (None: invalid)."""
+        return self.tool.run_manifest if self.tool is not None else None
 
     @property
     def sha256(self) -> str | None:

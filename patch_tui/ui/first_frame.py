@@ -114,8 +114,8 @@ LAZY_MODULES: dict[str, str] = {
 }
 
 # And the inbox's first frame, which shows held calls and no tool file, leaves these too: the
-# details' tool part (its manifest validated, pydantic) follows the first frame, read by the
-# list's reading thread (ui/inbox/inbox.py), and so does the store watch.
+# details' tool part (the tool file read and its manifest checked) follows the first frame, read
+# by the list's reading thread (ui/inbox/inbox.py), and so does the store watch.
 INBOX_LAZY_MODULES: dict[str, str] = {
     "yaml": "tool files are read for the details' tool part, after the first frame",
     "patch_tui.format.toolfile": "tool files are read for the details' tool part, later",
@@ -124,4 +124,13 @@ INBOX_LAZY_MODULES: dict[str, str] = {
     "patch_tui.approvals.push": "the store watch (push failures) starts after the first frame",
     "patch_tui.ui.inbox.inbox_dialogs": "the decide dialog opens with a or r",
     "textual.widgets._text_area": "no text area before the first frame (dialogs have them)",
+}
+
+# What the inbox's details' tool part still leaves unimported with an ordinary tool file: its
+# manifest is read without pydantic (format/plain_manifest.py, as `patch-tui run` reads it); the
+# model is imported only for a manifest the plain reading leaves to it (an invalid one among
+# them), or by something later that needs it (the config check, lint).
+TOOL_PART_LAZY_MODULES: dict[str, str] = {
+    "pydantic": "an ordinary tool file's manifest is read without the model",
+    "patch_tui.format.manifest": "the pydantic manifest model, for what the plain reading leaves",
 }

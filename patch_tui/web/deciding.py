@@ -78,7 +78,7 @@ def _edited_args(rv: review.Review, form: dict[str, Any]) -> dict[str, Any] | No
     from patch_tui.format.toolfile import parse_bytes
 
     assert rv.tool.text is not None
-    manifest = parse_bytes(rv.tool.text.encode("utf-8")).manifest
+    manifest = parse_bytes(rv.tool.text.encode("utf-8")).run_manifest
     if manifest is None:
         raise Refused(409, "the tool's manifest does not parse: the args cannot be checked")
     problem = edits.validate(args, manifest)

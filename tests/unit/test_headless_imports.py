@@ -175,12 +175,17 @@ def test_desk_start_imports_no_pydantic_store_or_sdk(tmp_path) -> None:
 
 
 # The inbox's first frame (`patch-tui inbox`, as the command opens it): the list and the first
-# action's details shown.
+# action's details shown ("shown"); then the frame with the details' tool part, the tool's
+# description (argv[3]) read from its file ("tool"). The config file's check (pydantic-settings,
+# ui/first_frame.check_config_later) is held off: it needs pydantic on a timer of its own, and
+# this probe asks what the tool part needs.
 _INBOX_PROBE = """
 import argparse, json, os, sys
 from patch_tui.commands import inboxcmd
+from patch_tui.ui import first_frame
 from patch_tui.ui.inbox.inbox_app import InboxApp
 
+first_frame.CONFIG_CHECK_DELAY = 3600
 run = InboxApp.run
 seen = {}
 
@@ -189,11 +194,14 @@ def first_frame_run(app, *args, **kwargs):
 
     def shown(screen, renderable):
         display(screen, renderable)
-        if renderable is None or seen:
+        if renderable is None or "tool" in seen:
             return
         parts = app.screen.query("#detail Static")
-        if any(sys.argv[2] in str(part.render()) for part in parts):
+        if "shown" not in seen and any(sys.argv[2] in str(part.render()) for part in parts):
             seen["shown"] = sorted(sys.modules)
+        tool = app.screen.query("#detail-tool")
+        if "shown" in seen and tool and sys.argv[3] in str(tool.first().render()):
+            seen["tool"] = sorted(sys.modules)
             app.exit()
 
     app._display = shown
@@ -223,11 +231,19 @@ def _first_frame_env(tmp_path) -> dict[str, str]:
     return env
 
 
-def _lazy_loaded(modules: list[str], *, inbox: bool = False) -> list[str]:
-    from patch_tui.ui.first_frame import INBOX_LAZY_MODULES, LAZY_MODULES
+def _lazy_loaded(modules: list[str], *, inbox: bool = False, tool_part: bool = False) -> list[str]:
+    from patch_tui.ui.first_frame import (
+        INBOX_LAZY_MODULES,
+        LAZY_MODULES,
+        TOOL_PART_LAZY_MODULES,
+    )
 
     loaded = set(modules)
-    lazy_modules = [*LAZY_MODULES, *(INBOX_LAZY_MODULES if inbox else ())]
+    lazy_modules = (
+        [*TOOL_PART_LAZY_MODULES]
+        if tool_part
+        else [*LAZY_MODULES, *(INBOX_LAZY_MODULES if inbox else ())]
+    )
     return [
         lazy
         for lazy in lazy_modules
@@ -284,7 +300,7 @@ def test_inbox_first_frame_leaves_the_lazy_modules_unimported(tmp_path, older: i
     finally:
         held.close()
     out = subprocess.run(
-        [sys.executable, "-c", _INBOX_PROBE, str(store), "first-frame.csv"],
+        [sys.executable, "-c", _INBOX_PROBE, str(store), "first-frame.csv", tf.data["description"]],
         capture_output=True,
         text=True,
         timeout=60,
@@ -292,5 +308,37 @@ def test_inbox_first_frame_leaves_the_lazy_modules_unimported(tmp_path, older: i
     )
     assert out.returncode == 0, out.stderr[-3000:]
     seen = json.loads(out.stdout.strip().splitlines()[-1])
-    assert seen, "the inbox never showed the action's details"
+    assert "shown" in seen, "the inbox never showed the action's details"
     assert _lazy_loaded(seen["shown"], inbox=True) == []
+    assert "tool" in seen, "the inbox never showed the details' tool part"
+    # An ordinary tool file's manifest is read without pydantic (format/plain_manifest.py).
+    assert _lazy_loaded(seen["tool"], tool_part=True) == []
+
+
+# What the inbox uses after its tool part to decide (approve, reject, edit then approve, allow):
+# none of it needs the manifest model for an ordinary tool file, which they read as a run does.
+INBOX_DECIDING_MODULES = (
+    "patch_tui.approvals.decisions",
+    "patch_tui.approvals.edits",
+    "patch_tui.approvals.review",
+    "patch_tui.ui.inbox.allow_dialog",
+    "patch_tui.ui.inbox.edit_args_dialog",
+    "patch_tui.ui.inbox.inbox_dialogs",
+)
+
+
+def test_inbox_deciding_imports_no_manifest_model() -> None:
+    """Importing what the inbox decides with, and checking an edit of a sample tool's args
+    (approvals/edits.validate on the catalog's reading), leaves pydantic unimported."""
+    from patch_tui.settings import paths
+
+    tool = paths.sample_tools_dir() / "delete_file.py"
+    code = (
+        "\n".join(f"import {m}" for m in INBOX_DECIDING_MODULES)
+        + "\nfrom patch_tui.runtime.catalog import ToolCatalog"
+        + f"\nmanifest = ToolCatalog().read({str(tool)!r}).run_manifest"
+        + "\nassert patch_tui.approvals.edits.validate({'path': 'x'}, manifest) is None"
+        + "\nassert 'needs the input' in patch_tui.approvals.edits.validate({}, manifest)"
+    )
+    loaded = _imported_after(code)
+    assert "pydantic" not in loaded

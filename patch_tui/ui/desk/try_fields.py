@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from textual import on
 from textual.app import ComposeResult
@@ -18,8 +18,12 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Input, Select, Static, TextArea
 
-from patch_tui.format.manifest import Input as ManifestInput
 from patch_tui.ui.safe_text import SafeInput, safe, safe_line
+
+if TYPE_CHECKING:  # the inbox's edit dialog builds its rows from a run's reading, no pydantic
+    from patch_tui.format import manifest, plain_manifest
+
+    ManifestInput = manifest.Input | plain_manifest.Input
 
 
 def _type_ok(value: Any, kind: str) -> bool:

@@ -14,7 +14,7 @@ keystroke, so what is approved is what the dialog shows.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -26,10 +26,12 @@ from textual.widgets import Button, Input, Select, Static, TextArea
 
 from patch_tui.approvals import edits
 from patch_tui.approvals.store import Action, Decision, StoreError
-from patch_tui.format.manifest import Manifest
-from patch_tui.ui.desk.try_it import InputField
+from patch_tui.ui.desk.try_fields import InputField
 from patch_tui.ui.dialogs.dialog import Dialog
 from patch_tui.ui.safe_text import safe_line
+
+if TYPE_CHECKING:
+    from patch_tui.format.plain_manifest import RunManifest
 
 
 class EditField(InputField):
@@ -67,7 +69,7 @@ class EditArgsDialog(Dialog[Decision | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="edit.cancel")]
 
     def __init__(
-        self, action: Action, manifest: Manifest, decide: Callable[[dict[str, Any]], Decision]
+        self, action: Action, manifest: RunManifest, decide: Callable[[dict[str, Any]], Decision]
     ) -> None:
         super().__init__()
         self.action = action
@@ -205,7 +207,9 @@ def open_edit_dialog(screen: Any, action: Action, done: Callable[[Decision | Non
         tf = toolfile.read(action.tool_path) if action.tool_path else None
     except (OSError, ValueError):
         tf = None
-    if tf is None or tf.manifest is None or tf.sha256 != action.source_sha256:
+    # A run's reading of the manifest (pydantic only when the model must say); None: invalid.
+    manifest = tf.run_manifest if tf is not None else None
+    if tf is None or manifest is None or tf.sha256 != action.source_sha256:
         screen.notify(
             "The tool file changed (or is gone) since the call was held, so it would not run: "
             "reject it and let the agent call again.",
@@ -220,4 +224,4 @@ def open_edit_dialog(screen: Any, action: Action, done: Callable[[Decision | Non
 
         return decisions.approve(app_store(screen.app), token, args=args)
 
-    screen.app.push_screen(EditArgsDialog(action, tf.manifest, decide), done)
+    screen.app.push_screen(EditArgsDialog(action, manifest, decide), done)
