@@ -161,13 +161,16 @@ def test_inbox_history(store: Path, snap_compare) -> None:
             what="history",
         )
         await pilot.press("end")
+        # The last row is the oldest change (B, rejected at :50; A finished at :56 is first).
+        # Waiting for A instead held only while the cursor had not yet moved: under load the
+        # wait began after it had, and timed out.
         await wait_for(
             pilot,
             lambda: (
                 screen.current is not None
-                and screen.current.token == "A" * 32
+                and screen.current.token == "B" * 32
                 and screen.events
-                and screen.events[0].token == "A" * 32
+                and screen.events[0].token == "B" * 32
             ),
             what="the events of the selected action",
         )
@@ -189,6 +192,9 @@ def test_inbox_history(store: Path, snap_compare) -> None:
         await pilot.pause(0.1)
         screen.events = []
         screen._show_detail(screen.current)
+        # The shorter details laid out and painted (their scrollbar too) before the picture.
+        await screen.detail.wait_for_refresh()
+        await screen.wait_for_refresh()
         await pilot.pause(0.2)
 
     assert snap_compare(inbox_app(store), terminal_size=SIZE, run_before=run_before)
