@@ -29,8 +29,8 @@ KINDS = {  # kind: how many of it
     "Switch": 40,
     "Button": 40,
     "EnumField": 40,
-    "FieldRow+Label": 40,
-    "FieldRow+FieldInput": 40,
+    "labelled Label": 40,
+    "labelled FieldInput": 40,
     "OptionList": 10,
     "DataTable": 10,
     "TextArea(300 lines)": 10,
@@ -50,13 +50,19 @@ def factory(kind: str) -> Any:
         TextArea,
     )
 
-    from patch_tui.ui.desk.manifest_form import FieldInput, FieldRow
+    from patch_tui.ui.desk.manifest_form import FieldColumn, FieldInput
     from patch_tui.ui.widgets.enum_field import EnumField
 
     sys.path.insert(0, str(REPO / "bench"))
     from tui_bench import tool_of
 
     text = tool_of(300)
+
+    def labelled(widget: Any) -> Any:
+        widget.field_label = "name"
+        widget.add_class("field")
+        return widget
+
     make = {
         "none": lambda i: [],
         "Static": lambda i: [Static(f"s{i}")],
@@ -65,15 +71,16 @@ def factory(kind: str) -> Any:
         "Switch": lambda i: [Switch(animate=False)],
         "Button": lambda i: [Button("x", compact=True)],
         "EnumField": lambda i: [EnumField(("a", "b"), value="a")],
-        "FieldRow+Label": lambda i: [FieldRow("name", Label("x"), ("name",))],
-        "FieldRow+FieldInput": lambda i: [
-            FieldRow("name", FieldInput("x", compact=True), ("name",))
-        ],
+        # A form field as the desk's form has it: the field, its label painted by its column.
+        "labelled Label": lambda i: [labelled(Label("x"))],
+        "labelled FieldInput": lambda i: [labelled(FieldInput("x", compact=True))],
         "OptionList": lambda i: [OptionList("a", "b")],
         "DataTable": lambda i: [DataTable()],
         "TextArea(300 lines)": lambda i: [TextArea(text, show_line_numbers=True)],
     }[kind]
     count = KINDS[kind]
+    if kind.startswith("labelled"):
+        return lambda: [FieldColumn(*(w for i in range(count) for w in make(i)))]
     return lambda: [w for i in range(count) for w in make(i)]
 
 

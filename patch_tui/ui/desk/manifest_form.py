@@ -48,7 +48,7 @@ from patch_tui.ui.safe_text import safe, safe_line
 from patch_tui.ui.widgets.enum_field import EnumField
 from patch_tui.ui.widgets.field_input import FieldInput
 
-__all__ = ["FieldInput", "FieldRow", "ManifestForm", "path_id"]
+__all__ = ["FieldColumn", "FieldInput", "ManifestForm", "path_id"]
 
 # Input cards built for the first frame (the rest mount right after it).
 FIRST_FRAME_CARDS = 2
@@ -67,35 +67,36 @@ def path_id(path: FieldPath) -> str:
     return "f-" + "-".join(str(p) for p in path).replace("_", "__")
 
 
-class FieldRow(Widget):
-    """A label and its widget on one line, with the field doc as the tooltip.
+class FieldColumn(Vertical):
+    """A column of the form's fields, which paints each field's label in the margin left of it.
 
-    The row paints its label itself, in the margin left of its one child: a Label widget per
-    row would double the form's widget count, and the form's start-up cost grows with it."""
+    A field is one widget: the labels are the column's own content, drawn on the lines its
+    fields are laid out on. A row widget per field (a label and its field on one line) doubled
+    the form's widget count, and the desk's start-up cost grows with it."""
 
+    COMPONENT_CLASSES = {"field-column--label"}
     DEFAULT_CSS = """
-    FieldRow { height: 1; color: $text-muted; }
-    FieldRow > * { margin-left: 14; }
-    FieldRow > Label { color: $text; }
+    FieldColumn > .field { margin-left: 14; }
+    FieldColumn > Label.field { color: $text; }
+    FieldColumn > .field-column--label { color: $text-muted; }
     """
-
-    def __init__(self, label: str, widget: Widget, path: FieldPath) -> None:
-        super().__init__(classes="field-row")
-        self._label = label
-        self._widget = widget
-        doc = field_doc(doc_path(path))
-        if doc:
-            widget.tooltip = doc
-
-    @property
-    def label(self) -> str:
-        return self._label
-
-    def compose(self) -> ComposeResult:
-        yield self._widget
+    LABEL_WIDTH = 13
 
     def render(self) -> Content:
-        return Content(self._label[:13])  # coloured by the row's own `color`
+        size = self.content_region.size
+        width = min(self.LABEL_WIDTH, size.width)
+        lines = [""] * size.height
+        for placement in self.arrange(size).placements:
+            label = getattr(placement.widget, "field_label", None)
+            y = placement.region.y
+            if label is not None and placement.widget.display and 0 <= y < size.height:
+                lines[y] = label[:width]
+        return Content("\n".join(lines)).stylize(self.get_visual_style("field-column--label"))
+
+    def _clear_arrangement_cache(self) -> None:
+        # A field moved (one above it was shown, hidden or resized): its label moves with it.
+        super()._clear_arrangement_cache()
+        self.refresh()
 
 
 def _widget(f: FieldSpec, path: FieldPath, data: dict[str, Any]) -> Widget:
@@ -131,12 +132,20 @@ def _tagged(widget: Widget, path: FieldPath, f: FieldSpec) -> Widget:
     return widget
 
 
-def _row(f: FieldSpec, base: FieldPath, data: dict[str, Any]) -> FieldRow:
+def _row(f: FieldSpec, base: FieldPath, data: dict[str, Any]) -> Widget:
+    """A field's widget, labelled (its FieldColumn paints the label), its doc the tooltip."""
     path = (*base, f.key)
-    return FieldRow(f.label or f.key, _widget(f, path, data), path)
+    widget = _widget(f, path, data)
+    widget.field_label = f.label or f.key  # type: ignore[attr-defined]
+    # A new widget: styled once when it mounts, not now.
+    widget.set_class(True, "field", update=False)
+    doc = field_doc(doc_path(path))
+    if doc:
+        widget.tooltip = doc
+    return widget
 
 
-def _group_rows(group: str, base: FieldPath, data: dict[str, Any]) -> Iterator[FieldRow]:
+def _group_rows(group: str, base: FieldPath, data: dict[str, Any]) -> Iterator[Widget]:
     """A group's fields; in a section, its on/off switches come first, then the rest."""
     specs = fields.fields_of(group)
     if base and not isinstance(base[-1], int):
@@ -204,7 +213,7 @@ def _first_cards(data: dict[str, Any]) -> list[InputCard]:
     return [InputCard(i, count, data) for i in range(min(count, FIRST_FRAME_CARDS))]
 
 
-class InputCard(Vertical):
+class InputCard(FieldColumn):
     """One entry of `inputs`: every field of an input, with move up/down and remove. Built
     with its values (from `data`, the whole manifest) so it shows them in its first frame."""
 
@@ -233,7 +242,7 @@ class InputCard(Vertical):
         yield from _group_rows("inputs[]", ("inputs", i), data)
 
 
-class FormTail(Vertical):
+class FormTail(FieldColumn):
     """The form's sections below the fold of its first frame: they mount right after it
     and fill themselves, so the first frame builds only what it shows."""
 
@@ -279,7 +288,7 @@ class ManifestForm(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         yield Static("", id="form-error", classes="form-error")
-        with Vertical(id="form-fields"):
+        with FieldColumn(id="form-fields"):
             yield from _top_level(fields.fields_of("")[: self.fold], self._built_for)
             # The sections below the fold mount right after the first frame (on_mount).
         yield Static("", id="field-help", classes="field-help")
