@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 
 from patch_tui import __version__
+from patch_tui.cli_argv import protect_dash_token
 
 # subcommand -> (module, function); the function takes the parsed args and returns the exit code.
 HANDLERS: dict[str, tuple[str, str]] = {
@@ -488,29 +489,6 @@ def _tui_parser() -> argparse.ArgumentParser:
 
 
 _VALUED_GLOBALS = ("--store", "--toolbox", "--theme")
-_TOKEN_COMMANDS = ("confirm", "approve", "reject", "claim")
-_VALUED_TOKEN_OPTIONS = ("--store", "--toolbox", "--note", "--reason", "--args", "--for")
-_TOKEN_OPTIONS = (*_VALUED_TOKEN_OPTIONS, "-h", "--help")
-
-
-def _protect_dash_token(args: list[str]) -> list[str]:
-    """Let a confirmation token that starts with `-` (or `--`) through argparse, which would
-    read it as an option: the first long argument that is neither one of our options nor an
-    option's value moves after a `--`."""
-    if not any(a in _TOKEN_COMMANDS for a in args) or "--" in args:
-        return args
-    skip = False
-    for i, arg in enumerate(args):
-        if skip:
-            skip = False
-            continue
-        name = arg.split("=", 1)[0]
-        if name in _TOKEN_OPTIONS:
-            skip = name in _VALUED_TOKEN_OPTIONS and "=" not in arg
-            continue
-        if len(arg) >= 16 and arg.startswith("-"):
-            return [*args[:i], *args[i + 1 :], "--", arg]
-    return args
 
 
 def _first_positional(args: list[str]) -> str | None:
@@ -581,7 +559,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     wants_help_or_version = any(a in ("-h", "--help", "--version") for a in args_list)
     if first in SUBCOMMANDS or (first is None and wants_help_or_version):
         only = first if first in SUBCOMMANDS and not wants_help_or_version else None
-        args = build_parser(only).parse_args(_protect_dash_token(args_list))
+        args = build_parser(only).parse_args(protect_dash_token(args_list))
         command = args.command
     else:
         # `patch-tui [PATH] [--theme T]`: the TUI.

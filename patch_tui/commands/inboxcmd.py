@@ -1,5 +1,5 @@
-"""`patch-tui inbox`: list, approve, reject, allow, grants, revoke, export, and with no
-subcommand the TUI's inbox on its own.
+"""`patch-tui inbox`: list, show, approve, reject, claim, export, and with no subcommand the
+TUI's inbox on its own; allow, grants, sign-grant and revoke are in commands/grantscmd.py.
 
 Exit codes (part of the interface): list: 0; approve / reject: 0 when this call made the
 decision, 1 when the action is not pending; store problems are 1 everywhere, with one clear line,
@@ -11,61 +11,22 @@ duration or pattern, an unknown tool). Nothing is decided when the exit code is 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
+from patch_tui.commands.cli_store import _cli_store, _StoreFailed, _tool_file
 from patch_tui.commands.runtime import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_USAGE,
     _args_object,
     _err,
-    _open_store,
     _open_toolbox,
     _out,
 )
 from patch_tui.untrusted.text_safety import visible
-
-
-class _StoreFailed(Exception):
-    """The store could not be opened or answered with an error; the one line saying why is
-    already on stderr. run_inbox turns it into exit 1."""
-
-
-@contextmanager
-def _cli_store(
-    args: argparse.Namespace, *, also: tuple[type[Exception], ...] = ()
-) -> Iterator[Any]:
-    """The store (as _open_store gives it) for one command, closed after it. A StoreError (or one of `also`) inside is one
-    line on stderr and exit 1, never a traceback; the store's messages can carry text another
-    process wrote (an actor, a tool name), so they are shown with `visible`."""
-    from patch_tui.approvals.store import StoreError
-
-    caught: tuple[type[Exception], ...] = (StoreError, *also)
-    # A one-shot command: on PostgreSQL, one connection and no pool.
-    store = _open_store(args, "cli", pooled=False)
-    if store is None:
-        raise _StoreFailed  # _open_store said why
-    try:
-        yield store
-    except caught as exc:
-        _err(visible(str(exc)))
-        raise _StoreFailed from None
-    finally:
-        store.close()
-
-
-def _tool_file(action: Any, toolbox: Any) -> Path | None:
-    if action.tool_path and Path(action.tool_path).is_file():
-        return Path(action.tool_path)
-    if toolbox is not None:
-        return toolbox.find(action.tool)
-    return None
-
 
 # -- approve with edited args -----------------------------------------------------------------
 
@@ -142,180 +103,7 @@ def approve_edited(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-# -- grants -----------------------------------------------------------------------------------
-
-
-def run_allow(args: argparse.Namespace) -> int:
-    from patch_tui.approvals import grants
-    from patch_tui.approvals.gate import GateError, find_tool
-    from patch_tui.format import toolfile
-
-    try:
-        seconds = grants.parse_duration(args.duration)
-        patterns = [grants.parse_pattern(w) for w in args.where]
-    except ValueError as exc:
-        _err(str(exc))
-        return EXIT_USAGE
-    try:
-        path = find_tool(args.tool, _open_toolbox(args))
-        tf = toolfile.read(str(path))
-    except (GateError, OSError) as exc:
-        _err(visible(str(exc)))
-        return EXIT_USAGE
-    manifest = tf.manifest
-    if manifest is None:
-        _err(f"{path}: the manifest is not valid, so nothing can be granted")
-        return EXIT_USAGE
-    names = [i.name for i in manifest.inputs]
-    for p in patterns:
-        if p.key not in names:
-            # A pattern on a key the tool never receives could never match: surely a typo.
-            _err(
-                f"--where {visible(str(p))}: {manifest.name} has no input {visible(p.key)!r} "
-                f"(inputs: {', '.join(names) or 'none'})"
-            )
-            return EXIT_USAGE
-    if not manifest.capabilities.human_confirm:
-        # Its calls are never held, and a new version with human_confirm ends the grant anyway.
-        _err(
-            f"{manifest.name} is not marked human_confirm: its calls are not held, so there is "
-            "nothing to grant"
-        )
-        return EXIT_USAGE
-    if getattr(args, "dry_run", False):
-        return _allow_dry_run(args, manifest.name, tf.sha256, patterns)
-    with _cli_store(args) as store:
-        try:
-            grant = grants.create(
-                store,
-                manifest.name,
-                manifest.version,
-                tf.sha256,
-                patterns,
-                seconds,
-                tool_path=str(path.resolve()),
-            )
-        except grants.GrantError as exc:
-            _err(f"no grant made: {visible(str(exc))}")
-            return EXIT_FAILED
-    print(
-        f"grant {grant.id}: {grant.tool} {grant.version} calls matching "
-        f"{visible(grants.describe_patterns(grant))} are approved until {grant.expires_at} "
-        f"(or until the tool changes); `patch-tui inbox revoke {grant.id}` ends it"
-    )
-    if not patterns:
-        _err("warning: no --where: this grant approves every call of the tool until it expires")
-    return EXIT_OK
-
-
-def _allow_dry_run(
-    args: argparse.Namespace, tool: str, source_sha256: str, patterns: list[Any]
-) -> int:
-    """Which of the tool's last 50 calls a grant with these patterns would have approved."""
-    from patch_tui.approvals import grants
-
-    with _cli_store(args) as store:
-        calls = grants.dry_run(store, tool, source_sha256, patterns)
-    if not calls:
-        print(f"No calls of {visible(tool)} yet; nothing to compare.")
-        return EXIT_OK
-    approved = sum(1 for _, would in calls if would)
-    print(
-        f"dry run: of the last {len(calls)} calls of {visible(tool)}, this grant would have "
-        f"approved {approved} (no grant made)"
-    )
-    for action, would in calls:
-        mark = "would approve" if would else "not matched  "
-        # The args the patterns look at (all of them without a pattern), as the agent sent them.
-        keys = [p.key for p in patterns] or list(action.args)
-        shown = {k: action.args[k] for k in dict.fromkeys(keys) if k in action.args}
-        args_text = json.dumps(shown, ensure_ascii=False)
-        if len(args_text) > 100:
-            args_text = args_text[:99] + "\u2026"
-        print(f"  {mark}  {action.created_at}  {visible(args_text)}")
-    return EXIT_OK
-
-
-def _grant_id(args: argparse.Namespace) -> int | None:
-    """The GRANT_ID argument as a number, or None (said in one line)."""
-    try:
-        return int(args.grant_id)
-    except ValueError:
-        _err(
-            f"{visible(args.grant_id)!r} is not a grant id (a number; see `patch-tui inbox grants`)"
-        )
-        return None
-
-
-def run_sign_grant(args: argparse.Namespace) -> int:
-    from patch_tui.approvals import grants
-
-    grant_id = _grant_id(args)
-    if grant_id is None:
-        return EXIT_USAGE
-    with _cli_store(args) as store:
-        try:
-            grant = grants.cosign(store, grant_id)
-        except grants.GrantError as exc:
-            _err(f"grant {grant_id} not signed: {visible(str(exc))}")
-            return EXIT_FAILED
-    names = ", ".join(s.approver for s in grant.signatures)
-    print(f"signed grant {grant.id} ({visible(grant.tool)}); signed by: {visible(names)}")
-    return EXIT_OK
-
-
-def run_grants(args: argparse.Namespace) -> int:
-    from patch_tui.approvals import grants
-    from patch_tui.approvals.store import now_iso
-
-    with _cli_store(args) as store:
-        # Listed against the tool files: a grant whose tool changed is shown ended, never active.
-        found = grants.listing(store, _open_toolbox(args), ended=args.all)
-        now = now_iso(store._now())
-    if args.json:
-        _out([x.to_json(now) for x in found])
-        return EXIT_OK
-    if not found:
-        print("No standing grants." if not args.all else "No grants.")
-        return EXIT_OK
-    for x in found:
-        g = x.grant
-        if x.state in ("active", "expired", "revoked"):
-            ends = {"active": "expires", "expired": "expired", "revoked": "revoked"}[x.state]
-            when = f"{ends} {g.revoked_at if x.state == 'revoked' else g.expires_at}"
-            state = x.state
-        else:
-            when, state = x.status, "ignored" if x.state == "untrusted" else "ended"
-        print(
-            f"{g.id:>4}  {state:<8} {visible(g.tool)} {g.version}  "
-            f"{visible(grants.describe_patterns(g))}"
-        )
-        unchecked = "   (tool file not found: not compared)" if x.unchecked else ""
-        signed = ", ".join(s.approver for s in g.signatures) or "nobody"
-        print(
-            f"      {when}   uses: {g.uses}   by {visible(g.created_by)} at {g.created_at}"
-            f"   signed by: {visible(signed)}" + unchecked
-        )
-    return EXIT_OK
-
-
-def run_revoke(args: argparse.Namespace) -> int:
-    from patch_tui.approvals import grants
-
-    grant_id = _grant_id(args)
-    if grant_id is None:
-        return EXIT_USAGE
-    with _cli_store(args) as store:
-        try:
-            grant = grants.revoke(store, grant_id)
-        except grants.GrantError as exc:
-            _err(f"cannot revoke grant {grant_id}: {visible(str(exc))}")
-            return EXIT_FAILED
-    print(f"revoked grant {grant.id} ({grant.tool}; uses: {grant.uses})")
-    return EXIT_OK
-
-
-# -- export -----------------------------------------------------------------------------------
+# -- audit export ---------------------------------------------------------------------------
 
 
 def run_export(args: argparse.Namespace) -> int:
@@ -578,6 +366,8 @@ def run_inbox(args: argparse.Namespace) -> int:
             return _inbox_decide(args, action)
         if action == "claim":
             return _inbox_claim(args)
+        from patch_tui.commands.grantscmd import run_allow, run_grants, run_revoke, run_sign_grant
+
         more = {
             "allow": run_allow,
             "grants": run_grants,
