@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from patch_tui.format.fields import json_type
 from patch_tui.untrusted import text_safety
 from patch_tui.untrusted.text_safety import find_hidden
 
@@ -90,19 +91,13 @@ class Arg:
 
 
 def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
+    """The JSON type (format/fields.py's names), with a string's length or an array's size."""
+    kind = json_type(value)
+    if kind == "string":
         return f"string, {len(value)} characters"
-    if isinstance(value, list):
+    if kind == "array":
         return f"array, {len(value)} items"
-    return "object"
+    return kind
 
 
 def args_view(args: dict[str, Any]) -> list[Arg]:
