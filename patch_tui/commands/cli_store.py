@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 from patch_tui.commands.runtime import _err, _open_store
@@ -39,11 +38,3 @@ def _cli_store(
         raise _StoreFailed from None
     finally:
         store.close()
-
-
-def _tool_file(action: Any, toolbox: Any) -> Path | None:
-    if action.tool_path and Path(action.tool_path).is_file():
-        return Path(action.tool_path)
-    if toolbox is not None:
-        return toolbox.find(action.tool)
-    return None

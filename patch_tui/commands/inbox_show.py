@@ -208,7 +208,8 @@ def _workspace_warning(action: Action) -> str | None:
     return None if warning is None else visible_line(warning)
 
 
-def _tool_file(action: Action, toolbox: Toolbox | None) -> Path | None:
+def tool_file(action: Action, toolbox: Toolbox | None) -> Path | None:
+    """The held call's tool file: the path it was held with, else the toolbox's tool of its name."""
     if action.tool_path and Path(action.tool_path).is_file():
         return Path(action.tool_path)
     if toolbox is not None:
@@ -227,7 +228,7 @@ def _capabilities(action: Action, toolbox: Toolbox | None) -> tuple[str, Any]:
             "not known: a tool of another MCP server (bound to its listing by the upstream)",
             approvable.UNCHECKED,
         )
-    path = _tool_file(action, toolbox)
+    path = tool_file(action, toolbox)
     if path is None:
         return "not known: the tool file is not found", None
     try:

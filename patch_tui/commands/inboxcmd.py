@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from patch_tui.commands.cli_store import _cli_store, _StoreFailed, _tool_file
+from patch_tui.commands.cli_store import _cli_store, _StoreFailed
 from patch_tui.commands.runtime import (
     EXIT_FAILED,
     EXIT_OK,
@@ -68,7 +68,9 @@ def approve_edited(args: argparse.Namespace) -> int:
                 "calls to Patch tool files can be edited (approve it as it is, or reject it)"
             )
             return EXIT_FAILED
-        path = _tool_file(action, _open_toolbox(args))
+        from patch_tui.commands.inbox_show import tool_file
+
+        path = tool_file(action, _open_toolbox(args))
         tf = toolfile.read(str(path)) if path is not None else None
         # A run's reading of the manifest (pydantic only when the model must say); None: invalid.
         manifest = tf.run_manifest if tf is not None else None
