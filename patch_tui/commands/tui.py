@@ -96,7 +96,11 @@ def start_app(args: argparse.Namespace) -> Any:
     Start-up allocates a few hundred thousand objects (modules, widgets, styles) and none of
     them is garbage yet: the collector would only scan them again and again, which cost about
     100 ms before the first frame. It is paused here and the app resumes it after that frame,
-    with those objects frozen."""
+    with those objects frozen. Stylesheets parsed by an earlier start are read from the cache
+    folder (ui/css_cache.py); `run_tui` saves what this one parsed when the app ends."""
+    from patch_tui.ui import css_cache
+
+    css_cache.activate()
     gc.disable()
     try:
         app = build_app(args)
@@ -126,4 +130,7 @@ def run_tui(args: argparse.Namespace) -> int:
         print(f"patch-tui: {where}cannot read ({exc.strerror or exc})", file=sys.stderr)
         return 2
     app.run()
+    from patch_tui.ui import css_cache
+
+    css_cache.save()
     return 0
