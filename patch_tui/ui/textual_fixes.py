@@ -126,8 +126,76 @@ def _reparse_keeps_what_it_parsed() -> None:
     Stylesheet.reparse = reparse  # type: ignore[method-assign]
 
 
+def _skip_covered_widgets() -> None:
+    """The compositor paints front to back and the first widget to fill a cell wins, but it
+    rendered every visible widget first, containers included: a container whose children fill
+    its whole area (the desk's screen, its main row, work column and panes: about 130 lines)
+    was rendered line by line, every line cut at each child's edges, and all of it thrown
+    away. This is Textual 8's `Compositor._render_chops` with one check before a widget is
+    rendered: if every cut of every line it would paint is filled already, it is skipped, as
+    the loop below it would have kept nothing of it. A skipped widget's lines stay dirty and
+    are rendered whenever some of it shows."""
+    from textual._compositor import Compositor
+    from textual.geometry import Region
+
+    if getattr(Compositor._render_chops, "_patch_tui_fix", False):
+        return
+    textual_render_chops = Compositor._render_chops
+
+    def _render_chops(
+        self: Compositor, crop: Region, is_rendered_line: Any
+    ) -> list[dict[int, Any]]:
+        cuts = self.cuts
+        chops: list[dict[int, Any]] = [dict.fromkeys(cut_set[:-1]) for cut_set in cuts]
+        intersection = Region.intersection
+        contains_region = Region.contains_region
+        crop_overlaps = crop.overlaps if crop else None
+        for widget, (region, clip) in self.visible_widgets.items():
+            if crop_overlaps is not None and not crop_overlaps(clip):
+                continue
+            render_region = intersection(region, clip)
+            render_x = render_region.x
+            first_cut, last_cut = render_region.column_span
+            lines = [
+                (y, [cut for cut in cuts[y] if last_cut >= cut >= first_cut])
+                for y in render_region.line_range
+            ]
+            # A line is divided at its cuts after the first: one piece per cut but the last.
+            if all(
+                chops[y].get(cut) is not None
+                for y, final_cuts in lines
+                if is_rendered_line(y)
+                for cut in final_cuts[:-1]
+            ):
+                continue  # nothing of it would show
+            if contains_region(clip, region):
+                strips = widget.render_lines(Region(0, 0, region.width, region.height))
+            else:
+                new_x, new_y, new_width, new_height = render_region
+                if not (new_width and new_height):
+                    continue
+                strips = widget.render_lines(
+                    Region(new_x - region.x, new_y - region.y, new_width, new_height)
+                )
+            for (y, final_cuts), strip in zip(lines, strips, strict=False):
+                if not is_rendered_line(y):
+                    continue
+                chops_line = chops[y]
+                cut_strips = strip.divide([cut - render_x for cut in final_cuts[1:]])
+                get_chops_line = chops_line.get
+                for cut, piece in zip(final_cuts, cut_strips, strict=False):
+                    if get_chops_line(cut) is None:
+                        chops_line[cut] = piece
+        return chops
+
+    _render_chops._patch_tui_fix = True  # type: ignore[attr-defined]
+    _render_chops.textual = textual_render_chops  # type: ignore[attr-defined]  # for the tests
+    Compositor._render_chops = _render_chops  # type: ignore[method-assign,assignment]
+
+
 def apply() -> None:
     _release_styles_caches()
     _alt_key_before_another_sequence()
     _style_new_widgets_once()
     _reparse_keeps_what_it_parsed()
+    _skip_covered_widgets()

@@ -6,8 +6,10 @@ import asyncio
 import gc
 import weakref
 
+import pytest
 from textual.app import App, ComposeResult
 from textual.containers import Vertical
+from textual.widget import Widget
 from textual.widgets import Label
 
 import patch_tui.ui  # noqa: F401  (applies the fixes, as importing any of patch-tui's screens does)
@@ -134,3 +136,66 @@ async def test_a_theme_switch_parses_each_stylesheet_once() -> None:
             assert app.screen.styles.background != app.get_theme("textual-dark").background
         finally:
             css_stylesheet.parse = parse
+
+
+def _screen_lines(app) -> list[list[tuple[str, object]]]:
+    """What the screen shows, cell run by cell run: the text and style of every segment."""
+    strips = app.screen._compositor.render_strips()
+    return [[(seg.text, seg.style) for seg in strip.simplify()] for strip in strips]
+
+
+def _as_textual_paints(app) -> list[list[tuple[str, object]]]:
+    from textual._compositor import Compositor
+
+    fixed = Compositor._render_chops
+    Compositor._render_chops = fixed.textual
+    try:
+        app.screen._compositor._cuts = None
+        for widget in app.screen.walk_children(with_self=True):
+            widget._styles_cache.clear()  # every line painted anew, skipped or not
+        return _screen_lines(app)
+    finally:
+        Compositor._render_chops = fixed
+
+
+@pytest.mark.usefixtures("desk_env")
+@pytest.mark.parametrize("size", [(120, 36), (80, 24)])
+async def test_a_widget_its_children_cover_is_not_painted_and_nothing_changes(folder, size):
+    """The compositor skips rendering a widget whose every cell a widget in front of it has
+    filled already (the desk's screen, main row, work column, panes): the screen is the same,
+    cell for cell, as Textual paints it, on the desk and under a dialog over it."""
+    from desk_helpers import make_app, ready
+    from textual._compositor import Compositor
+
+    from patch_tui.ui.dialogs.confirm import ConfirmModal
+
+    app = make_app(folder)
+    rendered: list[str] = []
+    render_lines = Widget.render_lines
+
+    def counted(widget, crop):
+        rendered.append(widget.id or type(widget).__name__)
+        return render_lines(widget, crop)
+
+    async with app.run_test(size=size) as pilot:
+        await ready(pilot, app)
+        for widget in app.screen.query("Input, TextArea"):
+            widget.cursor_blink = False
+        await pilot.pause()
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(Widget, "render_lines", counted)
+            app.screen._compositor._cuts = None
+            for widget in app.screen.walk_children(with_self=True):
+                widget._styles_cache.clear()
+            ours = _screen_lines(app)
+            skipped = {"main", "work", "panes"} - set(rendered)
+            assert skipped == {"main", "work", "panes"}
+            assert "EditorScreen" not in rendered
+            assert "lint" in rendered and {"source", "form"} & set(rendered)
+            assert ours == _as_textual_paints(app)
+
+            app.push_screen(ConfirmModal("Delete the tool?", destructive=True))
+            await pilot.pause(0.2)
+            app.screen._compositor._cuts = None
+            assert _screen_lines(app) == _as_textual_paints(app)
+    assert Compositor._render_chops.textual is not None
