@@ -387,6 +387,7 @@ def run_inbox(args: argparse.Namespace) -> int:
 def _open_inbox_screen(args: argparse.Namespace) -> int:
     """`patch-tui inbox` with no subcommand: the TUI's inbox on its own."""
     from patch_tui.settings.config import ConfigError, start_settings
+    from patch_tui.ui import css_cache
     from patch_tui.ui.inbox.inbox_app import InboxApp
 
     try:
@@ -396,10 +397,12 @@ def _open_inbox_screen(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         _err(str(exc))
         return EXIT_USAGE
+    css_cache.activate()  # stylesheets parsed by an earlier start, as the desk reads them
     InboxApp(
         getattr(args, "store", None),
         settings=settings,
         theme=getattr(args, "theme", None),
         toolbox=_open_toolbox(args),
     ).run()
+    css_cache.save()
     return EXIT_OK

@@ -30,7 +30,6 @@ import os
 import pickle
 import stat
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -200,6 +199,8 @@ class ParsedCss:
         data = buffer.getvalue()
         if len(data) > MAX_FILE_BYTES:
             return
+        import tempfile  # at the app's end only
+
         fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".css-", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as file:
