@@ -68,17 +68,23 @@ def path_id(path: FieldPath) -> str:
 
 
 class FieldColumn(Vertical):
-    """A column of the form's fields, which paints each field's label in the margin left of it.
+    """A column of the form's fields, which paints each field's label in the margin left of it,
+    and a section's title on the line above the section's first field.
 
-    A field is one widget: the labels are the column's own content, drawn on the lines its
-    fields are laid out on. A row widget per field (a label and its field on one line) doubled
-    the form's widget count, and the desk's start-up cost grows with it."""
+    A field is one widget: the labels and titles are the column's own content, drawn on the
+    lines its fields are laid out on. A row widget per field (a label and its field on one
+    line) doubled the form's widget count, and the desk's start-up cost grows with it; a
+    section's title was a Label of its own, as costly as a field."""
 
-    COMPONENT_CLASSES = {"field-column--label"}
+    COMPONENT_CLASSES = {"field-column--label", "field-column--section"}
     DEFAULT_CSS = """
     FieldColumn > .field { margin-left: 14; }
     FieldColumn > Label.field { color: $text; }
     FieldColumn > .field-column--label { color: $text-muted; }
+    /* A blank line and the title above a section's first field (one margin: Textual's
+       margin-top would replace the whole margin of the rule above). */
+    FieldColumn > .field.-section-start { margin: 2 0 0 14; }
+    FieldColumn > .field-column--section { color: $primary; text-style: bold; }
     """
     LABEL_WIDTH = 13
 
@@ -86,12 +92,28 @@ class FieldColumn(Vertical):
         size = self.content_region.size
         width = min(self.LABEL_WIDTH, size.width)
         lines = [""] * size.height
+        titles: set[int] = set()
         for placement in self.arrange(size).placements:
-            label = getattr(placement.widget, "field_label", None)
-            y = placement.region.y
-            if label is not None and placement.widget.display and 0 <= y < size.height:
+            widget, y = placement.widget, placement.region.y
+            if not widget.display:
+                continue
+            label = getattr(widget, "field_label", None)
+            if label is not None and 0 <= y < size.height:
                 lines[y] = label[:width]
-        return Content("\n".join(lines)).stylize(self.get_visual_style("field-column--label"))
+            title = getattr(widget, "field_section", None)
+            if title is not None and 0 <= y - 1 < size.height:
+                lines[y - 1] = title[: size.width]
+                titles.add(y - 1)
+        label_style = self.get_visual_style("field-column--label")
+        title_style = self.get_visual_style("field-column--section")
+        content = Content("\n".join(lines))
+        start = 0
+        for y, line in enumerate(lines):
+            if line:
+                style = title_style if y in titles else label_style
+                content = content.stylize(style, start, start + len(line))
+            start += len(line) + 1
+        return content
 
     def _clear_arrangement_cache(self) -> None:
         # A field moved (one above it was shown, hidden or resized): its label moves with it.
@@ -191,14 +213,21 @@ def _top_level(fields_shown: tuple[FieldSpec, ...], data: dict[str, Any]) -> Ite
             yield Static("", id="inputs-note", classes="field-note -problem")
             yield Vertical(*_first_cards(data), id="inputs-list")
             continue
+        rows = (
+            _group_rows(f.of, (f.key,), data) if f.widget == "group" else iter([_row(f, (), data)])
+        )
         if f.section:
-            yield Label(f.section, classes="section")
-        if f.widget == "group":
-            yield from _group_rows(f.of, (f.key,), data)
-        else:
-            yield _row(f, (), data)
+            yield _section_start(next(rows), f.section)
+        yield from rows
         if (f.key,) == AUTH_FIELD:
             yield Static("", id="auth-check", classes="field-note")
+
+
+def _section_start(widget: Widget, title: str) -> Widget:
+    """A section's first field: its column paints the section's title above it."""
+    widget.field_section = title  # type: ignore[attr-defined]
+    widget.set_class(True, "-section-start", update=False)  # styled once, when it mounts
+    return widget
 
 
 def _input_count(data: dict[str, Any]) -> int:
