@@ -19,12 +19,12 @@ cannot be read, is ignored and the sources are parsed as Textual always did.
 
 from __future__ import annotations
 
+import binascii
 import contextlib
 import copyreg
 import dataclasses
 import enum
 import functools
-import hashlib
 import io
 import os
 import pickle
@@ -102,8 +102,9 @@ def _private_file(fd: int, folder: Path) -> bool:
     return stat.S_ISREG(os.fstat(fd).st_mode)
 
 
-def read_rules_file(path: Path) -> dict[Place, tuple[str, list[RuleSet]]]:
-    """The parsed sources in `path`, or nothing when it cannot be trusted or read."""
+def read_rules_file(path: Path, key: str) -> dict[Place, tuple[str, list[RuleSet]]]:
+    """The parsed sources in `path` for `key` (the code and the theme variables they were
+    parsed with), or nothing when it cannot be trusted or read, or holds another key's."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
@@ -123,7 +124,7 @@ def read_rules_file(path: Path) -> dict[Place, tuple[str, list[RuleSet]]]:
         loaded = _RulesUnpickler(io.BytesIO(data)).load()
     except Exception:  # a damaged or foreign file: unpickling can raise almost anything
         return {}
-    if not isinstance(loaded, dict) or loaded.get("format") != FORMAT:
+    if not isinstance(loaded, dict) or loaded.get("format") != FORMAT or loaded.get("key") != key:
         return {}
     entries = loaded.get("sources")
     if not isinstance(entries, dict):
@@ -143,29 +144,34 @@ class ParsedCss:
         self.folder = folder
         self._sets: dict[str, dict[Place, tuple[str, list[RuleSet]]]] = {}
         self._grown: set[str] = set()
-        # The digest of a stylesheet's variables, by the dict itself (a stylesheet keeps its
-        # dict until the theme changes, and a fresh sheet of `reparse` shares it).
-        self._digests: dict[int, tuple[dict[str, str], str]] = {}
+        # The key and file name of a stylesheet's variables, by the dict itself (a stylesheet
+        # keeps its dict until the theme changes, and a fresh sheet of `reparse` shares it).
+        self._names: dict[int, tuple[dict[str, str], str]] = {}
+        self._keys: dict[str, str] = {}
         self.parsed = 0  # sources parsed in this process (the tests count them)
 
-    def _digest(self, variables: dict[str, str]) -> str:
-        known = self._digests.get(id(variables))
+    def _name(self, variables: dict[str, str]) -> str:
+        known = self._names.get(id(variables))
         if known is not None and known[0] is variables:
             return known[1]
         text = "\n".join(f"{k}={v}" for k, v in sorted(variables.items()))
-        digest = hashlib.sha256(f"{_code_identity()}\n{text}".encode()).hexdigest()[:32]
-        self._digests[id(variables)] = (variables, digest)
-        return digest
+        key = f"{_code_identity()}\n{text}"
+        # A short name; the whole key is in the file and checked when it is read.
+        name = f"{binascii.crc32(key.encode()):08x}"
+        self._names[id(variables)] = (variables, name)
+        self._keys[name] = key
+        return name
 
-    def _set(self, digest: str) -> dict[Place, tuple[str, list[RuleSet]]]:
-        found = self._sets.get(digest)
+    def _set(self, name: str) -> dict[Place, tuple[str, list[RuleSet]]]:
+        found = self._sets.get(name)
         if found is None:
-            found = self._sets[digest] = read_rules_file(self.folder / f"{digest}.pickle")
+            path = self.folder / f"{name}.pickle"
+            found = self._sets[name] = read_rules_file(path, self._keys[name])
         return found
 
     def rules(self, sheet: Stylesheet, css: str, place: Place, parse: Parse) -> list[RuleSet]:
-        digest = self._digest(sheet._variables)
-        known = self._set(digest)
+        name = self._name(sheet._variables)
+        known = self._set(name)
         entry = known.get(place)
         if entry is not None and entry[0] == css:
             return entry[1]
@@ -173,7 +179,7 @@ class ParsedCss:
         self.parsed += 1
         if not any(rule.errors for rule in rules):  # a broken source is parsed (and shown) again
             known[place] = (css, rules)
-            self._grown.add(digest)
+            self._grown.add(name)
         return rules
 
     def save(self) -> None:
@@ -183,19 +189,19 @@ class ParsedCss:
             return
         try:
             self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            for digest in sorted(self._grown):
-                self._write(self.folder / f"{digest}.pickle", self._sets[digest])
+            for name in sorted(self._grown):
+                self._write(self.folder / f"{name}.pickle", self._keys[name], self._sets[name])
             self._grown.clear()
             self._prune()
         except (OSError, pickle.PicklingError):
             return
 
     @staticmethod
-    def _write(path: Path, sources: dict[Place, tuple[str, list[RuleSet]]]) -> None:
+    def _write(path: Path, key: str, sources: dict[Place, tuple[str, list[RuleSet]]]) -> None:
         buffer = io.BytesIO()
         pickler = pickle.Pickler(buffer, protocol=5)
         pickler.dispatch_table = {**copyreg.dispatch_table, **_REDUCERS}
-        pickler.dump({"format": FORMAT, "sources": sources})
+        pickler.dump({"format": FORMAT, "key": key, "sources": sources})
         data = buffer.getvalue()
         if len(data) > MAX_FILE_BYTES:
             return

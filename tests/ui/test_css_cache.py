@@ -171,29 +171,46 @@ def test_nothing_is_written_when_python_writes_no_bytecode(
     assert not (tmp_path / "css").exists()
 
 
-def _saved_file(tmp_path: Path) -> Path:
+def _saved_file(tmp_path: Path) -> tuple[Path, str]:
+    """A cache file as the app writes it, and the key it was written for."""
     cache = css_cache.activate(tmp_path / "css")
     _parse("Card { color: red; }")
     cache.save()
     (path,) = (tmp_path / "css").glob("*.pickle")
-    assert css_cache.read_rules_file(path)  # readable as it was written
-    return path
+    (key,) = cache._keys.values()
+    assert css_cache.read_rules_file(path, key)  # readable as it was written
+    return path, key
+
+
+def test_a_file_written_for_other_variables_is_not_used(tmp_path: Path):
+    cache = css_cache.activate(tmp_path / "css")
+    _parse("Card { color: $accent; }", {"accent": "#ff0000"})
+    cache.save()
+    (red,) = (tmp_path / "css").glob("*.pickle")
+    cache = _restart(tmp_path / "css")
+    blue = _parse("Card { color: $accent; }", {"accent": "#0000ff"})
+    (name,) = cache._keys
+    red.rename(red.with_name(f"{name}.pickle"))  # under the other theme's name
+    cache = _restart(tmp_path / "css")
+    again = _parse("Card { color: $accent; }", {"accent": "#0000ff"})
+    assert cache.parsed == 1
+    assert "#0000FF" in blue[0].css and "#0000FF" in again[0].css
 
 
 @pytest.mark.skipif(not hasattr(os, "getuid"), reason="POSIX file owners")
 def test_a_file_others_may_write_is_not_read(tmp_path: Path):
-    path = _saved_file(tmp_path)
+    path, key = _saved_file(tmp_path)
     assert stat_mode(path) & 0o077 == 0 and stat_mode(path.parent) & 0o077 == 0
     path.chmod(0o664)
-    assert css_cache.read_rules_file(path) == {}
+    assert css_cache.read_rules_file(path, key) == {}
     path.chmod(0o600)
     path.parent.chmod(0o777)
-    assert css_cache.read_rules_file(path) == {}
+    assert css_cache.read_rules_file(path, key) == {}
     path.parent.chmod(0o700)
     link = path.with_name("link.pickle")
     link.symlink_to(path)
-    assert css_cache.read_rules_file(link) == {}
-    assert css_cache.read_rules_file(path)
+    assert css_cache.read_rules_file(link, key) == {}
+    assert css_cache.read_rules_file(path, key)
 
 
 def stat_mode(path: Path) -> int:
@@ -217,22 +234,26 @@ class _GetsAttribute:
 
 @pytest.mark.parametrize("payload", ["system", "getattr", "damaged", "format"])
 def test_a_file_holding_anything_but_parsed_css_is_not_used(tmp_path: Path, payload: str):
-    path = _saved_file(tmp_path)
+    path, key = _saved_file(tmp_path)
     marker = tmp_path / "ran"
     good = path.read_bytes()
     payloads = {
-        "system": lambda: pickle.dumps({"format": css_cache.FORMAT, "sources": _RunsCode(marker)}),
-        "getattr": lambda: pickle.dumps({"format": css_cache.FORMAT, "sources": _GetsAttribute()}),
+        "system": lambda: pickle.dumps(
+            {"format": css_cache.FORMAT, "key": key, "sources": _RunsCode(marker)}
+        ),
+        "getattr": lambda: pickle.dumps(
+            {"format": css_cache.FORMAT, "key": key, "sources": _GetsAttribute()}
+        ),
         "damaged": lambda: good[: len(good) // 2],
         "format": lambda: good.replace(b"format", b"formal"),
     }
     data = payloads[payload]()
     path.write_bytes(data)
-    assert css_cache.read_rules_file(path) == {}
+    assert css_cache.read_rules_file(path, key) == {}
     assert not marker.exists()
     # The desk's sources are then parsed as ever, and the file rewritten when the app ends.
     cache = _restart(tmp_path / "css")
     _parse("Card { color: red; }")
     assert cache.parsed == 1
     cache.save()
-    assert css_cache.read_rules_file(path)
+    assert css_cache.read_rules_file(path, key)
