@@ -193,9 +193,103 @@ def _skip_covered_widgets() -> None:
     Compositor._render_chops = _render_chops  # type: ignore[method-assign,assignment]
 
 
+def _share_component_styles() -> None:
+    """A widget's component classes (an Input's cursor, placeholder, suggestion...) are styled
+    by applying the whole stylesheet to a made-up child node per class, for every widget: the
+    desk's first frame styled about eighty of them, a seventh of its styling. Widgets that
+    Textual itself would style alike (mounted together, with the same parent, type, classes
+    and hover / focus / disabled state, the key of `Stylesheet.apply`'s own cache) get the same
+    component styles, so within one mount the second such widget reuses what the first one
+    got. Never when a rule that can reach those nodes names one of their ids or depends on
+    position (first-child, odd, focus-within...): Textual does not cache those either."""
+    from textual.app import App
+    from textual.css.model import SelectorType
+    from textual.css.stylesheet import Stylesheet
+    from textual.dom import DOMNode
+
+    if getattr(Stylesheet._process_component_classes, "_patch_tui_fix", False):
+        return
+    process = Stylesheet._process_component_classes
+    register = App._register
+    batches: list[dict[tuple[Any, ...], dict[str, Any]]] = []
+    # What the rules that can match a component node name: its ids, and whether any depends
+    # on position. By the stylesheet's rules map (a new one whenever the rules change).
+    reach: dict[tuple[int, frozenset[str]], tuple[Any, frozenset[str] | None]] = {}
+    positional = Stylesheet._EXCLUDE_PSEUDO_CLASSES_FROM_CACHE
+
+    def ids_named(sheet: Stylesheet, components: frozenset[str]) -> frozenset[str] | None:
+        rules_map = sheet.rules_map
+        known = reach.get((id(rules_map), components))
+        if known is not None and known[0] is rules_map:
+            return known[1]
+        names = {"*", "DOMNode", *(f".{c}" for c in components)}
+        rules = [rule for name in names for rule in rules_map.get(name, ())]
+        ids: frozenset[str] | None = frozenset(
+            selector.name
+            for rule in rules
+            for selector_set in rule.selector_set
+            for selector in selector_set.selectors
+            if selector.type == SelectorType.ID
+        )
+        if any(not positional.isdisjoint(rule.pseudo_classes) for rule in rules):
+            ids = None
+        reach[(id(rules_map), components)] = (rules_map, ids)
+        return ids
+
+    def shared_register(self: App[Any], parent: Any, *widgets: Any, **kwargs: Any) -> Any:
+        batches.append({})
+        try:
+            return register(self, parent, *widgets, **kwargs)
+        finally:
+            batches.pop()
+
+    def process_component_classes(self: Stylesheet, node: DOMNode) -> None:
+        components = node._get_component_classes()
+        if not batches or not components or node._parent is None:
+            return process(self, node)
+        ids = ids_named(self, components)
+        if ids is None:
+            return process(self, node)
+        key = (
+            node._parent,
+            node._id if node._id in ids else None,
+            frozenset(node._classes),
+            node._pseudo_classes_cache_key,
+            node._css_type_name,
+        )
+        batch = batches[-1]
+        shared = batch.get(key)
+        learned: dict[str, Any] = {}
+        refresh_node = False
+        old_component_styles = node._component_styles.copy()
+        node._component_styles.clear()
+        for component in sorted(components):
+            virtual_node = DOMNode(classes=component)
+            virtual_node._attach(node)
+            if shared is None:
+                self.apply(virtual_node, animate=False)
+                learned[component] = virtual_node._css_styles.get_rules()
+            elif shared[component]:
+                self.replace_rules(virtual_node, dict(shared[component]), animate=False)
+            if not refresh_node and old_component_styles.get(component) != virtual_node.styles:
+                refresh_node = True
+            node._component_styles[component] = virtual_node.styles
+        if shared is None:
+            batch[key] = learned
+        if refresh_node:
+            node.refresh()
+
+    shared_register._patch_tui_fix = True  # type: ignore[attr-defined]
+    process_component_classes._patch_tui_fix = True  # type: ignore[attr-defined]
+    process_component_classes.textual = process  # type: ignore[attr-defined]  # for the tests
+    App._register = shared_register  # type: ignore[method-assign]
+    Stylesheet._process_component_classes = process_component_classes  # type: ignore[method-assign]
+
+
 def apply() -> None:
     _release_styles_caches()
     _alt_key_before_another_sequence()
     _style_new_widgets_once()
     _reparse_keeps_what_it_parsed()
     _skip_covered_widgets()
+    _share_component_styles()

@@ -199,3 +199,43 @@ async def test_a_widget_its_children_cover_is_not_painted_and_nothing_changes(fo
             app.screen._compositor._cuts = None
             assert _screen_lines(app) == _as_textual_paints(app)
     assert Compositor._render_chops.textual is not None
+
+
+@pytest.mark.usefixtures("desk_env")
+async def test_widgets_styled_alike_share_their_component_styles_and_nothing_changes(folder):
+    """Widgets mounted together that Textual would style alike (the form's inputs and
+    switches) take their component styles (cursor, placeholder, slider...) from the first of
+    them: each is what Textual's own styling of that widget gives."""
+    from desk_helpers import make_app, ready
+    from textual.css.stylesheet import Stylesheet
+
+    textual_process = Stylesheet._process_component_classes.textual
+    app = make_app(folder)
+    applied: list[str] = []
+    apply = Stylesheet.apply
+
+    def counted(sheet, node, **kwargs):
+        applied.append(type(node).__name__)
+        return apply(sheet, node, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Stylesheet, "apply", counted)
+        async with app.run_test(size=(120, 36)) as pilot:
+            await ready(pilot, app)
+            await pilot.pause()
+            widgets = [w for w in app.screen.walk_children() if w._get_component_classes()]
+            ours = {w: _component_rules(w) for w in widgets}
+            patch.setattr(Stylesheet, "apply", apply)
+            for widget in widgets:
+                textual_process(app.stylesheet, widget)
+            assert {w: _component_rules(w) for w in widgets} == ours
+    assert sum(1 for w in widgets if type(w).__name__ == "FieldInput") > 5
+    # Fewer made-up component nodes styled than components of the widgets on screen.
+    components = sum(len(w._get_component_classes()) for w in widgets)
+    assert applied.count("DOMNode") < components
+
+
+def _component_rules(widget) -> dict[str, dict]:
+    return {
+        name: styles._base_styles.get_rules() for name, styles in widget._component_styles.items()
+    }
