@@ -270,7 +270,8 @@ def _share_component_styles() -> None:
                 self.apply(virtual_node, animate=False)
                 learned[component] = virtual_node._css_styles.get_rules()
             elif shared[component]:
-                self.replace_rules(virtual_node, dict(shared[component]), animate=False)
+                rules = shared[component].copy()  # a RulesMap (a typed dict), as apply gives
+                self.replace_rules(virtual_node, rules, animate=False)
             if not refresh_node and old_component_styles.get(component) != virtual_node.styles:
                 refresh_node = True
             node._component_styles[component] = virtual_node.styles
