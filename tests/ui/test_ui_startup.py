@@ -10,6 +10,7 @@ from desk_helpers import tool_folder
 from pilotkit import until
 
 from patch_tui.commands.tui import parse_for_bench, start_app
+from patch_tui.ui import css_cache
 
 
 @pytest.fixture(autouse=True)
@@ -18,9 +19,12 @@ def _isolated(tmp_path, monkeypatch):
     monkeypatch.setenv("PATCH_TUI_STORE", str(tmp_path / "store.sqlite3"))
     monkeypatch.setenv("PATCH_TUI_WATCH_TOOLS", "false")
     monkeypatch.setenv("PATCH_TUI_WATCH_THEMES", "false")
+    # start_app reads parsed stylesheets from the cache folder: this test's, not the user's.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     yield
     gc.enable()
     gc.unfreeze()  # the app froze this test process's objects: let them be collected again
+    css_cache.deactivate()  # the next test's apps parse as Textual does
 
 
 async def test_collector_paused_for_start_up_and_resumed_after_the_first_frame(tmp_path):
