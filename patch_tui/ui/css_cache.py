@@ -193,7 +193,8 @@ class ParsedCss:
                 self._write(self.folder / f"{name}.pickle", self._keys[name], self._sets[name])
             self._grown.clear()
             self._prune()
-        except (OSError, pickle.PicklingError):
+        except Exception:  # noqa: BLE001 - a cache: a folder that cannot be written, or a
+            # style this pickler cannot save (a Textual to come), leaves the app's end as it was
             return
 
     @staticmethod

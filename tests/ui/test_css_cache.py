@@ -257,3 +257,13 @@ def test_a_file_holding_anything_but_parsed_css_is_not_used(tmp_path: Path, payl
     assert cache.parsed == 1
     cache.save()
     assert css_cache.read_rules_file(path, key)
+
+
+def test_a_style_that_cannot_be_saved_leaves_the_app_s_end_alone(tmp_path: Path):
+    import threading
+
+    cache = css_cache.activate(tmp_path / "css")
+    rules = _parse("Card { color: red; }")
+    rules[0].pseudo_classes = {threading.Lock()}  # what a later Textual might hold: no pickle
+    cache.save()  # no traceback as the app ends
+    assert not list((tmp_path / "css").glob("*"))
