@@ -43,6 +43,7 @@ from patch_tui.desk.form_values import (
 from patch_tui.format import fields
 from patch_tui.format.fields import AUTH_PROVIDERS, AUTH_SCOPE_RE, FieldSpec, field_doc
 from patch_tui.format.toolfile import DELETE
+from patch_tui.ui.desk.field_column import FieldColumn
 from patch_tui.ui.first_frame import after_first_frame
 from patch_tui.ui.safe_text import safe, safe_line
 from patch_tui.ui.widgets.enum_field import EnumField
@@ -65,60 +66,6 @@ AUTH_FIELD: FieldPath = ("external_auth",)
 def path_id(path: FieldPath) -> str:
     """A widget id for a field path: ("inputs", 0, "type") -> "f-inputs-0-type"."""
     return "f-" + "-".join(str(p) for p in path).replace("_", "__")
-
-
-class FieldColumn(Vertical):
-    """A column of the form's fields, which paints each field's label in the margin left of it,
-    and a section's title on the line above the section's first field.
-
-    A field is one widget: the labels and titles are the column's own content, drawn on the
-    lines its fields are laid out on. A row widget per field (a label and its field on one
-    line) doubled the form's widget count, and the desk's start-up cost grows with it; a
-    section's title was a Label of its own, as costly as a field."""
-
-    COMPONENT_CLASSES = {"field-column--label", "field-column--section"}
-    DEFAULT_CSS = """
-    FieldColumn > .field { margin-left: 14; }
-    FieldColumn > Label.field { color: $text; }
-    FieldColumn > .field-column--label { color: $text-muted; }
-    /* A blank line and the title above a section's first field (one margin: Textual's
-       margin-top would replace the whole margin of the rule above). */
-    FieldColumn > .field.-section-start { margin: 2 0 0 14; }
-    FieldColumn > .field-column--section { color: $primary; text-style: bold; }
-    """
-    LABEL_WIDTH = 13
-
-    def render(self) -> Content:
-        size = self.content_region.size
-        width = min(self.LABEL_WIDTH, size.width)
-        lines = [""] * size.height
-        titles: set[int] = set()
-        for placement in self.arrange(size).placements:
-            widget, y = placement.widget, placement.region.y
-            if not widget.display:
-                continue
-            label = getattr(widget, "field_label", None)
-            if label is not None and 0 <= y < size.height:
-                lines[y] = label[:width]
-            title = getattr(widget, "field_section", None)
-            if title is not None and 0 <= y - 1 < size.height:
-                lines[y - 1] = title[: size.width]
-                titles.add(y - 1)
-        label_style = self.get_visual_style("field-column--label")
-        title_style = self.get_visual_style("field-column--section")
-        content = Content("\n".join(lines))
-        start = 0
-        for y, line in enumerate(lines):
-            if line:
-                style = title_style if y in titles else label_style
-                content = content.stylize(style, start, start + len(line))
-            start += len(line) + 1
-        return content
-
-    def _clear_arrangement_cache(self) -> None:
-        # A field moved (one above it was shown, hidden or resized): its label moves with it.
-        super()._clear_arrangement_cache()
-        self.refresh()
 
 
 def _widget(f: FieldSpec, path: FieldPath, data: dict[str, Any]) -> Widget:
