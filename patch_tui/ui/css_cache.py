@@ -39,7 +39,7 @@ from textual.css.styles import Styles
 from textual.css.stylesheet import Stylesheet
 
 # Bumped when what a file holds changes shape.
-FORMAT = 1
+FORMAT = 2
 MAX_FILE_BYTES = 8 * 1024 * 1024
 # One file per set of theme variables; the least recently written go beyond this.
 MAX_FILES = 12
@@ -47,6 +47,10 @@ MAX_FILES = 12
 # (read_from, is_default_rules, tie_breaker, scope): where a source sits in the cascade.
 Place = tuple[Any, bool, int, str]
 Parse = Callable[..., list[RuleSet]]
+# A source's text and its rule sets: as read from the file, still pickled (each is unpickled
+# when a stylesheet asks for it, so a start pays for the sources it uses, not for every screen
+# the cache has seen), or as parsed.
+Entry = tuple[str, "list[RuleSet] | bytes"]
 
 # The modules whose classes a parsed rule set is built from (model, styles, scalars, colours,
 # geometry, layouts); the unpickler builds nothing else.
@@ -102,9 +106,10 @@ def _private_file(fd: int, folder: Path) -> bool:
     return stat.S_ISREG(os.fstat(fd).st_mode)
 
 
-def read_rules_file(path: Path, key: str) -> dict[Place, tuple[str, list[RuleSet]]]:
+def read_rules_file(path: Path, key: str) -> dict[Place, Entry]:
     """The parsed sources in `path` for `key` (the code and the theme variables they were
-    parsed with), or nothing when it cannot be trusted or read, or holds another key's."""
+    parsed with), each still pickled, or nothing when the file cannot be trusted or read, or
+    holds another key's."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
@@ -130,11 +135,30 @@ def read_rules_file(path: Path, key: str) -> dict[Place, tuple[str, list[RuleSet
     if not isinstance(entries, dict):
         return {}
     return {
-        place: (css, rules)
-        for place, (css, rules) in entries.items()
-        if isinstance(css, str) and isinstance(rules, list)
-        if all(isinstance(rule, RuleSet) for rule in rules)
+        place: entry
+        for place, entry in entries.items()
+        if isinstance(entry, tuple) and len(entry) == 2
+        if isinstance(entry[0], str) and isinstance(entry[1], bytes)
     }
+
+
+def _encode(rules: list[RuleSet]) -> bytes:
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=5)
+    pickler.dispatch_table = {**copyreg.dispatch_table, **_REDUCERS}
+    pickler.dump(rules)
+    return buffer.getvalue()
+
+
+def _decode(blob: bytes) -> list[RuleSet] | None:
+    """One source's rule sets, or None when the blob holds anything else."""
+    try:
+        rules = _RulesUnpickler(io.BytesIO(blob)).load()
+    except Exception:  # damaged or foreign: unpickling can raise almost anything
+        return None
+    if isinstance(rules, list) and all(isinstance(rule, RuleSet) for rule in rules):
+        return rules
+    return None
 
 
 class ParsedCss:
@@ -142,7 +166,7 @@ class ParsedCss:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self._sets: dict[str, dict[Place, tuple[str, list[RuleSet]]]] = {}
+        self._sets: dict[str, dict[Place, Entry]] = {}
         self._grown: set[str] = set()
         # The key and file name of a stylesheet's variables, by the dict itself (a stylesheet
         # keeps its dict until the theme changes, and a fresh sheet of `reparse` shares it).
@@ -162,7 +186,7 @@ class ParsedCss:
         self._keys[name] = key
         return name
 
-    def _set(self, name: str) -> dict[Place, tuple[str, list[RuleSet]]]:
+    def _set(self, name: str) -> dict[Place, Entry]:
         found = self._sets.get(name)
         if found is None:
             path = self.folder / f"{name}.pickle"
@@ -174,7 +198,13 @@ class ParsedCss:
         known = self._set(name)
         entry = known.get(place)
         if entry is not None and entry[0] == css:
-            return entry[1]
+            kept = entry[1]
+            if not isinstance(kept, bytes):
+                return kept
+            decoded = _decode(kept)
+            if decoded is not None:
+                known[place] = (css, decoded)
+                return decoded
         rules = parse()
         self.parsed += 1
         if not any(rule.errors for rule in rules):  # a broken source is parsed (and shown) again
@@ -198,12 +228,12 @@ class ParsedCss:
             return
 
     @staticmethod
-    def _write(path: Path, key: str, sources: dict[Place, tuple[str, list[RuleSet]]]) -> None:
-        buffer = io.BytesIO()
-        pickler = pickle.Pickler(buffer, protocol=5)
-        pickler.dispatch_table = {**copyreg.dispatch_table, **_REDUCERS}
-        pickler.dump({"format": FORMAT, "key": key, "sources": sources})
-        data = buffer.getvalue()
+    def _write(path: Path, key: str, sources: dict[Place, Entry]) -> None:
+        pickled = {
+            place: (css, kept if isinstance(kept, bytes) else _encode(kept))
+            for place, (css, kept) in sources.items()
+        }
+        data = pickle.dumps({"format": FORMAT, "key": key, "sources": pickled}, protocol=5)
         if len(data) > MAX_FILE_BYTES:
             return
         import tempfile  # at the app's end only

@@ -267,3 +267,38 @@ def test_a_style_that_cannot_be_saved_leaves_the_app_s_end_alone(tmp_path: Path)
     rules[0].pseudo_classes = {threading.Lock()}  # what a later Textual might hold: no pickle
     cache.save()  # no traceback as the app ends
     assert not list((tmp_path / "css").glob("*"))
+
+
+def test_a_source_in_the_file_holding_anything_but_rules_is_parsed_instead(tmp_path: Path):
+    """Each source's rules are unpickled when a stylesheet asks for them, through the same
+    unpickler: one that would run code is parsed anew, and nothing runs."""
+    path, key = _saved_file(tmp_path)
+    marker = tmp_path / "ran"
+    (place,) = css_cache.read_rules_file(path, key)
+    evil = {place: ("Card { color: red; }", pickle.dumps(_RunsCode(marker)))}
+    path.write_bytes(pickle.dumps({"format": css_cache.FORMAT, "key": key, "sources": evil}))
+    cache = _restart(tmp_path / "css")
+    rules = _parse("Card { color: red; }")
+    assert cache.parsed == 1 and "#FF0000" in rules[0].css
+    assert not marker.exists()
+    cache.save()  # and the file holds the parsed rules again
+    cache = _restart(tmp_path / "css")
+    _parse("Card { color: red; }")
+    assert cache.parsed == 0
+
+
+def test_a_start_unpickles_only_the_sources_it_uses(tmp_path: Path):
+    cache = css_cache.activate(tmp_path / "css")
+    sheet = Stylesheet(variables={})
+    for name in ("One", "Two"):
+        sheet.add_source(f"{name} {{ color: red; }}", read_from=("x", name), scope=name)
+    sheet.parse()
+    cache.save()
+    cache = _restart(tmp_path / "css")
+    one = Stylesheet(variables={})
+    one.add_source("One { color: red; }", read_from=("x", "One"), scope="One")
+    one.parse()
+    assert cache.parsed == 0
+    (kept,) = cache._sets.values()
+    still_pickled = {place[0][1] for place, (_, rules) in kept.items() if isinstance(rules, bytes)}
+    assert still_pickled == {"Two"}
