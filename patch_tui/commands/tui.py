@@ -98,11 +98,11 @@ def start_app(args: argparse.Namespace) -> Any:
     100 ms before the first frame. It is paused here and the app resumes it after that frame,
     with those objects frozen. Stylesheets parsed by an earlier start are read from the cache
     folder (ui/css_cache.py); `run_tui` saves what this one parsed when the app ends."""
-    from patch_tui.ui import css_cache
-
-    css_cache.activate()
-    gc.disable()
+    gc.disable()  # before anything imports Textual: the imports alone ran the collector often
     try:
+        from patch_tui.ui import css_cache
+
+        css_cache.activate()
         app = build_app(args)
     except BaseException:
         gc.enable()
