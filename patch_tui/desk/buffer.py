@@ -24,11 +24,13 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from patch_tui.format import toolfile
-from patch_tui.lint.diagnostic import Diagnostic, Edit
 from patch_tui.runtime.toolbox import sha256_bytes
+
+if TYPE_CHECKING:  # lint's types load with the first lint, after the desk's first frame
+    from patch_tui.lint.diagnostic import Diagnostic, Edit
 
 
 def lint_toolfile(tf: toolfile.ToolFile) -> list[Diagnostic]:
