@@ -234,7 +234,6 @@ class EditorScreen(
         return self.source.text
 
     def on_mount(self) -> None:
-        self._hide_banner()
         self.form.border_title = "Manifest"
         self.source.border_title = "Source"
         self.lint_panel.border_title = "Problems"
@@ -242,10 +241,12 @@ class EditorScreen(
         self.set_reactive(
             EditorScreen.desk_layout, self.desk_layout.for_size(self.size.width, self.size.height)
         )
+        if self.buffer.path is not None:  # read in compose; showing it hides the banner and
+            self._show_loaded_tool(dropped=False, first=True)  # applies the view (once)
+            return
+        self._hide_banner()
         self._apply_view()
-        if self.buffer.path is not None:  # read in compose
-            self._show_loaded_tool(dropped=False, first=True)
-        elif self._initial_path is None:  # compose found no tool to open
+        if self._initial_path is None:  # compose found no tool to open
             self._show_empty(True)
 
     def _first_tool(self) -> Path | None:

@@ -340,9 +340,11 @@ class ManifestForm(VerticalScroll):
         note.update(
             "inputs must be a list (`- name: ...` entries): fix it in the source" if odd else ""
         )
-        self._fill()
+        first = self._input_count < 0
+        if not (first and data is self._built_for):
+            # (The manifest the form was built with, shown first: its fields show it already.)
+            self._fill()
         if count != self._input_count:
-            first = self._input_count < 0
             self._input_count = count
             holder = self.query_one("#inputs-list", Vertical)
             head = min(count, FIRST_FRAME_CARDS)
