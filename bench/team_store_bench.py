@@ -13,7 +13,7 @@ Figures, each for SQLite (a file in a temporary folder) and for PostgreSQL:
   SQLite is polled every 250 ms; PostgreSQL wakes on NOTIFY;
 - `patch-tui inbox list --json` with 10,000 pending actions: a fresh process, median of 3
   (`--runs`), its wall time and its CPU time (user + system: what other work on the machine
-  cannot add to);
+  cannot add to), with the baseline (`patch-tui --version`) and the two stores in turns;
 - the TUI inbox opening on 10,000 pending: from pushing the screen to the first frame written
   with the newest rows and the first action's details (what a person waits for; the rest of
   the list is read after it), to the details' tool part shown too, and until the whole list is
@@ -186,28 +186,40 @@ def fill(location: Any, n: int) -> None:
             db.executemany(sql.format(", ".join("?" * 12)), rows)
 
 
-def list_json(
-    location: Any, runs: int = 3, args: tuple[str, ...] = ("inbox", "list", "--json")
-) -> tuple[float, float]:
-    """Median wall time and median CPU time (user + system) of a fresh `patch-tui ARGS` process
-    (default: inbox list --json), after one untimed run (which compiles what the next ones
-    import)."""
-    env = {**_cached_bytecode(), "PATCH_TUI_STORE": getattr(location, "secret_url", str(location))}
-    times, cpu = [], []
-    for _ in range(runs + 1):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-m", "patch_tui", *args],
-            capture_output=True,
-            env=env,
-            timeout=120,
-        )
-        times.append(time.perf_counter() - started)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-        assert done.returncode == 0, done.stderr[-500:]
-    return statistics.median(times[1:]), statistics.median(cpu[1:])
+def list_json(locations: dict[str, Any], runs: int = 3) -> dict[str, dict[str, float]]:
+    """For each store: median wall and CPU time (user + system) of a fresh
+    `patch-tui inbox list --json` process, and of the baseline `patch-tui --version` beside
+    it. The runs are interleaved (baseline, then each store, then again): this machine's
+    speed drifts by a third within seconds, and interleaving gives every figure the same
+    drift. One untimed round first (it compiles what the next ones import)."""
+    commands = {"start": ("--version",), "list_json": ("inbox", "list", "--json")}
+    times: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for round_ in range(runs + 1):
+        for backend, location in locations.items():
+            env = {
+                **_cached_bytecode(),
+                "PATCH_TUI_STORE": getattr(location, "secret_url", str(location)),
+            }
+            for figure, args in commands.items():
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                started = time.perf_counter()
+                done = subprocess.run(
+                    [sys.executable, "-m", "patch_tui", *args],
+                    capture_output=True,
+                    env=env,
+                    timeout=120,
+                )
+                wall = time.perf_counter() - started
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+                assert done.returncode == 0, done.stderr[-500:]
+                if round_:
+                    times.setdefault((backend, figure), []).append((wall, cpu))
+    out: dict[str, dict[str, float]] = {}
+    for (backend, figure), measured in times.items():
+        out.setdefault(backend, {})[f"{figure}_s"] = statistics.median(w for w, _ in measured)
+        out[backend][f"{figure}_cpu_s"] = statistics.median(c for _, c in measured)
+    return out
 
 
 def _cached_bytecode() -> dict[str, str]:
@@ -365,10 +377,6 @@ def measure(location: Any, tmp: Path, args: argparse.Namespace) -> dict[str, Any
         wall, failures, held = asyncio.run(serves(location, tmp, args.serves, args.calls))
         out["serve_wall_s"], out["serve_failures"], out["serve_held"] = wall, failures, held
     fill(location, args.pending)
-    if args.only in ("all", "list"):
-        # The baseline, in the same run: a process that starts and prints its version.
-        out["start_s"], out["start_cpu_s"] = list_json(location, args.runs, args=("--version",))
-        out["list_json_s"], out["list_json_cpu_s"] = list_json(location, args.runs)
     if args.only in ("all", "tui"):
         runs = [asyncio.run(tui_open(location)) for _ in range(args.tui_runs)]
         out["tui_first_s"] = statistics.median(first for first, _, _ in runs)
@@ -406,6 +414,14 @@ def main(argv: list[str] | None = None) -> int:
         with pg_url(args.store) as url, pg_schema(url) as location:
             (Path(tmp) / "pg").mkdir()
             results["PostgreSQL"] = measure(location, Path(tmp) / "pg", args)
+            if args.only in ("all", "list"):
+                # Both stores filled: `inbox list --json` on each, and the baseline, in turns.
+                listed = list_json(
+                    {"SQLite": Path(tmp) / "sqlite" / "store.sqlite3", "PostgreSQL": location},
+                    args.runs,
+                )
+                for backend, figures in listed.items():
+                    results[backend].update(figures)
     rows = [
         ("approve-to-runner wake-up p50", "wake_p50_ms", "{:.1f} ms"),
         ("approve-to-runner wake-up p95 (target <= 100 ms)", "wake_p95_ms", "{:.1f} ms"),

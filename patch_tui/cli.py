@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from patch_tui import __version__
 from patch_tui.cli_argv import protect_dash_token
@@ -548,7 +548,10 @@ def _looks_like_a_command(word: str) -> bool:
     return not _exists(word)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, on_dispatch: Callable[[str], None] | None = None
+) -> int:
+    """Run one command; `on_dispatch` hears which (the DISPATCHED name) before it runs."""
     args_list = list(sys.argv[1:] if argv is None else argv)
     first = _first_positional(args_list)
     if first == "help" and not _exists("help"):
@@ -568,6 +571,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     module_name, func_name = HANDLERS[command]
     sub = getattr(args, f"{command}_command", None)
     DISPATCHED.append(f"{command} {sub}" if isinstance(sub, str) else command)
+    if on_dispatch is not None:
+        on_dispatch(DISPATCHED[-1])
     module = importlib.import_module(module_name)
     try:
         return int(getattr(module, func_name)(args) or 0)

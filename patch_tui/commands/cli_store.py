@@ -24,7 +24,7 @@ def _cli_store(
     """The store (as _open_store gives it) for one command, closed after it. A StoreError (or one of `also`) inside is one
     line on stderr and exit 1, never a traceback; the store's messages can carry text another
     process wrote (an actor, a tool name), so they are shown with `visible`."""
-    from patch_tui.approvals.store import StoreError
+    from patch_tui.approvals.values import StoreError
 
     caught: tuple[type[Exception], ...] = (StoreError, *also)
     # A one-shot command: on PostgreSQL, one connection and no pool.

@@ -93,7 +93,7 @@ def _out(value: Any) -> None:
 
 
 def _settings_ttl() -> float | None:
-    from patch_tui.approvals.store import DEFAULT_TTL
+    from patch_tui.approvals.values import DEFAULT_TTL
     from patch_tui.settings.config import ConfigError, read_setting
 
     try:
@@ -110,7 +110,7 @@ def _open_store(args: argparse.Namespace, label: str, *, pooled: bool = True) ->
     at all is one line and exit 2: nothing was done, and trying again as is will not help.
     `pooled=False`: a one-shot command's store (open_store)."""
     from patch_tui.approvals.open_store import open_store
-    from patch_tui.approvals.store import DEFAULT_TTL, StoreError
+    from patch_tui.approvals.values import DEFAULT_TTL, StoreError
 
     ttl = _settings_ttl()
     try:
@@ -218,7 +218,7 @@ def _report_outcome(outcome: Any, *, confirming: bool, warned: bool = False) -> 
 
 def run_run(args: argparse.Namespace) -> int:
     from patch_tui.approvals.gate import Gate, GateError, find_tool
-    from patch_tui.approvals.store import StoreError
+    from patch_tui.approvals.values import StoreError
 
     call_args = _args_object(args.args)
     if call_args is None:
@@ -260,7 +260,7 @@ def run_run(args: argparse.Namespace) -> int:
 
 def run_confirm(args: argparse.Namespace) -> int:
     from patch_tui.approvals.gate import Gate, GateError
-    from patch_tui.approvals.store import StoreError
+    from patch_tui.approvals.values import StoreError
 
     toolbox, unreadable = _toolbox_or_why(args)
     if unreadable:

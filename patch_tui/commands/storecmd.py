@@ -29,7 +29,7 @@ def run_store(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
     from patch_tui.approvals.open_store import migrate_store
-    from patch_tui.approvals.store import StoreError
+    from patch_tui.approvals.values import StoreError
     from patch_tui.commands.runtime import _cannot_start
 
     location = _store_location(args)
