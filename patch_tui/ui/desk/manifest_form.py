@@ -188,7 +188,9 @@ def _top_level(fields_shown: tuple[FieldSpec, ...], data: dict[str, Any]) -> Ite
             with Horizontal(classes="section-head"):
                 yield Label(f.section, classes="section")
                 yield Button("+ add input", id="input-add", compact=True)
-            yield Static("", id="inputs-note", classes="field-note -problem")
+            # Without `-problem`: each tool shown clears every field's marks (mark_problems)
+            # before its first frame, and the note's was removed there, restyling it.
+            yield Static("", id="inputs-note", classes="field-note")
             yield Vertical(*_first_cards(data), id="inputs-list")
             continue
         if f.section:
