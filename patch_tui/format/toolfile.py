@@ -15,7 +15,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from patch_tui.format import yamlio
 from patch_tui.format.toolfile_write import (  # noqa: F401 - the writing half, re-exported here
@@ -44,9 +44,10 @@ MAX_FRONTMATTER_BYTES = 1 << 20
 MAX_TOOL_FILE_BYTES = files.MAX_FILE_BYTES
 
 
-@dataclass(frozen=True)
-class Span:
-    """A 1-based, inclusive-start, exclusive-end range in the file (columns count characters)."""
+class Span(NamedTuple):
+    """A 1-based, inclusive-start, exclusive-end range in the file (columns count characters).
+    (Named tuples here, not frozen dataclasses: a fifth of the import time, which the desk's
+    first frame pays.)"""
 
     line: int
     column: int
@@ -74,8 +75,7 @@ STRUCTURE_CODES: frozenset[str] = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class ParseProblem:
+class ParseProblem(NamedTuple):
     """Why the file's structure or YAML could not be read, or a value no reader holds."""
 
     code: ProblemCode

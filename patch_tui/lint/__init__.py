@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     # The engine (and its rule registry) loads on first use, not with the package: the desk
-    # imports `patch_tui.lint.diagnostic` for its first frame and lints only after it.
+    # lints only after its first frame (and imports nothing of lint/ before it).
     if name in __all__:
         from patch_tui.lint import engine
 

@@ -28,9 +28,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 # format.toolfile (and YAML) is imported by the functions that read or write a tool file: opening
 # a toolbox reads none, and `patch-tui inbox` opens one before its first frame.
@@ -66,8 +65,7 @@ _NOT_TOOLS = ("__init__.py",)
 Part = Literal["major", "minor", "patch"]
 
 
-@dataclass(frozen=True)
-class SaveResult:
+class SaveResult(NamedTuple):  # not a frozen dataclass: a fifth of the import time
     path: Path
     sha256: str  # of the bytes now on disk
     index_updated: bool = False

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual.app import App
 from textual.binding import Binding
+from textual.reactive import Initialize, Reactive
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
@@ -37,6 +38,7 @@ from patch_tui.ui.first_frame import (  # noqa: F401 - CONFIG_CHECK_DELAY: tests
 )
 from patch_tui.ui.safe_text import SafeTitles
 from patch_tui.ui.services import Services, ServicesHost
+from patch_tui.ui.theming.themes import ThemeCommands, start_theme
 
 if TYPE_CHECKING:
     from patch_tui.settings.model import Settings
@@ -90,20 +92,12 @@ class ScreenCommands(CommandList):
         ]
 
 
-def _theme_commands() -> set[Any]:
-    try:
-        from patch_tui.ui.theming.themes import ThemeCommands
-    except ImportError:  # themes are optional wiring: the desk works without them
-        return set()
-    return {ThemeCommands}
-
-
 class PatchApp(ServicesHost, DeskHost, SafeTitles, DialogKeyGuard, App[None]):
     """patch-tui: the authoring desk and, through SCREENS_LAZY, everything else."""
 
     CSS_PATH = "app.tcss"
     TITLE = "patch-tui"
-    COMMANDS = App.COMMANDS | {EditorCommands, ScreenCommands} | _theme_commands()
+    COMMANDS = App.COMMANDS | {EditorCommands, ScreenCommands, ThemeCommands}
     BINDINGS: ClassVar[list[Any]] = [
         Binding("ctrl+q,f12", "quit", "Quit", id="app.quit", priority=True),
         Binding("f1", "open_screen('help')", "Help", id="app.help"),
@@ -114,6 +108,8 @@ class PatchApp(ServicesHost, DeskHost, SafeTitles, DialogKeyGuard, App[None]):
             "ctrl+p", "command_palette", "Commands", id="app.palette", show=False, priority=True
         ),
     ]
+    # The theme the stylesheet is first parsed with is the chosen one (themes.start_theme).
+    theme: Reactive[str] = Reactive(Initialize(start_theme))
 
     def __init__(
         self,
@@ -125,6 +121,7 @@ class PatchApp(ServicesHost, DeskHost, SafeTitles, DialogKeyGuard, App[None]):
         store_path: Path | str | None = None,
         notice: str | None = None,
     ) -> None:
+        self.theme_choice = theme  # before App.__init__, which reads the theme (start_theme)
         super().__init__()
         self.notice = notice  # shown once the desk is up (the first run says where the tools are)
         # Start-up reads four settings without pydantic; the rest load on first use.
@@ -133,7 +130,6 @@ class PatchApp(ServicesHost, DeskHost, SafeTitles, DialogKeyGuard, App[None]):
             toolbox=toolbox,
             store_path=store_path,
         )
-        self.theme_choice = theme
         self.editor = EditorScreen(toolbox, path)
         self.tool_watch: Any = None
         # Set by the `patch-tui` command, which pauses the garbage collector for start-up.

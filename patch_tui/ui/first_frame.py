@@ -100,8 +100,10 @@ LAZY_MODULES: dict[str, str] = {
     "watchfiles": "the tool and theme watchers start after the first frame",
     "patch_tui.settings.model": "the whole config file is checked after the first frame",
     "patch_tui.format.manifest": "the pydantic manifest model, for lint",
+    "patch_tui.lint.diagnostic": "lint's types come with the first lint, after the first paint",
     "patch_tui.lint.registry": "the first lint runs after the first paint",
     "patch_tui.lint.rules": "the first lint runs after the first paint",
+    "patch_tui.runtime.catalog": "the tool list and the inbox's tool part read tool files later",
     "patch_tui.runtime.runner": "Try it and the inbox's approve run tools, later",
     "patch_tui.runtime.sandbox": "Try it and the inbox's approve run tools, later",
     "patch_tui.generate": "the generate screen only",
@@ -111,6 +113,7 @@ LAZY_MODULES: dict[str, str] = {
     "patch_tui.ui.desk.export": "opened from the palette",
     "patch_tui.ui.help": "opened with F1",
     "patch_tui.ui.dialogs.confirm": "the desk's dialogs (save as, new, rename, delete) open on a key",
+    "shlex": "the desk's $EDITOR key only",
 }
 
 # And the inbox's first frame, which shows held calls and no tool file, leaves these too: the
@@ -119,7 +122,6 @@ LAZY_MODULES: dict[str, str] = {
 INBOX_LAZY_MODULES: dict[str, str] = {
     "yaml": "tool files are read for the details' tool part, after the first frame",
     "patch_tui.format.toolfile": "tool files are read for the details' tool part, later",
-    "patch_tui.runtime.catalog": "tool files are read for the details' tool part, later",
     "patch_tui.approvals.review": "the details' tool part follows the first frame",
     "patch_tui.approvals.push": "the store watch (push failures) starts after the first frame",
     "patch_tui.ui.inbox.inbox_dialogs": "the decide dialog opens with a or r",

@@ -34,7 +34,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Literal
+from typing import Literal, NamedTuple
 
 HiddenKind = Literal[
     "control",
@@ -273,8 +273,7 @@ _TOGETHER = (
 )
 
 
-@dataclass(frozen=True)
-class MixedWord:
+class MixedWord(NamedTuple):  # named tuples, not frozen dataclasses: a fifth of the import time
     """A word whose letters come from more than one script (e.g. Latin `p` with Cyrillic `а`)."""
 
     start: int
@@ -283,8 +282,7 @@ class MixedWord:
     scripts: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class LookAlike:
+class LookAlike(NamedTuple):
     """A piece of text that can be read as other text: a word mixing scripts (`mixed_word`), or
     a component of an address written wholly in another script than the rest of it
     (`other_script`). `reads_as`: the letters it looks like in the surrounding script, when

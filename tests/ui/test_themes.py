@@ -331,6 +331,88 @@ async def test_theme_option_on_the_command_line(user_dirs, tmp_path) -> None:
     assert not (tmp_path / "config.toml").exists()
 
 
+def _count_reparses(monkeypatch) -> list[str]:
+    """Every time the app's stylesheet is parsed again (a theme applied after it was parsed)."""
+    from textual.css.stylesheet import Stylesheet
+
+    reparses: list[str] = []
+    reparse = Stylesheet.reparse
+
+    def counted(self: Stylesheet) -> None:
+        reparses.append(str(self._variables.get("background")))
+        reparse(self)
+
+    monkeypatch.setattr(Stylesheet, "reparse", counted)
+    return reparses
+
+
+@pytest.mark.parametrize("given", ["config", "--theme"])
+async def test_desk_starts_with_the_chosen_theme_parsed_once(
+    user_dirs, tmp_path, monkeypatch, given: str
+) -> None:
+    """The theme from the config file or `--theme` is the one the app's stylesheet is first
+    parsed with (themes.start_theme): nothing is parsed a second time for it before the desk
+    is up, and the app is light all through, as the theme says (its classes and colours)."""
+    from desk_helpers import ready, tool_folder
+
+    from patch_tui.cli import _tui_parser
+    from patch_tui.commands.tui import build_app
+
+    light = load_theme_file(paths.themes_dir() / "patch-light.toml")
+    argv = [str(tool_folder(tmp_path))]
+    if given == "config":
+        (tmp_path / "config.toml").write_text('theme = "patch-light"\n', encoding="utf-8")
+    else:
+        argv = ["--theme", "patch-light", *argv]
+    reparses = _count_reparses(monkeypatch)
+    app = build_app(_tui_parser().parse_args(argv))
+    app.settings.watch_tools = False
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        assert app.theme == "patch-light"
+        assert app.has_class("-light-mode") and not app.has_class("-dark-mode")
+        assert app.theme_variables["background"] == light.background
+        assert messages(app) == []
+    assert reparses == []
+
+
+async def test_inbox_app_starts_with_the_chosen_theme_parsed_once(
+    user_dirs, tmp_path, monkeypatch
+) -> None:
+    from patch_tui.settings.config import Settings
+    from patch_tui.ui.inbox.inbox_app import InboxApp
+
+    reparses = _count_reparses(monkeypatch)
+    settings = Settings(watch_tools=False, watch_themes=False)
+    app = InboxApp(tmp_path / "store.sqlite3", settings=settings, theme="patch-contrast")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        assert app.theme == "patch-contrast"
+        assert app.theme_variables["background"] == "#000000"
+    assert reparses == []
+
+
+async def test_desk_starts_with_a_user_theme_checked_as_before(user_dirs, tmp_path) -> None:
+    """A theme file of the user's is checked against the app's stylesheet, which does not exist
+    when the app first reads its theme: the desk starts on the default theme and switches to
+    the user's once the stylesheet is there, as it always did."""
+    from desk_helpers import ready, tool_folder
+
+    from patch_tui.cli import _tui_parser
+    from patch_tui.commands.tui import build_app
+
+    write_theme(user_dirs, "mine", primary="#AA3366", dark="false")
+    app = build_app(_tui_parser().parse_args(["--theme", "mine", str(tool_folder(tmp_path))]))
+    app.settings.watch_tools = False
+    app.settings.watch_themes = False
+    async with app.run_test(size=(120, 36)) as pilot:
+        await ready(pilot, app)
+        assert app.theme == "mine"
+        assert app.current_theme.primary == "#AA3366"
+        assert app.has_class("-light-mode")
+        assert messages(app) == []
+
+
 async def test_theme_that_would_break_the_stylesheet_is_refused_not_fatal(user_dirs) -> None:
     """Values that pass the data checks but no stylesheet accepts (an alpha on a colour the CSS
     already fades) are caught by parsing the app's styles in a copy: one notification, no crash."""

@@ -4,7 +4,6 @@ table and the help without another edit (the form's side is in test_form_from_ta
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import pytest
@@ -70,7 +69,7 @@ def test_a_field_dropped_from_the_table_fails_the_model_check(
 def test_each_kind_of_disagreement_is_found(
     monkeypatch: pytest.MonkeyPatch, path: str, change: dict[str, Any], says: str
 ) -> None:
-    _with(monkeypatch, dataclasses.replace(fields.spec(path), **change))
+    _with(monkeypatch, fields.spec(path)._replace(**change))
     problems = manifest.table_disagreements()
     assert len(problems) >= 1 and all(p.startswith(path) for p in problems), problems
     assert any(says in p for p in problems), problems

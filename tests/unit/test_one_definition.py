@@ -36,9 +36,7 @@ def test_settings_model_and_table_agree() -> None:
 def test_a_settings_table_change_alone_fails_the_check(
     monkeypatch: pytest.MonkeyPatch, name: str, change: dict, says: str
 ) -> None:
-    table = tuple(
-        dataclasses.replace(s, **change) if s.name == name else s for s in schema.SETTINGS
-    )
+    table = tuple(s._replace(**change) if s.name == name else s for s in schema.SETTINGS)
     monkeypatch.setattr(model, "SETTINGS", table)
     monkeypatch.setattr(model, "BY_NAME", {s.name: s for s in table})
     problems = model.schema_disagreements()

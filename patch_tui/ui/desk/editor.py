@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
@@ -43,7 +43,6 @@ from textual.widgets import Header, Label, Static, TextArea
 
 from patch_tui.desk.buffer import STRUCTURE_CODES, ToolBuffer, lint_toolfile, structure_broken
 from patch_tui.format import toolfile
-from patch_tui.lint.diagnostic import Diagnostic
 from patch_tui.runtime.toolbox import Toolbox, ToolboxError
 from patch_tui.ui.commands import CommandList
 from patch_tui.ui.desk.conflicts import ChangeBanner, ConflictHandling
@@ -61,6 +60,9 @@ from patch_tui.ui.desk.view_actions import ViewActions
 from patch_tui.ui.first_frame import StyledOnMount, after_first_frame
 from patch_tui.ui.widgets.key_bar import KeyBar
 from patch_tui.untrusted.text_safety import visible
+
+if TYPE_CHECKING:  # lint's types load with the first lint, after the first frame
+    from patch_tui.lint.diagnostic import Diagnostic
 
 __all__ = [
     "BROWSER_MIN_WIDTH",
@@ -232,7 +234,6 @@ class EditorScreen(
         return self.source.text
 
     def on_mount(self) -> None:
-        self._hide_banner()
         self.form.border_title = "Manifest"
         self.source.border_title = "Source"
         self.lint_panel.border_title = "Problems"
@@ -240,10 +241,12 @@ class EditorScreen(
         self.set_reactive(
             EditorScreen.desk_layout, self.desk_layout.for_size(self.size.width, self.size.height)
         )
+        if self.buffer.path is not None:  # read in compose; showing it hides the banner and
+            self._show_loaded_tool(dropped=False, first=True)  # applies the view (once)
+            return
+        self._hide_banner()
         self._apply_view()
-        if self.buffer.path is not None:  # read in compose
-            self._show_loaded_tool(dropped=False, first=True)
-        elif self._initial_path is None:  # compose found no tool to open
+        if self._initial_path is None:  # compose found no tool to open
             self._show_empty(True)
 
     def _first_tool(self) -> Path | None:

@@ -12,7 +12,6 @@ and tool list.
 from __future__ import annotations
 
 import os
-import shlex
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -168,6 +167,8 @@ class FileActions:
                 "Save first (ctrl+s): the other editor opens the file on disk", severity="warning"
             )
             return
+        import shlex  # only here: the desk's first frame does not import it
+
         editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
         try:
             with self.app.suspend():

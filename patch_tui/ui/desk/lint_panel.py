@@ -7,7 +7,7 @@ and applies the fix through the TextArea, so undo works.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
@@ -15,8 +15,10 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import DataTable
 
-from patch_tui.lint.diagnostic import Diagnostic
 from patch_tui.untrusted.text_safety import visible
+
+if TYPE_CHECKING:  # lint's types load with the first lint, after the first frame
+    from patch_tui.lint.diagnostic import Diagnostic
 
 # Severity -> the theme variable that colours it.
 SEVERITY_COLOUR = {"error": "error", "warning": "warning", "info": "accent"}

@@ -12,10 +12,10 @@ from textual.widgets import Static
 
 from patch_tui.desk.buffer import lint_toolfile, structure_broken
 from patch_tui.format import toolfile
-from patch_tui.lint.diagnostic import Diagnostic
 from patch_tui.ui.desk.tool_browser import ToolEntry
 
 if TYPE_CHECKING:
+    from patch_tui.lint.diagnostic import Diagnostic
     from patch_tui.ui.desk.editor import EditorScreen
 
 

@@ -157,7 +157,9 @@ def _top_level(fields_shown: tuple[FieldSpec, ...], data: dict[str, Any]) -> Ite
             with Horizontal(classes="section-head"):
                 yield Label(f.section, classes="section")
                 yield Button("+ add input", id="input-add", compact=True)
-            yield Static("", id="inputs-note", classes="field-note -problem")
+            # Without `-problem`: each tool shown clears every field's marks (mark_problems)
+            # before its first frame, and the note's was removed there, restyling it.
+            yield Static("", id="inputs-note", classes="field-note")
             yield Vertical(*_first_cards(data), id="inputs-list")
             continue
         rows = (
@@ -316,9 +318,11 @@ class ManifestForm(VerticalScroll):
         note.update(
             "inputs must be a list (`- name: ...` entries): fix it in the source" if odd else ""
         )
-        self._fill()
+        first = self._input_count < 0
+        if not (first and data is self._built_for):
+            # (The manifest the form was built with, shown first: its fields show it already.)
+            self._fill()
         if count != self._input_count:
-            first = self._input_count < 0
             self._input_count = count
             holder = self.query_one("#inputs-list", Vertical)
             head = min(count, FIRST_FRAME_CARDS)

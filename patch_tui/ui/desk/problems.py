@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from patch_tui.format.templates import template_text
-from patch_tui.lint.diagnostic import Diagnostic, Edit
 from patch_tui.ui.desk.lint_panel import LintPanel
 from patch_tui.ui.widgets.field_input import FieldInput
 from patch_tui.untrusted.text_safety import visible
 
 if TYPE_CHECKING:
     from patch_tui.desk.buffer import ToolBuffer
+    from patch_tui.lint.diagnostic import Diagnostic, Edit
     from patch_tui.ui.desk.manifest_form import ManifestForm
     from patch_tui.ui.desk.source_pane import SourceArea
 

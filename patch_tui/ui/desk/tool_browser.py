@@ -9,9 +9,8 @@ Delete; ctrl+n, new tool, is the desk's; the palette has them all). A letter tha
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rich.text import Text
 from textual import events, on, work
@@ -23,15 +22,19 @@ from textual.widgets import Input, OptionList
 from textual.widgets.input import Selection
 from textual.widgets.option_list import Option
 
-from patch_tui.runtime.catalog import ToolCatalog
 from patch_tui.runtime.toolbox import Toolbox
 from patch_tui.ui.first_frame import after_first_frame
 from patch_tui.ui.services import lint_counts, maybe_services
 from patch_tui.untrusted.text_safety import visible
 
+if TYPE_CHECKING:  # the catalog reads the tools after the first frame (`refresh_tools`)
+    from patch_tui.runtime.catalog import ToolCatalog
 
-@dataclass(frozen=True)
-class ToolEntry:
+
+class ToolEntry(NamedTuple):
+    """One row of the list. (A named tuple, not a frozen dataclass: a fifth of the import
+    cost, which the desk's first frame pays.)"""
+
     path: Path
     name: str
     version: str
@@ -140,6 +143,8 @@ class ToolBrowser(Vertical):
         if svc is not None and svc.toolbox is self.toolbox:
             return svc.catalog
         if self._catalog is None:
+            from patch_tui.runtime.catalog import ToolCatalog
+
             self._catalog = ToolCatalog(self.toolbox, lint=lint_counts)
         return self._catalog
 

@@ -11,11 +11,13 @@ from typing import Any, ClassVar
 
 from textual.app import App
 from textual.binding import Binding
+from textual.reactive import Initialize, Reactive
 from textual.screen import Screen
 
 from patch_tui.ui.dialogs.dialog import DialogKeyGuard
 from patch_tui.ui.safe_text import SafeTitles
 from patch_tui.ui.services import Services, ServicesHost
+from patch_tui.ui.theming.themes import start_theme
 
 
 class InboxApp(ServicesHost, SafeTitles, DialogKeyGuard, App[None]):
@@ -26,6 +28,8 @@ class InboxApp(ServicesHost, SafeTitles, DialogKeyGuard, App[None]):
     BINDINGS: ClassVar[list[Any]] = [
         Binding("ctrl+q,f12", "quit", "Quit", id="app.quit", priority=True),
     ]
+    # The theme the stylesheet is first parsed with is the chosen one (themes.start_theme).
+    theme: Reactive[str] = Reactive(Initialize(start_theme))
 
     def __init__(
         self,
@@ -35,6 +39,7 @@ class InboxApp(ServicesHost, SafeTitles, DialogKeyGuard, App[None]):
         theme: str | None = None,
         toolbox: Any = None,
     ) -> None:
+        self.theme_choice = theme  # before App.__init__, which reads the theme (start_theme)
         super().__init__()
         if settings is None:
             from patch_tui.settings.config import Settings
@@ -51,7 +56,6 @@ class InboxApp(ServicesHost, SafeTitles, DialogKeyGuard, App[None]):
             # The grants screen compares a grant with its tool file, found here by name too.
             toolbox=toolbox,
         )
-        self.theme_choice = theme
 
     def get_default_screen(self) -> Screen[Any]:
         # The inbox is the app's first screen: no empty screen is mounted and styled under it.

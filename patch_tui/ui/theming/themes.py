@@ -15,7 +15,9 @@ running with whatever loaded (at worst Textual's own themes). Theme files reload
 app runs (`Settings.watch_themes`), and a theme chosen in the app is remembered in the config file.
 
 Wiring from the app (a few lines):  `install_themes(self, choice=args.theme)` in
-`on_mount`, and `ThemeCommands` in the app's `COMMANDS`.
+`on_mount`, and `ThemeCommands` in the app's `COMMANDS`; and, so that the app's stylesheet is
+parsed once, with the chosen theme, `theme = Reactive(Initialize(start_theme))` in the app's
+class with its `theme_choice` set before `App.__init__` (see `start_theme`).
 """
 
 from __future__ import annotations
@@ -149,6 +151,13 @@ class ThemeManager:
         self.remember = remember
         self.sources: dict[str, Path] = {}
         self._applied: str | None = None
+        # What `preload` found wrong, for `start` to report (None: `start` registers them).
+        self._preload_errors: list[str] | None = None
+
+    @property
+    def preloaded(self) -> bool:
+        """`preload` registered the themes and `start` has not run yet."""
+        return self._preload_errors is not None
 
     @property
     def names(self) -> list[str]:
@@ -223,10 +232,32 @@ class ThemeManager:
                 failure_message(errors), title=title, severity="warning", timeout=12, markup=False
             )
 
+    def preload(self, choice: str | None) -> str | None:
+        """Register the themes before the app has a stylesheet, and return the one it starts
+        with: `choice`, else the default (`start` reports an unknown choice). None when a user's
+        theme file is among them: its check (`css_problem`) parses the app's stylesheet, which
+        does not exist yet, so `start` registers them as it always did and switches to the
+        chosen theme, which parses the stylesheet once more."""
+        found = load_themes(self.folders)
+        shipped = paths.themes_dir().resolve()
+        if any(source.resolve().parent != shipped for source in found.sources.values()):
+            return None
+        for theme in found.themes.values():
+            self.app.register_theme(theme)
+        self.sources = found.sources
+        self._preload_errors = found.errors
+        for name in (choice or DEFAULT_THEME, DEFAULT_THEME):
+            if name in self.app.available_themes:
+                return name
+        return None
+
     def start(self, choice: str | None, *, watch: bool) -> None:
-        """Register, apply `choice` (else the config's theme), report all problems at once,
-        remember later switches, and start the live reload when `watch` is on."""
-        errors = self.register()
+        """Register (unless `preload` did), apply `choice` (else the config's theme), report
+        all problems at once, remember later switches, and start the live reload when `watch`
+        is on."""
+        errors, self._preload_errors = self._preload_errors, None
+        if errors is None:
+            errors = self.register()
         wanted = choice or DEFAULT_THEME
         problem = self.apply(wanted)
         if problem is not None:
@@ -295,18 +326,45 @@ class ThemedApp(Protocol):
     theme_manager: ThemeManager
 
 
-def install_themes(
-    app: App[Any], choice: str | None = None, *, watch: bool | None = None
-) -> ThemeManager:
-    """The one call the app makes (in on_mount): `choice` is `--theme`, else the config's theme."""
+def _configured() -> tuple[str, bool]:
+    """The config's theme and whether theme files are watched."""
     from patch_tui.settings.config import ConfigError, start_settings
 
     try:
         settings = start_settings()
-        configured, watch_default = settings.theme, settings.watch_themes
     except ConfigError:
-        configured, watch_default = DEFAULT_THEME, False  # the app reports a broken config itself
+        return DEFAULT_THEME, False  # the app reports a broken config itself
+    return settings.theme, settings.watch_themes
+
+
+def start_theme(app: App[Any]) -> str:
+    """The theme an app starts with, as the default of its `theme` reactive
+    (`Reactive(Initialize(start_theme))`): the app's `theme_choice` (`--theme`, set before
+    `App.__init__`), else the config's theme, with our themes registered (`preload`).
+
+    Textual reads the theme first in `App.__init__`, for the variables its stylesheet is parsed
+    with; a theme applied later (in on_mount) parsed the whole stylesheet once more, and
+    restyled the app, before the first frame (about 12 ms of the desk's start). Where the
+    preload cannot choose (a user's theme file, see `preload`), this is Textual's default and
+    `install_themes` switches to the chosen theme as before."""
+    from textual import constants
+
     manager = ThemeManager(app)
+    name = manager.preload(getattr(app, "theme_choice", None) or _configured()[0])
+    if name is None:
+        return constants.DEFAULT_THEME
+    app.theme_manager = manager  # type: ignore[attr-defined]  # install_themes starts it
+    return name
+
+
+def install_themes(
+    app: App[Any], choice: str | None = None, *, watch: bool | None = None
+) -> ThemeManager:
+    """The one call the app makes (in on_mount): `choice` is `--theme`, else the config's theme."""
+    configured, watch_default = _configured()
+    manager = getattr(app, "theme_manager", None)
+    if not isinstance(manager, ThemeManager) or not manager.preloaded:  # see start_theme
+        manager = ThemeManager(app)
     manager.start(choice or configured, watch=watch_default if watch is None else watch)
     app.theme_manager = manager  # type: ignore[attr-defined]  # the palette provider finds it here
     return manager
