@@ -208,8 +208,11 @@ class TmuxTerminal:
         conf.write_text("set -g status off\nset -g remain-on-exit on\n", encoding="utf-8")
         self.base = ["tmux", "-L", self.sock, "-f", str(conf)]
         width, height = SIZE
+        # The pane starts in this checkout: `python -m patch_tui` puts the working folder first
+        # on sys.path, so a bench started from another checkout's folder ran that one's code.
         subprocess.run(
-            [*self.base, "new-session", "-d", "-x", str(width), "-y", str(height), "-s", "bench"],
+            [*self.base, "new-session", "-d", "-c", str(REPO), "-x", str(width), "-y", str(height)]
+            + ["-s", "bench"],
             check=True,
         )
         self.ctl = subprocess.Popen(
@@ -265,7 +268,9 @@ class TmuxTerminal:
         """Seconds from starting `command` in the pane to the screen showing what each stage
         looks for, in turn (a later stage may hold on the same screen); then ctrl+q."""
         start = time.perf_counter()
-        self.command("respawn-pane -k -t bench " + shlex.quote(command))
+        self.command(
+            f"respawn-pane -k -c {shlex.quote(str(REPO))} -t bench " + shlex.quote(command)
+        )
         deadline = time.monotonic() + timeout
         elapsed: list[float] = []
         while True:
