@@ -5,6 +5,7 @@ the user's own, or holds anything but parsed CSS, is never used."""
 from __future__ import annotations
 
 import importlib
+import io
 import os
 import pickle
 import pkgutil
@@ -230,6 +231,43 @@ class _GetsAttribute:
 
     def __reduce__(self):
         return (getattr, (RuleSet, "__init__"))
+
+
+def _chained_getters(marker: Path) -> bytes:
+    """A file that builds no class of the CSS model, only callables the model's modules
+    import: itemgetter and attrgetter (as textual.geometry names them), chained to reach
+    RuleSet.__init__.__globals__["__builtins__"]["exec"], then called to create `marker`."""
+
+    def text(value: str) -> str:
+        return "V" + value + "\n"
+
+    def getter(kind: str, path: str) -> str:
+        return f"ctextual.geometry\n{kind}\n(" + text(path) + "tR"
+
+    return (
+        getter("itemgetter", "exec")
+        + "("
+        + getter("itemgetter", "__builtins__")
+        + "("
+        + getter("attrgetter", "__init__.__globals__")
+        + "(ctextual.css.model\nRuleSet\ntR"  # RuleSet's module's globals
+        + "tR"  # their __builtins__
+        + "tR"  # its exec
+        + "("
+        + text(f"open({str(marker)!r}, 'w').close()")
+        + "tR."
+    ).encode()
+
+
+def test_a_file_chaining_what_the_model_s_modules_import_runs_nothing(tmp_path: Path):
+    marker = tmp_path / "ran"
+    with pytest.raises(pickle.UnpicklingError, match="not part of a parsed stylesheet"):
+        css_cache._RulesUnpickler(io.BytesIO(_chained_getters(marker))).load()
+    assert not marker.exists()
+    path, key = _saved_file(tmp_path)
+    path.write_bytes(_chained_getters(marker))
+    assert css_cache.read_rules_file(path, key) == {}
+    assert not marker.exists()
 
 
 @pytest.mark.parametrize("payload", ["system", "getattr", "damaged", "format"])
