@@ -427,36 +427,32 @@ def importtime(kind: str, path: str | None, env: dict[str, str]) -> dict[str, fl
     return per_module
 
 
-def bench_imports(tool: Path, env: dict[str, str]) -> dict[str, Any]:
-    """What the desk imports before its first frame that the bare app does not, and the ten
-    largest of those imports (each module's own time, `-X importtime`'s "self")."""
-    importtime("desk", str(tool), env)  # warm the bytecode cache
+def _imports_beyond_floor(app: str, target: str, tool: Path, env: dict[str, str]) -> dict[str, Any]:
+    """What `app` (desk or inbox, opened on `target`) imports before its first frame that the
+    bare app does not, and the ten largest of those imports (each module's own time,
+    `-X importtime`'s "self")."""
+    importtime(app, target, env)  # warm the bytecode cache
     bare = importtime("floor", str(tool), env)
-    desk = importtime("desk", str(tool), env)
-    # The desk's own: what the bare app (the same headless child, Textual itself) does not import.
-    extra = {k: v for k, v in desk.items() if k not in bare}
+    own = importtime(app, target, env)
+    # The app's own: what the bare app (the same headless child, Textual itself) does not import.
+    extra = {k: v for k, v in own.items() if k not in bare}
     top = sorted(extra.items(), key=lambda kv: -kv[1])[:10]
     return {
         "bare_import_ms": round(sum(bare.values()), 1),
-        "desk_import_ms": round(sum(desk.values()), 1),
-        "desk_extra_import_ms": round(sum(extra.values()), 1),
+        f"{app}_import_ms": round(sum(own.values()), 1),
+        f"{app}_extra_import_ms": round(sum(extra.values()), 1),
         "top_ten_ms": {k: round(v, 1) for k, v in top},
     }
+
+
+def bench_imports(tool: Path, env: dict[str, str]) -> dict[str, Any]:
+    """What the desk imports before its first frame beyond the bare app."""
+    return _imports_beyond_floor("desk", str(tool), tool, env)
 
 
 def bench_inbox_imports(store: Path, tool: Path, env: dict[str, str]) -> dict[str, Any]:
     """As bench_imports, for `patch-tui inbox` on `store` up to its first frame."""
-    importtime("inbox", str(store), env)  # warm the bytecode cache
-    bare = importtime("floor", str(tool), env)
-    inbox = importtime("inbox", str(store), env)
-    extra = {k: v for k, v in inbox.items() if k not in bare}
-    top = sorted(extra.items(), key=lambda kv: -kv[1])[:10]
-    return {
-        "bare_import_ms": round(sum(bare.values()), 1),
-        "inbox_import_ms": round(sum(inbox.values()), 1),
-        "inbox_extra_import_ms": round(sum(extra.values()), 1),
-        "top_ten_ms": {k: round(v, 1) for k, v in top},
-    }
+    return _imports_beyond_floor("inbox", str(store), tool, env)
 
 
 def p95(values: list[float]) -> float:

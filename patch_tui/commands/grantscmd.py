@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from patch_tui.commands.cli_store import _cli_store
 from patch_tui.commands.runtime import (
@@ -19,6 +20,9 @@ from patch_tui.commands.runtime import (
     _out,
 )
 from patch_tui.untrusted.text_safety import visible
+
+if TYPE_CHECKING:
+    from patch_tui.approvals.records import Grant
 
 
 def run_allow(args: argparse.Namespace) -> int:
@@ -123,7 +127,11 @@ def _grant_id(args: argparse.Namespace) -> int | None:
         return None
 
 
-def run_sign_grant(args: argparse.Namespace) -> int:
+def _change_grant(
+    args: argparse.Namespace, change: Callable[[Any, int], Grant], refused: str
+) -> Grant | int:
+    """`change(store, grant_id)` on the GRANT_ID argument: the changed grant, or the exit code
+    after one line (a grant id that is no number; `refused`, formatted with the id, and why)."""
     from patch_tui.approvals import grants
 
     grant_id = _grant_id(args)
@@ -131,10 +139,18 @@ def run_sign_grant(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     with _cli_store(args) as store:
         try:
-            grant = grants.cosign(store, grant_id)
+            return change(store, grant_id)
         except grants.GrantError as exc:
-            _err(f"grant {grant_id} not signed: {visible(str(exc))}")
+            _err(f"{refused.format(grant_id)}: {visible(str(exc))}")
             return EXIT_FAILED
+
+
+def run_sign_grant(args: argparse.Namespace) -> int:
+    from patch_tui.approvals import grants
+
+    grant = _change_grant(args, grants.cosign, "grant {} not signed")
+    if isinstance(grant, int):
+        return grant
     names = ", ".join(s.approver for s in grant.signatures)
     print(f"signed grant {grant.id} ({visible(grant.tool)}); signed by: {visible(names)}")
     return EXIT_OK
@@ -142,7 +158,7 @@ def run_sign_grant(args: argparse.Namespace) -> int:
 
 def run_grants(args: argparse.Namespace) -> int:
     from patch_tui.approvals import grants
-    from patch_tui.approvals.store import now_iso
+    from patch_tui.approvals.values import now_iso
 
     with _cli_store(args) as store:
         # Listed against the tool files: a grant whose tool changed is shown ended, never active.
@@ -178,16 +194,10 @@ def run_grants(args: argparse.Namespace) -> int:
 def run_revoke(args: argparse.Namespace) -> int:
     from patch_tui.approvals import grants
 
-    grant_id = _grant_id(args)
-    if grant_id is None:
-        return EXIT_USAGE
-    with _cli_store(args) as store:
-        try:
-            grant = grants.revoke(store, grant_id)
-        except grants.GrantError as exc:
-            _err(f"cannot revoke grant {grant_id}: {visible(str(exc))}")
-            return EXIT_FAILED
-    print(f"revoked grant {grant.id} ({grant.tool}; uses: {grant.uses})")
+    grant = _change_grant(args, grants.revoke, "cannot revoke grant {}")
+    if isinstance(grant, int):
+        return grant
+    print(f"revoked grant {grant.id} ({visible(grant.tool)}; uses: {grant.uses})")
     return EXIT_OK
 
 

@@ -33,13 +33,8 @@ class DecidePart(InboxParts):
         """Edit, then approve (issue 17): the args in a form from the tool's inputs."""
         from patch_tui.ui.inbox.edit_args_dialog import open_edit_dialog
 
-        action = self._pending_shown()
+        action = self._shown_to_approve("Editing")
         if action is None:
-            return
-        if not self.can_approve:
-            self.notify(
-                "Editing is disabled until everything was shown (see the details)", markup=False
-            )
             return
 
         def done(decision: Decision | None) -> None:
@@ -59,13 +54,8 @@ class DecidePart(InboxParts):
         """Allow calls like this for… (issue 17): a standing grant from the selected action."""
         from patch_tui.ui.inbox.allow_dialog import describe, open_allow_dialog
 
-        action = self._pending_shown()
+        action = self._shown_to_approve("Allowing")
         if action is None:
-            return
-        if not self.can_approve:
-            self.notify(
-                "Allowing is disabled until everything was shown (see the details)", markup=False
-            )
             return
 
         def done(grant: Any) -> None:
@@ -91,6 +81,17 @@ class DecidePart(InboxParts):
             self._sync_detail()
         action = self.current
         if action is None or action.status != "pending" or self.mode != "pending":
+            return None
+        return action
+
+    def _shown_to_approve(self, doing: str) -> Action | None:
+        """The pending action under the cursor for a way of approving it (`doing`: "Editing",
+        "Allowing"), or None, said in a notice when it was not all shown yet."""
+        action = self._pending_shown()
+        if action is not None and not self.can_approve:
+            self.notify(
+                f"{doing} is disabled until everything was shown (see the details)", markup=False
+            )
             return None
         return action
 
