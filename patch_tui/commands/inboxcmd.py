@@ -24,7 +24,7 @@ from patch_tui.commands.runtime import (
     _args_object,
     _err,
     _open_toolbox,
-    _out,
+    _out_rows,
 )
 from patch_tui.untrusted.text_safety import visible
 
@@ -187,7 +187,7 @@ def _list_actions(args: argparse.Namespace) -> int:
             # Pending ones, and any approval that is not genuine: a person must see those.
             actions = [a for a in actions if a.status == "pending" or a.tampered]
     if args.json:
-        _out(_listed_rows(actions, readers))
+        _out_rows(_listed_rows(actions, readers))
         return EXIT_OK
     if not actions:
         print("No pending actions." if not args.all else "No actions.")

@@ -92,6 +92,25 @@ def _out(value: Any) -> None:
         print(json.dumps(value, ensure_ascii=True, indent=2))
 
 
+def _out_rows(rows: list[dict[str, Any]]) -> None:
+    """Store rows (`inbox list --json`) as `_out` prints a list, a row per line, ASCII only, but
+    compact and written by orjson: 10,000 actions in about 6 ms, not 50-80 (format/json_text.py;
+    the store decodes its JSON columns strictly, which that needs)."""
+    import io
+
+    from patch_tui.format.json_text import write_ascii_json_lines
+
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stdout (a caller's StringIO)
+        text = io.BytesIO()
+        write_ascii_json_lines(rows, text)
+        sys.stdout.write(text.getvalue().decode("ascii"))
+        return
+    sys.stdout.flush()  # what was printed before comes first
+    write_ascii_json_lines(rows, buffer)
+    buffer.flush()
+
+
 def _settings_ttl() -> float | None:
     from patch_tui.approvals.values import DEFAULT_TTL
     from patch_tui.settings.config import ConfigError, read_setting

@@ -1,16 +1,19 @@
-"""JSON text from one encoder made once.
+"""JSON text, fast: from one encoder made once, and in lines for a long listing.
 
 `json.dumps(value, **options)` and `JSONEncoder.encode` build a new C encoder on every call,
 half the time of a small value; a listing of 10,000 actions makes tens of thousands of calls
-(the `--json` lines, each action's size check). `reusable_encoder` builds json's C encoder once
-from a `JSONEncoder`'s own options and returns the same text as its `encode`.
+(each action's size check). `reusable_encoder` builds json's C encoder once from a
+`JSONEncoder`'s own options and returns the same text as its `encode`.
+
+`write_ascii_json_lines` writes `inbox list --json`: 5.8 MB for 10,000 actions, which json's C
+encoder took 50-80 ms to write on this machine and orjson writes in a tenth of that.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, BinaryIO
 
 
 def reusable_encoder(options: json.JSONEncoder) -> Callable[[Any], str]:
@@ -40,3 +43,38 @@ def reusable_encoder(options: json.JSONEncoder) -> Callable[[Any], str]:
         options.allow_nan,
     )
     return lambda value: "".join(chunks(value, 0))
+
+
+def write_ascii_json_lines(items: Sequence[Any], out: BinaryIO) -> None:
+    """`items` as one JSON array of ASCII-only text, an item per line: json.dumps(item,
+    ensure_ascii=True, separators=(",", ":")) each, parsed back the same, so a terminal showing it
+    cannot be tricked by bidi controls or escape sequences inside tool args or results.
+
+    Written in batches, each freed before the next is made: a bytes object per item kept until
+    the end took 90 MB for 10,000 actions (orjson sizes each one's buffer generously), and each
+    page of that is a page fault, which made the writing ten times slower than the encoding.
+
+    For values decoded from strict JSON (the store's columns: approvals/schema.py): orjson writes
+    NaN and infinity as null, where json would write `NaN`, which is not JSON either. orjson writes
+    UTF-8 and refuses what json may take (ints beyond 64 bits, lone surrogates, keys that are not
+    strings): such an item, or one whose line is not ASCII, is written by json, as it was before."""
+    import orjson
+
+    if not items:
+        out.write(b"[]\n")
+        return
+    separator = b"[\n"
+    for item in items:
+        try:
+            line = orjson.dumps(item)
+        except TypeError:  # orjson.JSONEncodeError: json says whether it is JSON at all
+            line = b""
+        if not line or not line.isascii():
+            line = _ASCII_COMPACT(item).encode("ascii")
+        out.write(separator)
+        out.write(line)
+        separator = b",\n"
+    out.write(b"\n]\n")
+
+
+_ASCII_COMPACT = reusable_encoder(json.JSONEncoder(ensure_ascii=True, separators=(",", ":")))

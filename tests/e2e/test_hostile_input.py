@@ -206,12 +206,17 @@ def _hold_two(env: dict[str, str], tmp_path: Path) -> tuple[str, str]:
     return tokens[0], tokens[1]
 
 
+# Not JSON, or no JSON the store writes (allow_nan=False): json.loads would take the last three,
+# as NaN, infinity and infinity.
+@pytest.mark.parametrize(
+    "stored", ["{not json", '{"text": "x"} {}', '{"n": NaN}', '{"n": -Infinity}', '{"n": 1e400}']
+)
 def test_a_row_with_invalid_json_is_shown_damaged_and_can_only_be_rejected(
-    env, tmp_path: Path
+    env, tmp_path: Path, stored: str
 ) -> None:
     damaged, good = _hold_two(env, tmp_path)
     conn = sqlite3.connect(env["PATCH_TUI_STORE"])
-    conn.execute("UPDATE actions SET args_json = '{not json' WHERE token = ?", (damaged,))
+    conn.execute("UPDATE actions SET args_json = ? WHERE token = ?", (stored, damaged))
     conn.commit()
     conn.close()
 
