@@ -81,6 +81,7 @@ from patch_tui.approvals.values import (
     Action,
     ActionStatus,
     Decision,
+    StoreError,
     args_sha256,
     canonical_json,
     now_iso,
@@ -551,6 +552,34 @@ def claim(
     *,
     workspace: str | os.PathLike[str] | None = None,
 ) -> Decision:
-    """approved -> executing, once, only when its signatures (or its grant's) verify now.
-    `workspace`: where a grant's path patterns resolve relative values (the gate's)."""
-    return store.claim(token, claim_check(approvers, workspace, lambda: store_now(store)))
+    """approved -> executing, once, only when its signatures (or its grant's) verify now, and
+    only if this machine has not claimed it before (a store set back to `approved` replays it:
+    approvals/ran_here.py). `workspace`: where a grant's path patterns resolve relative values
+    (the gate's)."""
+    decision = store.claim(token, claim_check(approvers, workspace, lambda: store_now(store)))
+    return _first_time_here(store, decision) if decision.ok else decision
+
+
+def _first_time_here(store: ApprovalStore, claimed: Decision) -> Decision:
+    """A claim the store granted, unless this machine's memory says it ran this call already:
+    then (or when that memory cannot be written) the call is finished unrun, and the refusal
+    says why. The store's transaction is over by now; the memory's own transaction decides
+    between two claims of one token here (approvals/ran_here.py)."""
+    from patch_tui.approvals import ran_here
+
+    action = claimed.action
+    assert action is not None
+    try:
+        earlier = ran_here.record_claim(action.token, clock=store_now(store))
+    except StoreError as exc:
+        why = str(exc)
+        unrun = store.finish(action.token, False, {"error": f"not run: {why}"})
+        return Decision(False, unrun, why, "not_run")
+    if earlier is None:
+        return claimed
+    why = (
+        f"this machine already ran it (claimed here at {earlier}); the store was set back to "
+        "approved"
+    )
+    result = {"status": "tampered", "error": f"not run: {why}", "why": why}
+    return Decision(False, store.finish(action.token, False, result), why, "tampered")

@@ -572,6 +572,8 @@ class Gate:
                 f"This call's approval is not genuine ({why}); it was not run. Make the call "
                 "again and have a person approve it in the patch-tui inbox."
             )
+        elif code == "not_run":
+            base["message"] = f"It was not run: {why}. Make the call again."
         else:
             base["status"] = "already_used"
             base["message"] = f"This confirmation cannot run the call again: {why}."

@@ -237,7 +237,8 @@ class Decision:
     why not ("already approved by alice@cli at ...", "expired at ...", "unknown token"), and `code`
     says it for a program: unknown_token, awaiting_approval, rejected, expired, already_decided,
     already_used, changed_since_shown (approve with the args hash a person saw); and from claim,
-    tampered or args_changed (the approval does not hold).
+    tampered or args_changed (the approval does not hold), or not_run (this machine could not
+    record that it ran it: approvals/ran_here.py).
     """
 
     ok: bool

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -77,17 +78,9 @@ def test_an_approval_runs_once_even_when_the_store_is_set_back_to_approved(box) 
     assert "already run once" in listed.stdout or "TAMPERED" in listed.stdout, listed.stdout
 
 
-@pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True,
-    reason="a store writer that also drops the events trigger and deletes the action's "
-    "'claimed' event can run an approved call again until the approval's expires_at: the "
-    "store holds no secret, so 'once' is only as strong as its append-only events",
-)
-def test_an_approval_runs_once_even_when_the_claim_event_is_erased(box) -> None:
-    token = hold_mark(box, "once")
-    _approve(box, token)
-    assert cli(box["env"], "confirm", token).returncode == 0
+def _erase_the_claim(box: dict[str, Any], token: str) -> None:
+    """What a store writer does to run an executed call again: the events trigger dropped, the
+    `claimed` event deleted, the action set back to approved (its signatures still verify)."""
     with sqlite3.connect(box["store"]) as db:
         db.execute("DROP TRIGGER events_no_delete")
         db.execute(
@@ -96,6 +89,42 @@ def test_an_approval_runs_once_even_when_the_claim_event_is_erased(box) -> None:
             (token,),
         )
         db.execute("UPDATE actions SET status = 'approved' WHERE token = ?", (token,))
+
+
+@pytest.mark.slow
+def test_an_approval_runs_once_even_when_the_claim_event_is_erased(box) -> None:
+    """The store forgets the first run entirely; the runner's own memory of what it claimed
+    (approvals/ran_here.py, in its state folder) does not."""
+    token = hold_mark(box, "once")
+    _approve(box, token)
+    assert cli(box["env"], "confirm", token).returncode == 0
+    _erase_the_claim(box, token)
+    again = cli(box["env"], "confirm", token)
+    assert again.returncode == 1, again.stdout
+    refusal = json.loads(again.stdout)
+    assert refusal["status"] == "tampered" and "already ran it" in refusal["message"]
+    assert runs_in(box["marker"]) == ["once"]
+    listed = cli(box["env"], "inbox", "list", "--all")
+    assert "TAMPERED" in listed.stdout and "already ran it" in listed.stdout, listed.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,  # the call ran twice: not a missing file or table on the way
+    reason="a process of the user's that can write the store can also write the runner's "
+    "memory beside it (the state folder): erasing both the 'claimed' event and the memory's "
+    "row runs an approved call again until the approval expires; the store holds no secret "
+    "(against a shared database, which cannot reach that folder, the memory holds)",
+)
+def test_an_approval_runs_once_even_when_the_runners_memory_is_erased_too(box) -> None:
+    token = hold_mark(box, "once")
+    _approve(box, token)
+    assert cli(box["env"], "confirm", token).returncode == 0
+    _erase_the_claim(box, token)
+    memory = Path(box["env"]["XDG_STATE_HOME"]) / "patch-tui" / "ran-here.sqlite3"
+    with sqlite3.connect(memory) as db:
+        db.execute("DELETE FROM claimed WHERE token = ?", (token,))
     cli(box["env"], "confirm", token)
     assert runs_in(box["marker"]) == ["once"]
 
@@ -134,3 +163,60 @@ def test_a_revoked_grant_stays_revoked_even_when_the_trigger_is_dropped(box) -> 
         db.execute("UPDATE grants SET revoked_at = NULL, revoked_by = NULL, revocation = NULL")
     cli(box["env"], "run", "mark", "--args", args)
     assert runs_in(box["marker"]) == ["ok-by-grant"]
+
+
+@pytest.mark.slow
+def test_a_team_database_cannot_run_an_approved_call_twice(tmp_path, pg_url: str) -> None:
+    """The team inbox's database, as its superuser: it erases the first run and sets the call
+    back to approved. The runner on the agent's machine remembers, and refuses."""
+    import psycopg
+
+    from patch_tui.approvals.open_store import open_store
+    from patch_tui.settings.store_location import DatabaseURL
+
+    box = mark_box(tmp_path)
+    box["env"]["PATCH_TUI_STORE"] = pg_url
+    token = hold_mark(box, "once")
+    with open_store(DatabaseURL(pg_url), actor="reader@test") as store:
+        held = store.get(token)
+    assert held is not None
+    approved = cli(
+        box["env"], "inbox", "approve", token, "--yes", "--args-sha256", held.args_sha256
+    )
+    assert approved.returncode == 0, approved.stderr
+    assert cli(box["env"], "confirm", token).returncode == 0
+    with psycopg.connect(pg_url, autocommit=True) as db:
+        db.execute("ALTER TABLE events DISABLE TRIGGER events_append_only")
+        db.execute(
+            "DELETE FROM events WHERE event = 'claimed' AND action_id = "
+            "(SELECT id FROM actions WHERE token = %s)",
+            (token,),
+        )
+        db.execute(
+            "UPDATE actions SET status = 'approved', claimed_at = NULL, claimed_by = NULL, "
+            "finished_at = NULL, result_json = NULL WHERE token = %s",
+            (token,),
+        )
+    again = cli(box["env"], "confirm", token)
+    assert again.returncode == 1, again.stdout
+    refusal = json.loads(again.stdout)
+    assert refusal["status"] == "tampered" and "already ran it" in refusal["message"]
+    assert runs_in(box["marker"]) == ["once"]
+
+
+@pytest.mark.slow
+def test_a_runner_that_cannot_remember_the_run_runs_nothing(box) -> None:
+    """Fail closed: when this machine's memory of its claims cannot be written, a replay could
+    not be told from a first run, so the call is finished unrun and the refusal says why."""
+    token = hold_mark(box, "never")
+    _approve(box, token)
+    memory = Path(box["env"]["XDG_STATE_HOME"]) / "patch-tui" / "ran-here.sqlite3"
+    memory.parent.mkdir(parents=True, exist_ok=True)
+    memory.mkdir()  # a folder where the file should be
+    ran = cli(box["env"], "confirm", token)
+    assert ran.returncode == 1, ran.stdout
+    refusal = json.loads(ran.stdout)
+    assert refusal["status"] == "not_run" and "cannot record" in refusal["message"]
+    assert "Traceback" not in ran.stderr and runs_in(box["marker"]) == []
+    assert cli(box["env"], "confirm", token).returncode == 1  # and it never runs later
+    assert runs_in(box["marker"]) == []
