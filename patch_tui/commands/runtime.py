@@ -94,7 +94,7 @@ def _out(value: Any) -> None:
 
 def _out_rows(rows: list[dict[str, Any]]) -> None:
     """Store rows (`inbox list --json`) as `_out` prints a list, a row per line, ASCII only, but
-    compact and written by orjson: 10,000 actions in about 6 ms, not 50-80 (format/json_text.py;
+    compact and written by orjson: 10,000 actions in about 8 ms, not 50-80 (format/json_text.py;
     the store decodes its JSON columns strictly, which that needs)."""
     import io
 

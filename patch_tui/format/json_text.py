@@ -50,9 +50,9 @@ def write_ascii_json_lines(items: Sequence[Any], out: BinaryIO) -> None:
     ensure_ascii=True, separators=(",", ":")) each, parsed back the same, so a terminal showing it
     cannot be tricked by bidi controls or escape sequences inside tool args or results.
 
-    Written in batches, each freed before the next is made: a bytes object per item kept until
-    the end took 90 MB for 10,000 actions (orjson sizes each one's buffer generously), and each
-    page of that is a page fault, which made the writing ten times slower than the encoding.
+    Each line is written as soon as it is made, and freed: keeping a bytes object per item until
+    the end took 90 MB for 10,000 actions (orjson sizes each one's buffer generously), and every
+    fresh page of that is a page fault, ten times the encoding's own time on this machine.
 
     For values decoded from strict JSON (the store's columns: approvals/schema.py): orjson writes
     NaN and infinity as null, where json would write `NaN`, which is not JSON either. orjson writes
