@@ -206,6 +206,13 @@ class ActionRows(SqlBackend):
                 (at, self.actor, self._host, self._pid, _pid_start(self._pid), action_id, at),
             )
             current = self._select_action(conn, token)
+            if cur.rowcount == 1:
+                changed = _changed_by_claim(action, current[1] if current else None)
+                if changed:
+                    # The database answered the claim's UPDATE with another call (a trigger):
+                    # what runs must be what the signatures were checked against.
+                    why = f"the store changed its {changed} as it was claimed"
+                    return self._refuse(conn, action_id, action, at, "tampered", why, "executing")
             assert current is not None
             action = current[1]
             if cur.rowcount == 1:
@@ -248,20 +255,27 @@ class ActionRows(SqlBackend):
         return None
 
     def _refuse(
-        self, conn: Conn, action_id: int, action: Action, at: str, code: str, why: str
+        self,
+        conn: Conn,
+        action_id: int,
+        action: Action,
+        at: str,
+        code: str,
+        why: str,
+        status: str = "approved",
     ) -> Decision:
-        """approved -> failed, never run: the approval does not hold. The result says why, so
-        the inbox shows it; the `refused` event records who tried."""
+        """approved (or `status`) -> failed, never run: the approval does not hold. The result
+        says why, so the inbox shows it; the `refused` event records who tried."""
         result = {"status": code, "error": f"not run: {why}", "why": why}
         conn.execute(
             "UPDATE actions SET status = 'failed', finished_at = ?, result_json = ? "
-            "WHERE id = ? AND status = 'approved'",
-            (at, canonical_json(result), action_id),
+            "WHERE id = ? AND status = ?",
+            (at, canonical_json(result), action_id, status),
         )
         self._event(conn, action_id, "refused", at, code=code, why=why)
         found = self._select_action(conn, action.token)
-        assert found is not None
-        return Decision(False, replace(found[1], tampered=why), why, code)
+        refused = found[1] if found is not None else action  # gone: a trigger renamed it
+        return Decision(False, replace(refused, tampered=why), why, code)
 
     def finish(
         self, token: str, ok: bool, result: Any, ran: dict[str, Any] | None = None
@@ -315,3 +329,33 @@ class ActionRows(SqlBackend):
         found = self._select_action(conn, action.token)
         assert found is not None
         return found[1]
+
+
+# What a claim's signatures (or grant) were checked against: the call that runs.
+_CLAIMED_CALL = (
+    "token",
+    "kind",
+    "tool",
+    "tool_path",
+    "version",
+    "source_sha256",
+    "args_sha256",
+    "upstream_token",
+    "grant_id",
+    "damaged",
+)
+
+
+def _changed_by_claim(checked: Action, claimed: Action | None) -> str | None:
+    """What of the call differs between the row a claim checked and the row its UPDATE left
+    (a database trigger can rewrite it), in words; None when it is the same call."""
+    if claimed is None:
+        return "token"
+    changed = [f for f in _CLAIMED_CALL if getattr(checked, f) != getattr(claimed, f)]
+    try:
+        same_args = canonical_json(checked.args) == canonical_json(claimed.args)
+    except (TypeError, ValueError, RecursionError):
+        same_args = False
+    if not same_args and "args_sha256" not in changed:
+        changed.append("args")
+    return ", ".join(changed) or None
