@@ -570,7 +570,9 @@ def _first_time_here(store: ApprovalStore, claimed: Decision) -> Decision:
     action = claimed.action
     assert action is not None
     try:
-        earlier = ran_here.record_claim(action.token, clock=store_now(store))
+        # By this machine's clock, never the store's: a store that said it was weeks later
+        # would have the memory let go of a call it ran, then replay it at its true time.
+        earlier = ran_here.record_claim(action.token)
     except StoreError as exc:
         why = str(exc)
         unrun = store.finish(action.token, False, {"error": f"not run: {why}"})

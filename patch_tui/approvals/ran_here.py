@@ -41,7 +41,9 @@ def default_path() -> Path:
 def record_claim(token: str, path: Path | None = None, clock: float | None = None) -> str | None:
     """Remember that this machine claimed `token` now. None when it had not before; the time of
     the earlier claim when it had (a replay: the caller must not run it). StoreError when the
-    memory cannot be written (the call must not run either: a replay could not be told)."""
+    memory cannot be written (the call must not run either: a replay could not be told).
+    `clock`: this machine's time (tests move it); never a store's, which could say it is weeks
+    later and so have the memory let go of a call it ran."""
     where = path or default_path()
     now = time.time() if clock is None else clock
     try:
