@@ -85,6 +85,7 @@ from patch_tui.approvals.values import (
     args_sha256,
     canonical_json,
     now_iso,
+    parse_iso,
 )
 
 # -- verifying ----------------------------------------------------------------------------------
@@ -145,7 +146,24 @@ def binding_problem(
         return "args_changed", "it was signed for other args (changed since)"
     if statement.decision == "approve" and statement.expires_at <= now:
         return "stale", f"the approval expired at {statement.expires_at}"
+    if statement.decision == "approve" and statement.expires_at > _longest_from(now):
+        # The runner remembers a run RETENTION_S (approvals/ran_here.py): an approval that
+        # outlived that could be replayed by the store once it was forgotten. No approval made
+        # here lasts that long (confirm_ttl is 30 days at most); an approver's clock set ahead
+        # or another signing program can have made one.
+        return (
+            "stale",
+            f"the approval lasts until {statement.expires_at}, longer than any approval may "
+            "(confirm_ttl is 30 days at most)",
+        )
     return None
+
+
+def _longest_from(now: str) -> str:
+    """The latest expiry an approval checked at `now` may have."""
+    from patch_tui.approvals.ran_here import RETENTION_S
+
+    return now_iso(parse_iso(now) + RETENTION_S)
 
 
 @dataclass(frozen=True)

@@ -54,3 +54,22 @@ def test_a_store_clock_set_forward_does_not_make_the_runner_forget(
     with Store(path, actor="alice@test") as store:
         again = decisions.claim(store, first.token, trust)
     assert not again.ok and again.code == "tampered" and "already ran it" in again.why
+
+
+def test_an_approval_that_would_outlast_the_memory_runs_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A genuine signature whose statement lasts 60 days (an approver's clock set ahead, or
+    another signing program): run once, it could be replayed after the memory let it go. It
+    never counts, so it never runs."""
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    alice = keys.create_key_file(tmp_path / "keys" / "alice_key", "alice@test")
+    trust = parse_approvers({"approver": [{"name": "alice", "key": alice.public_line}]})
+    with Store(tmp_path / "store.sqlite3", actor="alice@test", ttl=60 * 24 * 3600) as store:
+        held = _hold(store, "pay once")
+        decisions.approve(store, held.token, signer=alice, approvers=trust)
+        claimed = decisions.claim(store, held.token, trust)
+        assert not claimed.ok, claimed
+        standing = decisions.standing(store, store.get(held.token), trust)
+    assert not standing.complete
+    assert any("longer than any approval may" in why for _, why in standing.problems)
