@@ -9,7 +9,8 @@ An approval is worth what the person saw, so an action whose exact args are not 
 be approved: singly, in a batch, by a standing grant, headless or from the web. It can always be
 rejected. "Not known" is one of:
 
-- `damaged`: the stored row cannot be read (its args are not a JSON object, ...);
+- `damaged`: the stored row cannot be read (its args are not a JSON object, ...), or its args
+  do not match the args sha256 stored beside them, which is what an approval signs;
 - `args_unknown`: `patch-tui guard` could not recover the exact args of a call its upstream
   held (a call nested in `patch_compose` that matches no step the agent sent, or whose args the
   runtime filled in from earlier steps); the upstream's `args_summary` is cut at 200 characters
@@ -23,10 +24,11 @@ app call `check` to say so before anyone tries, with the same words.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Final
 
-from patch_tui.approvals.values import Action, canonical_size
+from patch_tui.approvals.values import Action, canonical_text
 
 # Characters of canonical JSON. The inbox shows every value in full (long strings behind an
 # explicit expand, the CLI folds them); past this, no person reads them through.
@@ -73,14 +75,27 @@ def unseen(action: Action) -> NotApprovable | None:
             "the agent can make the call again on its own",
         )
     try:
-        size = canonical_size(action.args)
+        text = canonical_text(action.args)
     except (TypeError, ValueError, RecursionError):
         return NotApprovable("damaged", "its args are not plain JSON: it cannot be approved")
-    if size > ARGS_DISPLAY_LIMIT:
+    if len(text) > ARGS_DISPLAY_LIMIT:
         return NotApprovable(
             "args_too_long",
-            f"its args are {size:,} characters, more than the {ARGS_DISPLAY_LIMIT:,} that can be "
-            "shown in full: it cannot be approved; reject it",
+            f"its args are {len(text):,} characters, more than the {ARGS_DISPLAY_LIMIT:,} that "
+            "can be shown in full: it cannot be approved; reject it",
+        )
+    # An approval signs the stored args_sha256 (what `inbox show` prints and scripts pass back):
+    # a store that kept another call's hash beside these args would have a person approve, under
+    # a hash that names other args, args it then swaps in. (Red team: it ran them.)
+    try:
+        bound = hashlib.sha256(text.encode("utf-8")).hexdigest() == action.args_sha256
+    except UnicodeEncodeError:  # a lone surrogate: no UTF-8, so no hash binds it
+        bound = False
+    if not bound:
+        return NotApprovable(
+            "damaged",
+            "its args do not match the sha256 stored with them (the store was edited): it "
+            "cannot be approved; reject it, then ask for the call again",
         )
     return None
 

@@ -17,8 +17,9 @@ that replays a call to a runner on another machine meets that machine's memory, 
 A token is kept RETENTION_S after its claim: no approval outlives that (an approval's statement
 expires at most `confirm_ttl`, 30 days at most, after it was signed, and it was signed before it
 was claimed), and a claim refuses a statement that says it lasts longer (an approver's clock
-set ahead, another signing program: decisions.binding_problem). Writes are one SQLite transaction each (WAL): of two processes recording one token
-at once, exactly one records it first.
+set ahead, another signing program: decisions.binding_problem). Writes are one SQLite
+transaction each (WAL): of two processes recording one token at once, exactly one records it
+first.
 """
 
 from __future__ import annotations

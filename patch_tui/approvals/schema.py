@@ -211,6 +211,16 @@ def _decoded(text: str) -> Any:
 _SCAN_ONE = _STRICT_JSON.scan_once  # type: ignore[attr-defined]
 
 
+def _no_lone_surrogate(value: Any) -> None:
+    """ValueError when a string in `value` holds a lone surrogate (JSON text may escape one,
+    `"\\ud800"`): no character, so no UTF-8 and no args sha256 an approval could bind; a person
+    would approve text no hash says. The store never writes one (its text is UTF-8)."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("a string holds a lone surrogate, which is no character") from None
+
+
 def _column_json(name: str, text: Any, *, want_object: bool = False) -> Any:
     """A JSON column's value; _Damaged when another program (or a disk fault) left text that is
     not JSON (or not an object where one is required)."""
@@ -222,6 +232,8 @@ def _column_json(name: str, text: Any, *, want_object: bool = False) -> Any:
                 raise ValueError(f"a {type(text).__name__}, not JSON text")
             text = text.decode("utf-8")  # UnicodeDecodeError is a ValueError
         value = _decoded(text)
+        if "\\ud" in text or "\\uD" in text:  # an escaped surrogate: is each one of a pair?
+            _no_lone_surrogate(value)
     except (ValueError, RecursionError) as exc:  # json errors, too-long ints, deep nesting
         reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
         raise _Damaged(f"stored {name} are not valid JSON ({reason})") from None

@@ -56,7 +56,13 @@ def test_the_display_limit_counts_the_canonical_json_to_the_character() -> None:
     are no plain JSON are refused as damaged, never a traceback."""
     from dataclasses import replace
 
-    from patch_tui.approvals.values import Action, ActionKind, ActionStatus, canonical_json
+    from patch_tui.approvals.values import (
+        Action,
+        ActionKind,
+        ActionStatus,
+        args_sha256,
+        canonical_json,
+    )
 
     base = Action(
         token="t", kind=ActionKind.HUMAN_CONFIRM, tool="send_mail", version="1", source_sha256="a",
@@ -69,7 +75,7 @@ def test_the_display_limit_counts_the_canonical_json_to_the_character() -> None:
     for extra, ok in ((-1, True), (0, True), (1, False)):
         args = {**shell, "body": "\u00e9" * (room + extra)}
         assert len(canonical_json(args)) == limit + extra
-        problem = approvable.check(replace(base, args=args))
+        problem = approvable.check(replace(base, args=args, args_sha256=args_sha256(args)))
         assert (problem is None) == ok, extra
         if not ok:
             assert problem is not None and problem.code == "args_too_long"
