@@ -21,6 +21,7 @@ from patch_tui.approvals.schema import (
     SCHEMA_VERSION,
     _split_sql,
     _translate,
+    lenient_text,
 )
 from patch_tui.approvals.sql_backend import SqlBackend
 from patch_tui.approvals.store_files import _check_permissions
@@ -190,6 +191,9 @@ class StoreConnection(SqlBackend):
         UPDATE inside sees the latest committed state and no one else can change it meanwhile."""
         with self._lock:
             conn = self._conn
+            # Text that is not UTF-8 read as such (a transaction reads a row or two), so a row
+            # another program damaged can still be rejected.
+            conn.text_factory = lenient_text
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
@@ -203,6 +207,8 @@ class StoreConnection(SqlBackend):
             except BaseException:
                 self._rollback()
                 raise
+            finally:
+                conn.text_factory = str
             self._local_commits += 1
 
     def _rollback(self) -> None:
@@ -214,7 +220,18 @@ class StoreConnection(SqlBackend):
     def _read(self, sql: str, params: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
             try:
-                return self._conn.execute(sql, tuple(params)).fetchall()
+                try:
+                    return self._conn.execute(sql, tuple(params)).fetchall()
+                except sqlite3.OperationalError as exc:
+                    if "decode to UTF-8" not in str(exc):
+                        raise
+                # A cell that is not UTF-8 (another program's): read again, slower, each such
+                # cell as schema.NotUtf8, so it makes one damaged row rather than no listing.
+                self._conn.text_factory = lenient_text
+                try:
+                    return self._conn.execute(sql, tuple(params)).fetchall()
+                finally:
+                    self._conn.text_factory = str
             except sqlite3.Error as exc:
                 raise _translate(exc, self.path) from None
 

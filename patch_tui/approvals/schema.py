@@ -221,13 +221,29 @@ def _no_lone_surrogate(value: Any) -> None:
         raise ValueError("a string holds a lone surrogate, which is no character") from None
 
 
+class NotUtf8(str):
+    """A stored text that is not UTF-8 (another program's bytes), its bad bytes kept as lone
+    surrogates so the row can still be shown; a JSON column holding one is damaged."""
+
+
+def lenient_text(raw: bytes) -> str:
+    """SQLite's text as str, or as NotUtf8 where it is not UTF-8 (sqlite3's own decoding fails
+    the whole query on one such cell: one bad row would hide every other)."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return NotUtf8(raw.decode("utf-8", "surrogateescape"))
+
+
 def _column_json(name: str, text: Any, *, want_object: bool = False) -> Any:
     """A JSON column's value; _Damaged when another program (or a disk fault) left text that is
     not JSON (or not an object where one is required)."""
     if text is None and not want_object:
         return None
     try:
-        if not isinstance(text, str):
+        if type(text) is not str:  # noqa: E721 (a subclass is NotUtf8)
+            if isinstance(text, NotUtf8):
+                raise ValueError("not UTF-8 text")
             if not isinstance(text, bytes):
                 raise ValueError(f"a {type(text).__name__}, not JSON text")
             text = text.decode("utf-8")  # UnicodeDecodeError is a ValueError
