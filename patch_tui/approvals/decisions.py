@@ -593,7 +593,7 @@ def _first_time_here(store: ApprovalStore, claimed: Decision) -> Decision:
         earlier = ran_here.record_claim(action.token)
     except StoreError as exc:
         why = str(exc)
-        unrun = store.finish(action.token, False, {"error": f"not run: {why}"})
+        unrun = _finished_unrun(store, action, {"error": f"not run: {why}"})
         return Decision(False, unrun, why, "not_run")
     if earlier is None:
         return claimed
@@ -602,4 +602,14 @@ def _first_time_here(store: ApprovalStore, claimed: Decision) -> Decision:
         "approved"
     )
     result = {"status": "tampered", "error": f"not run: {why}", "why": why}
-    return Decision(False, store.finish(action.token, False, result), why, "tampered")
+    return Decision(False, _finished_unrun(store, action, result), why, "tampered")
+
+
+def _finished_unrun(store: ApprovalStore, action: Action, result: dict[str, Any]) -> Action:
+    """The claimed action finished as failed with `result`; the action as claimed when the store
+    will not take that (one that is replaying the call may have set it back meanwhile): the
+    refusal stands either way, and nothing ran."""
+    try:
+        return store.finish(action.token, False, result)
+    except StoreError:
+        return action
