@@ -7,6 +7,7 @@ import json
 import math
 import sqlite3
 from dataclasses import MISSING, fields, replace
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -267,6 +268,15 @@ def _row_to_action(row: sqlite3.Row | tuple[Any, ...]) -> Action:
         why = str(exc)
     values = list(tuple(row))
     values[_ARGS_COLUMN] = "{}"
+    # What the schema requires but a database past its own checks may hold: a known kind (else
+    # the commonest) and status (else failed: never approved, never run), text for the rest.
+    if values[_KIND_COLUMN] not in _KIND_OF:
+        values[_KIND_COLUMN] = ActionKind.HUMAN_CONFIRM.value
+    if values[_STATUS_COLUMN] not in _STATUS_OF:
+        values[_STATUS_COLUMN] = ActionStatus.FAILED.value
+    for index in _REQUIRED_TEXT_COLUMNS:
+        if values[index] is None:
+            values[index] = ""
     # Keep whatever else of the row is readable; each JSON column on its own.
     for index, name in _JSON_COLUMNS.items():
         if index != _ARGS_COLUMN:
@@ -279,6 +289,11 @@ def _row_to_action(row: sqlite3.Row | tuple[Any, ...]) -> Action:
 
 # Positions in _ACTION_COLUMNS of the columns holding JSON.
 _ARGS_COLUMN = 6
+_KIND_COLUMN, _STATUS_COLUMN = 1, 10
+# The NOT NULL text columns (token, kind, tool, version, source_sha256, args_sha256, reason,
+# status, created_at, expires_at): one test per row finds a NULL a database let in.
+_REQUIRED_TEXT_COLUMNS = (0, 1, 2, 3, 4, 7, 8, 10, 11, 12)
+_required_text = itemgetter(*_REQUIRED_TEXT_COLUMNS)
 _JSON_COLUMNS = {_ARGS_COLUMN: "args", 9: "details", 19: "result", 21: "proposed args"}
 
 
@@ -302,12 +317,19 @@ _new_object = object.__new__
 _set = object.__setattr__
 
 
+def _unknown(name: str, value: Any) -> Any:
+    raise _Damaged(f"stored {name} {str(value)[:40]!r} is not one patch-tui knows")
+
+
 def _row_to_action_strict(row: sqlite3.Row | tuple[Any, ...]) -> Action:
     values = _ACTION_FIELDS.copy()
     values.update(zip(_ROW_FIELDS, row, strict=True))
     kind, status = values["kind"], values["status"]
-    values["kind"] = _KIND_OF.get(kind) or ActionKind(kind)
-    values["status"] = _STATUS_OF.get(status) or ActionStatus(status)
+    values["kind"] = _KIND_OF.get(kind) or _unknown("kind", kind)
+    values["status"] = _STATUS_OF.get(status) or _unknown("status", status)
+    if None in _required_text(row):
+        names = [_ROW_FIELDS[i] for i in _REQUIRED_TEXT_COLUMNS if row[i] is None]
+        raise _Damaged(f"stored {', '.join(names)} missing")
     values["args"] = _column_json("args", values["args"], want_object=True)
     # The other JSON columns are most often empty (NULL): tested before a call, per row.
     if values["details"] is not None:

@@ -154,9 +154,14 @@ def list_lines(action: Action, width: int) -> list[str]:
     lines.append(f"    reason:  {reason[0]}")
     lines.extend("             " + more for more in reason[1:])
     lines.extend(_flag_lines(flags(action.reason), "      ", width))
-    lines.append(f"    created: {action.created_at}   expires: {action.expires_at}")
+    # The store's times are text another program may have written: shown by the display rule.
+    created, expires = visible_line(action.created_at), visible_line(action.expires_at)
+    lines.append(f"    created: {created}   expires: {expires}")
     if action.decided_at:
-        decided = f"    decided: {action.decided_at} by {visible_line(action.decided_by or '?')}"
+        decided = (
+            f"    decided: {visible_line(action.decided_at)} by "
+            f"{visible_line(action.decided_by or '?')}"
+        )
         if action.note:
             decided += f" ({visible_line(action.note)})"
         lines.append(decided)
@@ -263,8 +268,8 @@ def show_lines(action: Action, toolbox: Toolbox | None, width: int) -> list[str]
         f"path:          {visible_line(action.tool_path or '(none)')}",
         f"source sha256: {action.source_sha256}",
         f"capabilities:  {capabilities}",
-        f"created:       {action.created_at}",
-        f"expires:       {action.expires_at}",
+        f"created:       {visible_line(action.created_at)}",
+        f"expires:       {visible_line(action.expires_at)}",
     ]
     reason = fold(visible_line(action.reason), width - 15)
     lines.append(f"reason:        {reason[0]}")

@@ -156,3 +156,44 @@ def test_a_listing_of_a_team_database_another_program_wrote(tmp_path: Path, pg_u
     with psycopg.connect(pg_url, autocommit=True) as db:
         db.execute("DELETE FROM actions WHERE token = %s", (NOT_UTF8,))
     _check_listing(box, planted, model)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "status = 'bogus'",
+        "kind = 'nope'",
+        "created_at = NULL, expires_at = NULL",
+        "args_sha256 = NULL, tool = NULL",
+        "claim_pid_start = 'x', decided_at = '\x1b[31mnot a time'",
+    ],
+)
+def test_a_team_database_row_broken_past_its_constraints_is_one_damaged_row(
+    tmp_path: Path, pg_url: str, damage: str
+) -> None:
+    """The superuser drops the table's checks and writes what the schema forbids: the listing
+    still lists every row, says which one is broken, and never shows a traceback."""
+    import psycopg
+
+    box = mark_box(tmp_path)
+    box["env"]["PATCH_TUI_STORE"] = pg_url
+    fine = hold_mark(box, "fine")
+    broken = hold_mark(box, "broken")
+    with psycopg.connect(pg_url, autocommit=True) as db:
+        for (name,) in db.execute(
+            "SELECT conname FROM pg_constraint WHERE conrelid = 'actions'::regclass "
+            "AND contype = 'c'"
+        ).fetchall():
+            db.execute(f'ALTER TABLE actions DROP CONSTRAINT "{name}"')
+        for column in ("kind", "tool", "args_sha256", "created_at", "expires_at"):
+            db.execute(f"ALTER TABLE actions ALTER COLUMN {column} DROP NOT NULL")
+        db.execute(f"UPDATE actions SET {damage} WHERE token = %s", (broken,))
+    listed = cli(box["env"], "inbox", "list", "--all", "--json")
+    assert listed.returncode == 0 and "Traceback" not in listed.stderr, listed.stderr
+    rows = {row["token"]: row for row in json.loads(listed.stdout)}
+    assert set(rows) == {fine, broken} and rows[fine]["not_approvable"] is None
+    for argv in (("inbox", "list", "--all"), ("inbox", "show", broken)):
+        shown = cli(box["env"], *argv)
+        assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
+        assert "\x1b" not in shown.stdout and broken in shown.stdout
