@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -108,3 +109,32 @@ def test_a_team_database_swapping_the_call_as_it_is_claimed_runs_nothing(
         )
     _assert_refused_as_tampered(box, token)
     assert _memory(box) in ([], [token])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "look_alike",
+    [str.upper, lambda t: t + " ", lambda t: t + "\u200b", lambda t: "\uff21" + t[1:]],
+    ids=["upper", "space", "zero-width", "fullwidth"],
+)
+def test_a_replay_under_a_look_alike_token_is_refused(
+    tmp_path: Path, look_alike: Callable[[str], str]
+) -> None:
+    """The store erases the first run and renames the call, so the runner's memory (kept by
+    token) would not find it; the signatures bind the token they were made for, so the renamed
+    call is not the approved one."""
+    box = mark_box(tmp_path)
+    token = hold_mark(box, "once")
+    _approve(box, token)
+    assert cli(box["env"], "confirm", token).returncode == 0
+    renamed = look_alike(token)
+    with sqlite3.connect(box["store"]) as db:
+        db.execute("DROP TRIGGER events_no_delete")
+        db.execute("DELETE FROM events WHERE event = 'claimed'")
+        db.execute(
+            "UPDATE actions SET status = 'approved', token = ? WHERE token = ?", (renamed, token)
+        )
+    again = cli(box["env"], "confirm", renamed)
+    assert again.returncode == 1 and "Traceback" not in again.stderr, again.stdout
+    assert json.loads(again.stdout)["status"] == "tampered"
+    assert runs_in(box["marker"]) == ["once"]
