@@ -212,6 +212,24 @@ def _decoded(text: str) -> Any:
 _SCAN_ONE = _STRICT_JSON.scan_once  # type: ignore[attr-defined]
 
 
+# The deepest nesting a stored JSON value may have. Python's own limit (about 1,000, less the
+# stack in use) differs between reading a value and showing it: args read in one place failed
+# to print in `inbox list` (a traceback), so a value no one could be shown could be approved.
+MAX_DEPTH = 100
+
+
+def _not_too_deep(value: Any) -> None:
+    """ValueError when `value` is nested deeper than MAX_DEPTH (walked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, (dict, list)):
+            if depth > MAX_DEPTH:
+                raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
+            children = node.values() if isinstance(node, dict) else node
+            stack.extend((child, depth + 1) for child in children)
+
+
 def _no_lone_surrogate(value: Any) -> None:
     """ValueError when a string in `value` holds a lone surrogate (JSON text may escape one,
     `"\\ud800"`): no character, so no UTF-8 and no args sha256 an approval could bind; a person
@@ -251,6 +269,8 @@ def _column_json(name: str, text: Any, *, want_object: bool = False) -> Any:
         value = _decoded(text)
         if "\\ud" in text or "\\uD" in text:  # an escaped surrogate: is each one of a pair?
             _no_lone_surrogate(value)
+        if text.count("[") + text.count("{") > MAX_DEPTH:  # could it be nested that deep?
+            _not_too_deep(value)
     except (ValueError, RecursionError) as exc:  # json errors, too-long ints, deep nesting
         reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
         raise _Damaged(f"stored {name} are not valid JSON ({reason})") from None

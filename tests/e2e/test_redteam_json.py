@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from patch_tui.approvals.schema import MAX_DEPTH
 from patch_tui.approvals.values import args_sha256
 from tests.runtimekit import cli, hold_mark, mark_box
 
@@ -46,8 +47,7 @@ GOOD: dict[str, str] = {
     "raw_unicode": '{"s":"\u2028\u2029\u202e caf\u00e9 \U0001f600 \u0085"}',
     "pair": '{"emoji":"\\ud83d\\ude00","E":"\\uD83D\\uDE00"}',
     "keys": '{"\\u00e9":1,"\\\\u00e9":2,"\u00e9 ":3,"":null,"a\\"b":true,"k\\\\":false}',
-    "deep_orjson": json.dumps({"d": _nested(200)}),
-    "deep_json": json.dumps({"d": _nested(400)}),
+    "deep": json.dumps({"d": _nested(MAX_DEPTH - 1)}),  # as deep as a stored value may be
     "long": json.dumps({"s": "\u202e\x1b" + "x" * 60_000}),
     "dupes": '{"a":1,"a":2}',
     "spaced": ' \n{"a" : [ 1 , 2 ] }\t',
@@ -63,6 +63,9 @@ DAMAGED: dict[str, tuple[str, str]] = {
     "not_an_object": ("[1,2]", "not a JSON object"),
     "cut_short": ('{"x":1', "not valid JSON"),
     "not_utf8": ("{}", "not UTF-8"),  # made so below, where the store is SQLite
+    # Read here, it failed to print in `inbox list` (a traceback): approvable, never shown.
+    "too_deep_to_show": (json.dumps({"d": _nested(MAX_DEPTH)}), "nested deeper than"),
+    "near_the_limit": ('{"d":' + "[" * 975 + "]" * 975 + "}", "nested deeper than"),
     "too_deep": ('{"d":' + "[" * 5000 + "]" * 5000 + "}", "recursion"),
     "trailing": ('{"x":1} {"y":2}', "not valid JSON"),
 }
@@ -124,6 +127,9 @@ def _check_listing(box: dict[str, Any], planted: dict[str, str], model: str) -> 
             assert row["args"] is None and DAMAGED[name][1] in row["damaged"], (name, row)
             assert row["not_approvable"]["code"] == "damaged", name
     assert rows[model]["not_approvable"] is None
+    shown = cli(box["env"], "inbox", "list", "--all")  # and for a person, every row
+    assert shown.returncode == 0 and shown.stderr == "", shown.stderr
+    assert all(token in shown.stdout for token in planted)
 
 
 @pytest.mark.slow
