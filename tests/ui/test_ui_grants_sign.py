@@ -131,7 +131,7 @@ async def test_a_grant_made_by_bob_signed_by_carol_in_the_tui_approves_a_matchin
         row = _row(view)
         assert "awaiting" in row and "not active yet: needs 1 more signature" in row
         assert "signed by bob" in row and "calls of mark need 2" in row
-        assert "1 awaiting signatures" in str(view.query_one("#grants-status").render())
+        assert "1 awaiting more signatures" in str(view.query_one("#grants-status").render())
 
         dialog = await _press_sign(pilot, app)
         shown = _dialog_text(app)

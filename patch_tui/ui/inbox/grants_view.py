@@ -82,15 +82,19 @@ def grant_content(listed: Listed, now: str) -> Content:
         when = f"{ends} {grant.revoked_at if state == 'revoked' else grant.expires_at}"
         label, style = state, STATE_STYLE[state]
     elif state == grants.AWAITING:
-        signed = ", ".join(listed.signed)
-        when = f"{listed.status}, signed by {signed} (s signs)   expires {grant.expires_at}"
-        label, style = state, AWAITING_STYLE
+        when, label, style = f"expires {grant.expires_at}", state, AWAITING_STYLE
     else:
         # Its tool ended it, or (untrusted) its signatures do not hold: it never applies.
         label = "ignored" if state == "untrusted" else "ended"
         when, style = listed.status, ENDED_STYLE
     by = f" by {grant.revoked_by}" if state == "revoked" and grant.revoked_by else ""
     unchecked = "   (tool file not found: not compared)" if listed.unchecked else ""
+    # Where a grant awaiting signatures stands, on a line of its own: it approves nothing yet.
+    awaiting = (
+        safe_line(f"{listed.status}; signed by {', '.join(listed.signed)}; s signs")
+        if state == grants.AWAITING
+        else Content("")
+    )
     return Content.assemble(
         Content.styled(f"{grant.id:>4}  ", "bold"),
         Content.styled(f"{label:<8}", style),
@@ -101,6 +105,7 @@ def grant_content(listed: Listed, now: str) -> Content:
         "  ",
         safe_line(grants.describe_patterns(grant)),
         "\n      ",
+        *((awaiting, "\n      ") if awaiting else ()),
         safe_line(
             f"{when}{by}   uses: {grant.uses}   made by {grant.created_by} at "
             f"{grant.created_at}{unchecked}"
@@ -142,8 +147,8 @@ class GrantsScreen(Screen[None]):
             "A grant approves later calls of its tool whose args match every pattern, until it "
             "expires, is revoked, or the tool file changes (then it shows ended; the granted file "
             "put back revives it). Make one with g in the inbox or "
-            "`patch-tui inbox allow`; one awaiting signatures (a rule needing more approvers) "
-            "applies once enough have signed it: s signs it with your key.",
+            "`patch-tui inbox allow`. One awaiting signatures applies once enough approvers "
+            "signed it: s signs it.",
             id="grants-note",
         )
         yield KeyBar()
@@ -220,7 +225,7 @@ class GrantsScreen(Screen[None]):
         n_ended = len(found) - active - awaiting  # without `a`: those whose tool changed or went
         what = (
             f"{active} active"
-            + (f", {awaiting} awaiting signatures" if awaiting else "")
+            + (f", {awaiting} awaiting more signatures" if awaiting else "")
             + (f", {n_ended} ended" if self.ended or n_ended else "")
         )
         listing.border_title = (
