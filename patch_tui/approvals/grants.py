@@ -552,7 +552,7 @@ class Listed:
             more = self.awaiting
             return (
                 f"not active yet: needs {more} more signature{'s' if more != 1 else ''} "
-                f"(calls of {self.grant.tool} need {self.needed})"
+                f"({len(self.signed)} of {self.needed})"
             )
         why = TOOL_ENDED.get(self.state)
         return f"ended: {why}" if why else self.state
@@ -575,8 +575,7 @@ class Listed:
             "ended": self.ended,
             "tool_file": self.tool_file,
             "why": self.why,
-            "signed_by": list(self.signed),
-            "needs": self.needed,
+            "needs": self.needed,  # approvers its tool's calls need
             "awaiting": self.awaiting,
         }
 

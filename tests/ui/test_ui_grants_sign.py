@@ -74,6 +74,13 @@ def _signers(team: dict[str, Any], grant_id: int) -> list[str]:
         return [sig.approver for sig in grant.signatures]
 
 
+def _listed(team: dict[str, Any]) -> list[tuple[int, str, int, int]]:
+    """`patch-tui inbox grants --json`: (id, state, needs, awaiting) of each grant."""
+    r = cli(team["env"], "inbox", "grants", "--json")
+    assert r.returncode == 0, r.stderr
+    return [(g["id"], g["state"], g["needs"], g["awaiting"]) for g in json.loads(r.stdout)]
+
+
 def _made_by_bob(team: dict[str, Any], *patterns: Pattern) -> int:
     """A grant bob made and signed (in this process, with his key)."""
     path = team["tools"] / "mark.py"
@@ -124,13 +131,14 @@ async def test_a_grant_made_by_bob_signed_by_carol_in_the_tui_approves_a_matchin
     grant_id = int(made.stdout.split()[1].rstrip(":"))
     held = _run_mark(team, "hello before")  # one signer of two: the call still waits
     assert held.returncode == 3 and runs_in(team["marker"]) == []
+    assert _listed(team) == [(grant_id, "awaiting", 2, 1)]  # the CLI says so too
 
     app = inbox_app(team["store"])
     async with app.run_test(size=SIZE) as pilot:
         view = await _open_grants(pilot, app)
         row = _row(view)
         assert "awaiting" in row and "not active yet: needs 1 more signature" in row
-        assert "signed by bob" in row and "calls of mark need 2" in row
+        assert "signed by bob" in row and "(1 of 2)" in row
         assert "1 awaiting more signatures" in str(view.query_one("#grants-status").render())
 
         dialog = await _press_sign(pilot, app)
@@ -173,6 +181,7 @@ async def test_a_grant_made_by_bob_signed_by_carol_in_the_tui_approves_a_matchin
         [refusal] = [n for n in _notes(app) if "already signed" in n]
         assert refusal == f"Grant {grant_id} not signed: carol already signed grant {grant_id}"
 
+    assert _listed(team) == [(grant_id, "active", 2, 0)]
     ran = _run_mark(team, "hello world")  # A's run, its own process: approved by the grant
     assert ran.returncode == 0, ran.stderr
     assert f"standing grant {grant_id}" in ran.stderr

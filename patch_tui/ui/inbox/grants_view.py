@@ -91,7 +91,7 @@ def grant_content(listed: Listed, now: str) -> Content:
     unchecked = "   (tool file not found: not compared)" if listed.unchecked else ""
     # Where a grant awaiting signatures stands, on a line of its own: it approves nothing yet.
     awaiting = (
-        safe_line(f"{listed.status}; signed by {', '.join(listed.signed)}; s signs")
+        safe_line(f"{listed.status}; signed by {', '.join(listed.signed)}")
         if state == grants.AWAITING
         else Content("")
     )
@@ -228,13 +228,10 @@ class GrantsScreen(Screen[None]):
             + (f", {awaiting} awaiting more signatures" if awaiting else "")
             + (f", {n_ended} ended" if self.ended or n_ended else "")
         )
-        listing.border_title = (
-            "Every grant"
-            if self.ended
-            else "Active grants, and those their tool ended"
-            if n_ended
-            else "Active grants"
-        )
+        shown = ["Active grants"]
+        shown += ["those awaiting signatures"] if awaiting else []
+        shown += ["those their tool ended"] if n_ended else []
+        listing.border_title = "Every grant" if self.ended else ", ".join(shown)
         if not found:
             what = "no grants" if self.ended else "no active grants (a shows the ended ones)"
         status.update(safe_line(f"{what} · {store_path(self.app)}"))
