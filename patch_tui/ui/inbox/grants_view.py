@@ -9,8 +9,9 @@ revive it), through approvals/grants.revoke (the same call as `patch-tui inbox r
 grant signed by fewer approvers than its tool's calls need (a quorum in the approvers file) shows
 `awaiting`, who signed and how many more it needs; **s** signs it with your key after a dialog
 that says what it grants, through approvals/grants.cosign (the same call as `patch-tui inbox
-sign-grant ID`; a refusal is one line). **a** shows or hides the ended ones; **esc** goes back. The list follows the store by itself (a grant made
-or used in another process shows up). Every field is text another process wrote: safe_line.
+sign-grant ID`; a refusal is one line). **a** shows or hides the ended ones; **esc** goes back.
+The list follows the store by itself (a grant made, signed or used in another process shows up).
+Every field is text another process wrote: safe_line, visible_line.
 """
 
 from __future__ import annotations
