@@ -397,7 +397,7 @@ def _cosign_check(
         raise GrantError(f"{name} may not approve {grant.tool} (approvers file)")
     listed = tool_state(store, grant, toolbox, approvers)
     if listed.ended is not None:
-        raise GrantError(f"grant {grant_id} cannot be signed: {_why_ended(listed)}")
+        raise GrantError(_why_ended(listed))  # callers say which grant: "grant 3 not signed: ..."
     if name in listed.signed:
         raise GrantError(f"{name} already signed grant {grant_id}")
     return grant, signer, name

@@ -190,7 +190,7 @@ async def test_a_grant_made_by_bob_signed_by_carol_in_the_tui_approves_a_matchin
 
 
 async def test_nothing_is_signed_without_the_yes_keystroke(team) -> None:
-    hostile = HOSTILE["osc52_bel"]
+    hostile = HOSTILE["osc52_bel"] + HOSTILE["click"]
     grant_id = _made_by_bob(team, Pattern("text", f"{hostile}*"))
     app = inbox_app(team["store"])
     async with app.run_test(size=SIZE) as pilot:
@@ -198,7 +198,7 @@ async def test_nothing_is_signed_without_the_yes_keystroke(team) -> None:
         await _press_sign(pilot, app)
         shown = _dialog_text(app)
         assert "\x1b" not in shown and "\x07" not in shown  # the glob shown, never obeyed
-        assert "⟦U+001B⟧" in shown
+        assert "⟦U+001B⟧" in shown and "[@click=app.quit]x[/]" in shown  # text, not markup
         await pilot.press("escape")
         await wait_for(pilot, lambda: app.screen is view, what="cancelled")
         await _press_sign(pilot, app)
@@ -249,4 +249,21 @@ async def test_a_revoked_grant_is_not_signed(team) -> None:
         assert line.startswith(f"Grant {grant_id} not signed: ") and "\n" not in line
         assert "revoked by bob" in line
         assert app.screen is view
+    assert _signers(team, grant_id) == ["bob"]
+
+
+async def test_a_grant_whose_tool_file_changed_is_not_signed(team) -> None:
+    grant_id = _made_by_bob(team, Pattern("text", "hello *"))
+    tool = team["tools"] / "mark.py"
+    tool.write_text(tool.read_text() + "# edited after the grant\n")
+    app = inbox_app(team["store"])
+    async with app.run_test(size=SIZE) as pilot:
+        view = await _open_grants(pilot, app)
+        assert "ended: the tool changed since it was granted" in _row(view)
+        await pilot.press("s")
+        await wait_for(pilot, lambda: any("not signed" in n for n in _notes(app)), what="why")
+        assert app.screen is view
+        assert _notes(app) == [
+            f"Grant {grant_id} not signed: ended: the tool changed since it was granted"
+        ]
     assert _signers(team, grant_id) == ["bob"]
