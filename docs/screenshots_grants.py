@@ -3,9 +3,10 @@
 
 The inbox on its own, over a temporary store holding one held delete_file call, at 120x36 in the
 default theme: `e` with the path edited, then `g` with the path widened to a glob; then three more
-calls (one a tainted_input hold), all selected (ctrl+a) and `a`: the batch dialog; then three
-grants (one revoked, one whose tool file was edited after) and `G`, `a`: the grants screen with
-the ended ones."""
+calls (one a tainted_input hold), all selected (ctrl+a) and `a`: the batch dialog; then four
+grants (one revoked, one whose tool file was edited after, one bob made for a tool whose calls
+need two approvers) and `G`, `a`: the grants screen with the ended ones; then `s` on bob's: the
+dialog that signs it (the inbox is alice's, with her key)."""
 
 from __future__ import annotations
 
@@ -66,10 +67,11 @@ async def shots(tmp: Path) -> None:
 async def batch_and_grants(pilot, app, screen, tmp: Path, tools: Path) -> None:
     from inboxkit import hold, wait_for
 
-    from patch_tui.approvals import grants
+    from patch_tui.approvals import grants, keys
     from patch_tui.approvals.grants import Pattern
     from patch_tui.approvals.store import Store
     from patch_tui.format import toolfile
+    from patch_tui.ui.dialogs.confirm import ConfirmModal
     from patch_tui.ui.inbox.batch import BatchDialog
     from patch_tui.ui.inbox.grants_view import GrantsScreen
 
@@ -108,6 +110,18 @@ async def batch_and_grants(pilot, app, screen, tmp: Path, tools: Path) -> None:
         old = grants.create(s, "delete_file", "1.0.0", sha, [Pattern("path", "/tmp/*")], 3600)
         grants.revoke(s, old.id)
     slack.write_text(slack.read_text() + "# edited after the grant\n")  # ends that grant
+    edited = toolfile.read(slack)
+    with Store(store, actor="bob@desk") as s:
+        grants.create(
+            s,
+            "slack_send_message",
+            slack_tf.manifest.version,
+            edited.sha256,
+            [Pattern("channel", "#ops"), Pattern("text", "deploy * finished")],
+            4 * 3600,
+            tool_path=str(slack.resolve()),
+            signer=keys.load_key_file(tmp / "keys" / "bob"),
+        )
     await pilot.press("escape", "G")
     await wait_for(
         pilot,
@@ -115,9 +129,30 @@ async def batch_and_grants(pilot, app, screen, tmp: Path, tools: Path) -> None:
         what="grants",
     )
     await pilot.press("a")
-    await wait_for(pilot, lambda: len(app.screen.grants) == 3, what="every grant")
+    await wait_for(pilot, lambda: len(app.screen.grants) == 4, what="every grant")
     await pilot.pause(0.2)
     app.save_screenshot(filename="screenshot-inbox-grants.svg", path=str(DOCS))
+    await pilot.press("s")  # bob's, the newest: awaiting a second approver
+    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal), what="the sign dialog")
+    await pilot.pause(0.3)
+    app.save_screenshot(filename="screenshot-inbox-grants-sign.svg", path=str(DOCS))
+
+
+def team(tmp: Path) -> None:
+    """Two approvers allowed to grant, alice (this inbox's key) and bob; slack_send_message's
+    calls need both."""
+    from patch_tui.approvals import keys
+
+    alice = keys.create_key_file(tmp / "keys" / "alice", "alice@laptop")
+    bob = keys.create_key_file(tmp / "keys" / "bob", "bob@desk")
+    approvers = tmp / "approvers.toml"
+    approvers.write_text(
+        f'[[approver]]\nname = "alice"\nkey = "{alice.public_line}"\ngrants = true\n'
+        f'[[approver]]\nname = "bob"\nkey = "{bob.public_line}"\ngrants = true\n'
+        '[[rule]]\ntools = ["slack_send_message"]\nrequire = 2\n'
+    )
+    os.environ["PATCH_TUI_APPROVER_KEY"] = str(alice.path)
+    os.environ["PATCH_TUI_APPROVERS_FILE"] = str(approvers)
 
 
 def main() -> None:
@@ -130,10 +165,11 @@ def main() -> None:
         os.environ["PATCH_TUI_STORE"] = str(tmp / "store.sqlite3")
         for var in ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"):
             os.environ[var] = str(tmp / var.lower())
+        team(tmp)
         asyncio.run(shots(tmp))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    names = ("edit", "allow", "batch", "grants")
+    names = ("edit", "allow", "batch", "grants", "grants-sign")
     print("wrote " + ", ".join(str(DOCS / f"screenshot-inbox-{n}.svg") for n in names))
 
 

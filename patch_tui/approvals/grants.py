@@ -1,10 +1,12 @@
 """Standing grants: "allow calls like this, for a while", narrow, signed, bound to one tool file.
 
     grant = create(store, tool, version, source_sha256, patterns, seconds, tool_path=None)
-    cosign(store, grant_id)                    -> Grant   a further approver signs (grant quorum)
+    cosign(store, grant_id, toolbox=None)      -> Grant   a further approver signs (grant quorum)
+    cosign_refusal(store, grant_id, toolbox=None) -> str | None   why cosign would refuse now
     revoke(store, grant_id)                    -> Grant   (signed: the record says who)
     list_grants(store, ended=False)            -> list[Grant]
     listing(store, toolbox, ended=False)       -> list[Listed]   what a person is shown
+    required_signers(grant, approvers)         -> int     how many its tool's calls need
     apply(store, action, workspace=None)       -> Decision | None   (approved by a grant)
     grant_problem(grant, action, approvers, now, caps, workspace) -> (code, why) | None
     patterns_match(patterns, args, workspace)  -> bool      the rule, as a pure function
@@ -201,6 +203,13 @@ def signers(grant: Grant, approvers: Approvers) -> tuple[tuple[str, ...], list[s
     return tuple(good), problems
 
 
+def required_signers(grant: Grant, approvers: Approvers) -> int:
+    """How many distinct approvers the rules require for calls of the grant's tool file: the
+    signers the grant needs before it approves any (`grant_problem` asks the same of a call)."""
+    caps = identity.file_capabilities(grant.tool_path, grant.source_sha256, approvers)
+    return approvers.required(grant.tool, grant.tool_path, caps)
+
+
 def grant_problem(
     grant: Grant,
     action: Action,
@@ -329,10 +338,51 @@ def cosign(
     store: ApprovalStore,
     grant_id: int,
     *,
+    toolbox: Toolbox | None = None,
     signer: Signer | None = None,
     approvers: Approvers | None = None,
 ) -> Grant:
-    """A further approver's signature on a grant, for calls whose rule requires more than one."""
+    """A further approver's signature on a grant, for calls whose rule requires more than one.
+    Refused (GrantError, one line) as `cosign_refusal` says; the store refuses once more a grant
+    revoked or expired meanwhile."""
+    grant, signer, name = _cosign_check(store, grant_id, toolbox, signer, approvers)
+    envelope = _sign(signer, _statement_of(grant, name, signer.fingerprint))
+    try:
+        return store.add_grant_signature(
+            grant_id, Signature(name, "grant", now_iso(identity.store_now(store)), envelope)
+        )
+    except StoreError as exc:  # revoked or expired meanwhile: the store says which
+        raise GrantError(str(exc)) from None
+
+
+def cosign_refusal(
+    store: ApprovalStore,
+    grant_id: int,
+    *,
+    toolbox: Toolbox | None = None,
+    signer: Signer | None = None,
+    approvers: Approvers | None = None,
+) -> str | None:
+    """Why `cosign` would refuse now (one line), or None: asked before a person is asked to
+    confirm a signature, so a refusal never follows a dialog it made pointless."""
+    try:
+        _cosign_check(store, grant_id, toolbox, signer, approvers)
+    except GrantError as exc:
+        return str(exc)
+    return None
+
+
+def _cosign_check(
+    store: ApprovalStore,
+    grant_id: int,
+    toolbox: Toolbox | None,
+    signer: Signer | None,
+    approvers: Approvers | None,
+) -> tuple[Grant, Signer, str]:
+    """(the grant, the local signer, their approver name) when the local approver may sign it;
+    GrantError otherwise: no such grant, one its maker never signed, no key or not an approver,
+    not allowed to grant (or this tool), signed it already, or the grant ended (revoked, expired,
+    its tool file changed or gone, its signatures do not hold)."""
     grant = store.get_grant(grant_id)
     if grant is None:
         raise GrantError(f"no grant {grant_id} (see `patch-tui inbox grants`)")
@@ -343,12 +393,23 @@ def cosign(
     assert approver is not None
     if not approver.grants:
         raise GrantError(f"{name} may not make standing grants (approvers file: grants = true)")
-    if name in signers(grant, approvers)[0]:
+    if not approver.may_approve(grant.tool, grant.tool_path):
+        raise GrantError(f"{name} may not approve {grant.tool} (approvers file)")
+    listed = tool_state(store, grant, toolbox, approvers)
+    if listed.ended is not None:
+        raise GrantError(_why_ended(listed))  # callers say which grant: "grant 3 not signed: ..."
+    if name in listed.signed:
         raise GrantError(f"{name} already signed grant {grant_id}")
-    envelope = _sign(signer, _statement_of(grant, name, signer.fingerprint))
-    return store.add_grant_signature(
-        grant_id, Signature(name, "grant", now_iso(identity.store_now(store)), envelope)
-    )
+    return grant, signer, name
+
+
+def _why_ended(listed: Listed) -> str:
+    grant = listed.grant
+    if listed.state == "revoked":
+        return f"it was revoked by {grant.revoked_by or 'someone'} at {grant.revoked_at}"
+    if listed.state == "expired":
+        return f"it expired at {grant.expires_at}"
+    return listed.status
 
 
 def revoke(
@@ -446,46 +507,66 @@ TOOL_ENDED = {
 }
 # A grant row whose signatures do not hold: it never approves, and is listed so (reported).
 UNTRUSTED = "untrusted"
+# A standing grant signed by fewer approvers than its tool's calls need: not active yet.
+AWAITING = "awaiting"
 # How many of the paths its calls came from are looked at (newest first): a tool seldom moves.
 _CALL_PATHS = 5
 
 
 @dataclass(frozen=True)
 class Listed:
-    """A grant as listed: its state counts the tool file, which the store's state does not."""
+    """A grant as listed: its state counts the tool file and the signers, which the store's
+    state does not."""
 
     grant: Grant
-    # active, expired, revoked (the store's), tool_changed, tool_gone (the file's), or
-    # untrusted (no good signature by an approver allowed to grant: never applies).
+    # active, expired, revoked (the store's), tool_changed, tool_gone (the file's), untrusted
+    # (no good signature by an approver allowed to grant: never applies), or awaiting (standing,
+    # but signed by fewer approvers than its tool's calls need: applies once they have signed).
     state: str
     # The tool file compared with the grant; None when no file was found to compare.
     tool_file: str | None = None
     # untrusted: why its signatures do not hold.
     why: str | None = None
+    # The approvers whose signatures on it hold, and how many its tool's calls need.
+    signed: tuple[str, ...] = ()
+    needed: int = 1
 
     @property
     def ended(self) -> str | None:
-        """None while the grant can approve; else why not (the state)."""
-        return None if self.state == "active" else self.state
+        """None while the grant stands (active, or awaiting signatures); else why it cannot
+        approve (the state)."""
+        return None if self.state in ("active", AWAITING) else self.state
+
+    @property
+    def awaiting(self) -> int:
+        """How many more approvers must sign before it approves anything (0 when none)."""
+        return max(0, self.needed - len(self.signed)) if self.state == AWAITING else 0
 
     @property
     def status(self) -> str:
-        """One line: active, expired, revoked, or `ended: <why>` for a changed or gone tool."""
+        """One line: active, expired, revoked, `ended: <why>` for a changed or gone tool,
+        `ignored: <why>`, or `not active yet: ...` for a grant awaiting signatures."""
         if self.state == UNTRUSTED:
             return f"ignored: {self.why}"
+        if self.state == AWAITING:
+            more = self.awaiting
+            return (
+                f"not active yet: needs {more} more signature{'s' if more != 1 else ''} "
+                f"({len(self.signed)} of {self.needed})"
+            )
         why = TOOL_ENDED.get(self.state)
         return f"ended: {why}" if why else self.state
 
     @property
     def unchecked(self) -> bool:
         """Standing, but no tool file was found to compare it with (see the module)."""
-        return self.state == "active" and self.tool_file is None
+        return self.state in ("active", AWAITING) and self.tool_file is None
 
     @property
     def revocable(self) -> bool:
-        """Standing in the store: an active grant, or one its tool ended (which the granted bytes
-        put back would revive)."""
-        return self.state in ("active", UNTRUSTED, *TOOL_ENDED)
+        """Standing in the store: an active grant, one awaiting signatures, or one its tool ended
+        (which the granted bytes put back would revive)."""
+        return self.state in ("active", AWAITING, UNTRUSTED, *TOOL_ENDED)
 
     def to_json(self, now: str) -> dict[str, Any]:
         return {
@@ -494,6 +575,8 @@ class Listed:
             "ended": self.ended,
             "tool_file": self.tool_file,
             "why": self.why,
+            "needs": self.needed,  # approvers its tool's calls need
+            "awaiting": self.awaiting,
         }
 
 
@@ -536,28 +619,41 @@ def tool_state(
     toolbox: Toolbox | None,
     approvers: Approvers | None = None,
 ) -> Listed:
-    """`grant` listed against its tool file (see the module): active while a file it names holds
-    the granted bytes, or (unchecked) while no file can be found at all."""
+    """`grant` listed against its tool file and its signers (see the module): active while a
+    file it names holds the granted bytes (or, unchecked, while no file can be found at all) and
+    enough approvers signed it; awaiting while fewer did."""
     now = now_iso(identity.store_now(store))
     state = grant.state(now)
     if state != "active":
         return Listed(grant, state)  # revoked or expired says more than the file can
-    good, problems = signers(grant, approvers or identity.trusted())
+    approvers = approvers or identity.trusted()
+    good, problems = signers(grant, approvers)
     if not good:
         return Listed(grant, UNTRUSTED, why=problems[0] if problems else "not signed")
+    file_state, tool_file = _file_state(store, grant, toolbox)
+    needed = required_signers(grant, approvers)
+    if file_state == "active" and len(good) < needed:
+        file_state = AWAITING
+    return Listed(grant, file_state, tool_file, signed=good, needed=needed)
+
+
+def _file_state(
+    store: ApprovalStore, grant: Grant, toolbox: Toolbox | None
+) -> tuple[str, str | None]:
+    """(active, tool_changed or tool_gone; the file compared, or None when none was found)."""
     paths = _candidates(store, grant, toolbox)
     seen: Path | None = None
     for path in paths:
         sha = _sha256_of(path)
         if sha == grant.source_sha256:
-            return Listed(grant, "active", str(path))
+            return "active", str(path)
         if sha is not None and seen is None:
             seen = path
     if not paths:
-        return Listed(grant, "active")
+        return "active", None
     if seen is not None:
-        return Listed(grant, "tool_changed", str(seen))
-    return Listed(grant, "tool_gone", str(paths[0]))
+        return "tool_changed", str(seen)
+    return "tool_gone", str(paths[0])
 
 
 def listing(store: ApprovalStore, toolbox: Toolbox | None, *, ended: bool = False) -> list[Listed]:

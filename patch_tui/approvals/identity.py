@@ -92,15 +92,22 @@ def tool_capabilities(action: Action, approvers: Approvers) -> dict[str, Any] | 
     """The capabilities (as written in its manifest) of the tool file the action binds: its
     path, holding the approved sha256. None when no rule asks about capabilities, or when that
     file cannot be read as it was approved (a rule on capabilities then applies)."""
-    if not any(r.capabilities is not None for r in approvers.rules) or not action.tool_path:
+    return file_capabilities(action.tool_path, action.source_sha256, approvers)
+
+
+def file_capabilities(
+    tool_path: str | None, source_sha256: str, approvers: Approvers
+) -> dict[str, Any] | None:
+    """tool_capabilities for a tool file named by path and sha256 (a call's, or a grant's)."""
+    if not any(r.capabilities is not None for r in approvers.rules) or not tool_path:
         return None
     from patch_tui.format import toolfile
 
     try:
-        tf = toolfile.read(action.tool_path)
+        tf = toolfile.read(tool_path)
     except (OSError, ValueError):
         return None
-    if tf.sha256 != action.source_sha256 or not isinstance(tf.data, dict):
+    if tf.sha256 != source_sha256 or not isinstance(tf.data, dict):
         return None
     caps = tf.data.get("capabilities")
     return dict(caps) if isinstance(caps, dict) else {}

@@ -148,7 +148,12 @@ def _change_grant(
 def run_sign_grant(args: argparse.Namespace) -> int:
     from patch_tui.approvals import grants
 
-    grant = _change_grant(args, grants.cosign, "grant {} not signed")
+    toolbox = _open_toolbox(args)  # where its tool file may be found, to check it still holds
+
+    def sign(store: Any, grant_id: int) -> Grant:
+        return grants.cosign(store, grant_id, toolbox=toolbox)
+
+    grant = _change_grant(args, sign, "grant {} not signed")
     if isinstance(grant, int):
         return grant
     names = ", ".join(s.approver for s in grant.signatures)
@@ -176,6 +181,9 @@ def run_grants(args: argparse.Namespace) -> int:
             ends = {"active": "expires", "expired": "expired", "revoked": "revoked"}[x.state]
             when = f"{ends} {g.revoked_at if x.state == 'revoked' else g.expires_at}"
             state = x.state
+        elif x.state == grants.AWAITING:
+            when = f"{x.status}; `patch-tui inbox sign-grant {g.id}`; expires {g.expires_at}"
+            state = x.state
         else:
             when, state = x.status, "ignored" if x.state == "untrusted" else "ended"
         print(
@@ -185,7 +193,7 @@ def run_grants(args: argparse.Namespace) -> int:
         unchecked = "   (tool file not found: not compared)" if x.unchecked else ""
         signed = ", ".join(s.approver for s in g.signatures) or "nobody"
         print(
-            f"      {when}   uses: {g.uses}   by {visible(g.created_by)} at {g.created_at}"
+            f"      {visible(when)}   uses: {g.uses}   by {visible(g.created_by)} at {g.created_at}"
             f"   signed by: {visible(signed)}" + unchecked
         )
     return EXIT_OK

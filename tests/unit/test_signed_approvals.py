@@ -324,21 +324,61 @@ def test_a_grant_s_expiry_stretched_in_the_store_is_refused_at_use(store: Store,
     assert problem is not None and problem[0] == "tampered"
 
 
-def test_a_grant_counts_as_its_signers_approvals(store: Store, people) -> None:
+def test_a_grant_counts_as_its_signers_approvals(store: Store, people, tmp_path) -> None:
+    from patch_tui.format import toolfile
+
     alice, bob, _ = people
     trust = _two_person(alice, bob, require=2)
-    made = grants.create(store, "delete_file", "1.0.0", SHA, [Pattern("path", "/srv/*")], 3600,
-                         tool_path="/t/delete_file.py", signer=alice, approvers=trust)  # fmt: skip
-    action = _hold(store)
+    # A real tool file: a grant whose file changed or is gone is not signed any more.
+    tool = tmp_path / "delete_file.py"
+    shutil.copy(Path(__file__).parents[2] / "sample_tools" / "delete_file.py", tool)
+    sha = toolfile.read(tool).sha256
+    made = grants.create(store, "delete_file", "1.0.0", sha, [Pattern("path", "/srv/*")], 3600,
+                         tool_path=str(tool), signer=alice, approvers=trust)  # fmt: skip
+
+    def hold(path: str) -> Any:
+        return store.create_pending("human_confirm", "delete_file", "1.0.0", sha,
+                                    {"path": path}, "irreversible", tool_path=str(tool))  # fmt: skip
+
+    action = hold("/srv/report.csv")
     assert grants.apply(store, action, approvers=trust) is None  # one signer, two required
+    listed = grants.tool_state(store, made, None, trust)
+    assert (listed.state, listed.signed, listed.awaiting) == ("awaiting", ("alice",), 1)
+    assert grants.cosign_refusal(store, made.id, signer=alice, approvers=trust) == (
+        f"alice already signed grant {made.id}"
+    )
     grants.cosign(store, made.id, signer=bob, approvers=trust)
+    signed = grants.tool_state(store, store.get_grant(made.id), None, trust)
+    assert (signed.state, signed.signed, signed.awaiting) == ("active", ("alice", "bob"), 0)
     decision = grants.apply(store, action, approvers=trust)
     assert decision is not None and decision.ok
     assert decisions.claim(store, action.token, trust).ok
     # A grant never covers what its patterns do not say, signed or not.
     for path in ("/srv/../etc/passwd", "/srv/a, /etc/shadow", "/srv/sub/deep.csv"):
-        other = _hold(store, path=path)
-        assert grants.apply(store, other, approvers=trust) is None, path
+        assert grants.apply(store, hold(path), approvers=trust) is None, path
+
+
+def test_a_grant_whose_tool_ended_or_that_was_revoked_is_not_signed(
+    store: Store, people, tmp_path
+) -> None:
+    from patch_tui.format import toolfile
+
+    alice, bob, mallory = people
+    trust = _two_person(alice, bob, require=2)
+    tool = tmp_path / "delete_file.py"
+    shutil.copy(Path(__file__).parents[2] / "sample_tools" / "delete_file.py", tool)
+    sha = toolfile.read(tool).sha256
+    made = grants.create(store, "delete_file", "1.0.0", sha, [], 3600, tool_path=str(tool),
+                         signer=alice, approvers=trust)  # fmt: skip
+    with pytest.raises(grants.GrantError, match="not an approver"):
+        grants.cosign(store, made.id, signer=mallory, approvers=trust)
+    tool.write_text(tool.read_text() + "# edited after the grant\n")
+    with pytest.raises(grants.GrantError, match="the tool changed since it was granted"):
+        grants.cosign(store, made.id, signer=bob, approvers=trust)
+    grants.revoke(store, made.id, signer=alice, approvers=trust)
+    with pytest.raises(grants.GrantError, match="it was revoked by alice"):
+        grants.cosign(store, made.id, signer=bob, approvers=trust)
+    assert [s.approver for s in store.get_grant(made.id).signatures] == ["alice"]  # nothing added
 
 
 def test_only_approvers_allowed_to_grant_can_make_one(store: Store, people, tmp_path) -> None:

@@ -5,9 +5,13 @@ id, state (active, expired, revoked, or ended because its tool file changed or i
 decision approvals/grants.listing makes for the CLI too), tool and version, its `KEY=GLOB`
 patterns, when it ends, its uses and who made it. **r** (or Delete) revokes the grant under the
 cursor after a yes/no dialog (a grant its tool ended included: the granted bytes put back would
-revive it), through approvals/grants.revoke (the same call as `patch-tui inbox revoke ID`); **a** shows
-or hides the ended ones; **esc** goes back. The list follows the store by itself (a grant made
-or used in another process shows up). Every field is text another process wrote: safe_line.
+revive it), through approvals/grants.revoke (the same call as `patch-tui inbox revoke ID`). A
+grant signed by fewer approvers than its tool's calls need (a quorum in the approvers file) shows
+`awaiting`, who signed and how many more it needs; **s** signs it with your key after a dialog
+that says what it grants, through approvals/grants.cosign (the same call as `patch-tui inbox
+sign-grant ID`; a refusal is one line). **a** shows or hides the ended ones; **esc** goes back.
+The list follows the store by itself (a grant made, signed or used in another process shows up).
+Every field is text another process wrote: safe_line, visible_line.
 """
 
 from __future__ import annotations
@@ -30,13 +34,46 @@ from patch_tui.ui.inbox.inbox_badge import app_store, pending_watch, store_path
 from patch_tui.ui.safe_text import safe_line
 from patch_tui.ui.services import services
 from patch_tui.ui.widgets.key_bar import KeyBar
+from patch_tui.untrusted.text_safety import visible_line
 
 # Seconds between reads for the clock's sake (an expiry commits nothing).
 EXPIRY_CHECK = 5.0
 STATE_STYLE = {"active": "bold $text-success", "expired": "$text-muted", "revoked": "$text-error"}
+AWAITING_STYLE = "bold $text-accent"  # standing, not active yet: it needs more signatures
 ENDED_STYLE = (
     "bold $text-warning"  # its tool changed or went: standing in the store, never matching
 )
+
+
+def sign_question(listed: Listed) -> str:
+    """What the sign dialog asks: exactly what the signature grants, and where the grant stands.
+    Every field another process wrote is shown on its own line, hidden characters made visible."""
+    grant = listed.grant
+    patterns = [f"  {visible_line(str(p))}" for p in grant.patterns] or ["  (every call)"]
+    more = listed.awaiting
+    if more:
+        after = (
+            "yours makes it active: matching calls then run without asking anyone"
+            if more == 1
+            else f"after yours it still needs {more - 1} more"
+        )
+        stands = f"Needs {more} more signature{'s' if more != 1 else ''} ({after})."
+    else:
+        stands = f"It has the {listed.needed} signature(s) its calls need; yours adds one more."
+    return "\n".join(
+        [
+            f"Sign grant {grant.id} with your key?",
+            "",
+            f"Tool: {visible_line(grant.tool)} {visible_line(grant.version)}",
+            f"File: {visible_line(listed.tool_file or grant.tool_path or '(not found)')}",
+            "Calls whose args match every pattern:",
+            *patterns,
+            f"Expires: {grant.expires_at}",
+            f"Made by: {visible_line(grant.created_by)} at {grant.created_at}",
+            f"Signed so far: {visible_line(', '.join(listed.signed) or 'nobody')}",
+            stands,
+        ]
+    )
 
 
 def grant_content(listed: Listed, now: str) -> Content:
@@ -45,12 +82,20 @@ def grant_content(listed: Listed, now: str) -> Content:
         ends = {"active": "expires", "expired": "expired", "revoked": "revoked"}[state]
         when = f"{ends} {grant.revoked_at if state == 'revoked' else grant.expires_at}"
         label, style = state, STATE_STYLE[state]
+    elif state == grants.AWAITING:
+        when, label, style = f"expires {grant.expires_at}", state, AWAITING_STYLE
     else:
         # Its tool ended it, or (untrusted) its signatures do not hold: it never applies.
         label = "ignored" if state == "untrusted" else "ended"
         when, style = listed.status, ENDED_STYLE
     by = f" by {grant.revoked_by}" if state == "revoked" and grant.revoked_by else ""
     unchecked = "   (tool file not found: not compared)" if listed.unchecked else ""
+    # Where a grant awaiting signatures stands, on a line of its own: it approves nothing yet.
+    awaiting = (
+        safe_line(f"{listed.status}; signed by {', '.join(listed.signed)}")
+        if state == grants.AWAITING
+        else Content("")
+    )
     return Content.assemble(
         Content.styled(f"{grant.id:>4}  ", "bold"),
         Content.styled(f"{label:<8}", style),
@@ -61,6 +106,7 @@ def grant_content(listed: Listed, now: str) -> Content:
         "  ",
         safe_line(grants.describe_patterns(grant)),
         "\n      ",
+        *((awaiting, "\n      ") if awaiting else ()),
         safe_line(
             f"{when}{by}   uses: {grant.uses}   made by {grant.created_by} at "
             f"{grant.created_at}{unchecked}"
@@ -72,6 +118,7 @@ class GrantsScreen(Screen[None]):
     """The grants list (see the module)."""
 
     BINDINGS: ClassVar[list[Any]] = [
+        Binding("s", "sign", "Sign", id="grants.sign"),
         Binding("r,delete", "revoke", "Revoke", id="grants.revoke"),
         Binding("a", "toggle_ended", "Show ended", id="grants.toggle_ended"),
         Binding("escape,q", "close", "Back", id="grants.close"),
@@ -101,7 +148,8 @@ class GrantsScreen(Screen[None]):
             "A grant approves later calls of its tool whose args match every pattern, until it "
             "expires, is revoked, or the tool file changes (then it shows ended; the granted file "
             "put back revives it). Make one with g in the inbox or "
-            "`patch-tui inbox allow`.",
+            "`patch-tui inbox allow`. One awaiting signatures applies once enough approvers "
+            "signed it: s signs it.",
             id="grants-note",
         )
         yield KeyBar()
@@ -174,15 +222,17 @@ class GrantsScreen(Screen[None]):
         if found:
             listing.highlighted = min(keep or 0, len(found) - 1)
         active = sum(1 for x in found if x.state == "active")
-        n_ended = len(found) - active  # without `a`: the grants whose tool changed or went
-        what = f"{active} active" + (f", {n_ended} ended" if self.ended or n_ended else "")
-        listing.border_title = (
-            "Every grant"
-            if self.ended
-            else "Active grants, and those their tool ended"
-            if n_ended
-            else "Active grants"
+        awaiting = sum(1 for x in found if x.state == grants.AWAITING)
+        n_ended = len(found) - active - awaiting  # without `a`: those whose tool changed or went
+        what = (
+            f"{active} active"
+            + (f", {awaiting} awaiting more signatures" if awaiting else "")
+            + (f", {n_ended} ended" if self.ended or n_ended else "")
         )
+        shown = ["Active grants"]
+        shown += ["those awaiting signatures"] if awaiting else []
+        shown += ["those their tool ended"] if n_ended else []
+        listing.border_title = "Every grant" if self.ended else ", ".join(shown)
         if not found:
             what = "no grants" if self.ended else "no active grants (a shows the ended ones)"
         status.update(safe_line(f"{what} · {store_path(self.app)}"))
@@ -198,6 +248,69 @@ class GrantsScreen(Screen[None]):
     def action_toggle_ended(self) -> None:
         self.ended = not self.ended
         self.reload()
+
+    def action_sign(self) -> None:
+        """Sign the grant under the cursor: asked of the service first (a refusal is one line,
+        no dialog), then a dialog saying what it grants; only its yes signs."""
+        grant = self.selected
+        if grant is not None:
+            self._sign_check(grant.id)
+
+    @work(thread=True, group="grants-sign", exit_on_error=False)
+    def _sign_check(self, grant_id: int) -> None:
+        store, toolbox = app_store(self.app), services(self.app).toolbox
+        listed: Listed | None = None
+        try:
+            refusal = grants.cosign_refusal(store, grant_id, toolbox=toolbox)
+            if refusal is None:
+                fresh = grants.get(store, grant_id)
+                assert fresh is not None  # cosign_refusal says when there is none
+                listed = grants.tool_state(store, fresh, toolbox)
+        except StoreError as exc:
+            refusal = str(exc)
+        try:
+            if listed is None:
+                self.app.call_from_thread(self._refused, f"Grant {grant_id} not signed: {refusal}")
+            else:
+                self.app.call_from_thread(self._ask_sign, listed)
+        except RuntimeError:
+            pass
+
+    def _refused(self, message: str) -> None:
+        self.notify(visible_line(message), severity="error", markup=False)
+
+    def _ask_sign(self, listed: Listed) -> None:
+        from patch_tui.ui.dialogs.confirm import ConfirmModal
+
+        grant_id = listed.grant.id
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._sign(grant_id)
+
+        # Destructive in the dialog's sense: Enter on the focused Cancel never signs by accident.
+        self.app.push_screen(
+            ConfirmModal(sign_question(listed), title="Sign grant", yes="Sign", destructive=True),
+            answered,
+        )
+
+    @work(thread=True, group="grants-sign", exit_on_error=False)
+    def _sign(self, grant_id: int) -> None:
+        store, toolbox = app_store(self.app), services(self.app).toolbox
+        try:
+            grant = grants.cosign(store, grant_id, toolbox=toolbox)
+            now = grants.tool_state(store, grant, toolbox)
+            stands = "active now" if now.state == "active" else now.status
+            message, severity = f"Signed grant {grant.id} ({grant.tool}): {stands}", "information"
+        except StoreError as exc:  # GrantError included: who may not, ended meanwhile, no key
+            message, severity = f"Grant {grant_id} not signed: {exc}", "error"
+        try:
+            self.app.call_from_thread(
+                self.notify, visible_line(message), severity=severity, markup=False
+            )
+            self.app.call_from_thread(self.reload)
+        except RuntimeError:
+            pass
 
     def action_revoke(self) -> None:
         from patch_tui.ui.dialogs.confirm import ConfirmModal

@@ -13,7 +13,7 @@ The screen is assembled from parts, each in its own module:
 - inbox/deciding.py: a, r, e and g on one call: the decide dialog, edit then approve, allow;
 - inbox/batch.py: select several (space, ctrl+a, *, esc) and decide them together, each listed;
 - inbox/history.py: decided, run, failed and expired actions (h), filtered, exported (x);
-- inbox/grants_view.py: the standing grants (G), revoked from there;
+- inbox/grants_view.py: the standing grants (G), revoked or signed from there;
 - inbox/inbox_app.py: `patch-tui inbox`'s app, the inbox on its own.
 """
 
