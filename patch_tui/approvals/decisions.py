@@ -81,7 +81,6 @@ from patch_tui.approvals.values import (
     Action,
     ActionStatus,
     Decision,
-    StoreError,
     args_sha256,
     canonical_json,
     now_iso,
@@ -575,41 +574,6 @@ def claim(
     approvals/ran_here.py). `workspace`: where a grant's path patterns resolve relative values
     (the gate's)."""
     decision = store.claim(token, claim_check(approvers, workspace, lambda: store_now(store)))
-    return _first_time_here(store, decision) if decision.ok else decision
+    from patch_tui.approvals import ran_here  # confirm's: its SQLite file, nowhere else
 
-
-def _first_time_here(store: ApprovalStore, claimed: Decision) -> Decision:
-    """A claim the store granted, unless this machine's memory says it ran this call already:
-    then (or when that memory cannot be written) the call is finished unrun, and the refusal
-    says why. The store's transaction is over by now; the memory's own transaction decides
-    between two claims of one token here (approvals/ran_here.py)."""
-    from patch_tui.approvals import ran_here
-
-    action = claimed.action
-    assert action is not None
-    try:
-        # By this machine's clock, never the store's: a store that said it was weeks later
-        # would have the memory let go of a call it ran, then replay it at its true time.
-        earlier = ran_here.record_claim(action.token)
-    except StoreError as exc:
-        why = str(exc)
-        unrun = _finished_unrun(store, action, {"error": f"not run: {why}"})
-        return Decision(False, unrun, why, "not_run")
-    if earlier is None:
-        return claimed
-    why = (
-        f"this machine already ran it (claimed here at {earlier}); the store was set back to "
-        "approved"
-    )
-    result = {"status": "tampered", "error": f"not run: {why}", "why": why}
-    return Decision(False, _finished_unrun(store, action, result), why, "tampered")
-
-
-def _finished_unrun(store: ApprovalStore, action: Action, result: dict[str, Any]) -> Action:
-    """The claimed action finished as failed with `result`; the action as claimed when the store
-    will not take that (one that is replaying the call may have set it back meanwhile): the
-    refusal stands either way, and nothing ran."""
-    try:
-        return store.finish(action.token, False, result)
-    except StoreError:
-        return action
+    return ran_here.first_time_here(store, decision) if decision.ok else decision

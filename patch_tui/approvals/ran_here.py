@@ -27,9 +27,13 @@ from __future__ import annotations
 import sqlite3
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from patch_tui.approvals.values import StoreError, now_iso
+from patch_tui.approvals.values import Action, Decision, StoreError, now_iso
 from patch_tui.settings import paths
+
+if TYPE_CHECKING:
+    from patch_tui.approvals.backend import ApprovalStore
 
 FILE_NAME = "ran-here.sqlite3"
 RETENTION_S = 31 * 24 * 3600
@@ -74,3 +78,38 @@ def record_claim(token: str, path: Path | None = None, clock: float | None = Non
             "it was not run, so a replayed approval cannot run twice"
         ) from None
     return None if earlier is None else str(earlier[0])
+
+
+def first_time_here(store: ApprovalStore, claimed: Decision) -> Decision:
+    """A claim the store granted, unless this machine's memory says it ran this call already:
+    then (or when that memory cannot be written) the call is finished unrun, and the refusal
+    says why. The store's transaction is over by now; the memory's own transaction decides
+    between two claims of one token here."""
+    action = claimed.action
+    assert action is not None
+    try:
+        # By this machine's clock, never the store's: a store that said it was weeks later
+        # would have the memory let go of a call it ran, then replay it at its true time.
+        earlier = record_claim(action.token)
+    except StoreError as exc:
+        why = str(exc)
+        unrun = _finished_unrun(store, action, {"error": f"not run: {why}"})
+        return Decision(False, unrun, why, "not_run")
+    if earlier is None:
+        return claimed
+    why = (
+        f"this machine already ran it (claimed here at {earlier}); the store was set back to "
+        "approved"
+    )
+    result = {"status": "tampered", "error": f"not run: {why}", "why": why}
+    return Decision(False, _finished_unrun(store, action, result), why, "tampered")
+
+
+def _finished_unrun(store: ApprovalStore, action: Action, result: dict[str, Any]) -> Action:
+    """The claimed action finished as failed with `result`; the action as claimed when the store
+    will not take that (one that is replaying the call may have set it back meanwhile): the
+    refusal stands either way, and nothing ran."""
+    try:
+        return store.finish(action.token, False, result)
+    except StoreError:
+        return action
