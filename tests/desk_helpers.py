@@ -34,6 +34,19 @@ async def wait_lint(pilot, screen, since: int, timeout: float = 15.0) -> None:
     await pilot.pause()
 
 
+def linted_as_is(app, screen) -> bool:
+    """The editor shows the lint of the text as it is now: none is scheduled, the last one
+    started was of this very text, and its worker (which applies it) has finished. Counting
+    lints is not enough after typing: one of the text halfway typed may be what was counted."""
+    running = [w for w in app.workers if w.group == "lint" and not w.is_finished]
+    return (
+        screen._lint_timer is None
+        and screen.buffer.text == screen.source.text
+        and screen.lint_count > 0
+        and not running
+    )
+
+
 async def ready(pilot, app):
     """The editor screen once its first lint is shown."""
     screen = app.editor
