@@ -267,9 +267,12 @@ def _column_json(name: str, text: Any, *, want_object: bool = False) -> Any:
                 raise ValueError(f"a {type(text).__name__}, not JSON text")
             text = text.decode("utf-8")  # UnicodeDecodeError is a ValueError
         value = _decoded(text)
-        if "\\ud" in text or "\\uD" in text:  # an escaped surrogate: is each one of a pair?
+        # These run for every listed row: one scan of the text at most, most often none.
+        # An escaped surrogate (is each one of a pair?):
+        if "\\u" in text and ("\\ud" in text or "\\uD" in text):
             _no_lone_surrogate(value)
-        if text.count("[") + text.count("{") > MAX_DEPTH:  # could it be nested that deep?
+        # Nested that deep (two brackets a level: shorter text cannot be):
+        if len(text) > 2 * MAX_DEPTH and text.count("[") + text.count("{") > MAX_DEPTH:
             _not_too_deep(value)
     except (ValueError, RecursionError) as exc:  # json errors, too-long ints, deep nesting
         reason = str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
