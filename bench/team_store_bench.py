@@ -4,6 +4,9 @@
     .venv/bin/python bench/store_bench.py --store pgserver   (a private server from the pgserver
                                                               wheel, as the tests run it)
     .venv/bin/python bench/store_bench.py --store pgserver --only list   (inbox list --json alone)
+    .venv/bin/python bench/store_bench.py --store pgserver --only list --compare-with /tmp/old
+                            (and another checkout's, in the same turns: `git worktree add
+                             /tmp/old <commit>`, run with this venv)
     .venv/bin/python bench/store_bench.py --store pgserver --only tui --tui-runs 5
                                                              (the TUI inbox open alone)
 
@@ -186,13 +189,21 @@ def fill(location: Any, n: int) -> None:
             db.executemany(sql.format(", ".join("?" * 12)), rows)
 
 
-def list_json(locations: dict[str, Any], runs: int = 3) -> dict[str, dict[str, float]]:
+def list_json(
+    locations: dict[str, Any], runs: int = 3, compare_with: Path | None = None
+) -> dict[str, dict[str, float]]:
     """For each store: median wall and CPU time (user + system) of a fresh
     `patch-tui inbox list --json` process, and of the baseline `patch-tui --version` beside
     it. The runs are interleaved (baseline, then each store, then again): this machine's
     speed drifts by a third within seconds, and interleaving gives every figure the same
-    drift. One untimed round first (it compiles what the next ones import)."""
-    commands = {"start": ("--version",), "list_json": ("inbox", "list", "--json")}
+    drift. One untimed round first (it compiles what the next ones import).
+    `compare_with`: another checkout of patch-tui (an older commit, say) whose listing is run
+    in the same turns, from that folder (`python -m` imports the code of the folder it starts
+    in; the venv is this one's)."""
+    listing = ("inbox", "list", "--json")
+    commands = {"start": (ROOT, ("--version",)), "list_json": (ROOT, listing)}
+    if compare_with is not None:
+        commands["list_json_compared"] = (compare_with, listing)
     times: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for round_ in range(runs + 1):
         for backend, location in locations.items():
@@ -200,7 +211,7 @@ def list_json(locations: dict[str, Any], runs: int = 3) -> dict[str, dict[str, f
                 **_cached_bytecode(),
                 "PATCH_TUI_STORE": getattr(location, "secret_url", str(location)),
             }
-            for figure, args in commands.items():
+            for figure, (checkout, args) in commands.items():
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
                 started = time.perf_counter()
                 done = subprocess.run(
@@ -208,6 +219,7 @@ def list_json(locations: dict[str, Any], runs: int = 3) -> dict[str, dict[str, f
                     capture_output=True,
                     env=env,
                     timeout=120,
+                    cwd=checkout,
                 )
                 wall = time.perf_counter() - started
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -402,6 +414,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--tui-runs", type=int, default=1, help="TUI inbox openings measured (their median)"
     )
+    parser.add_argument(
+        "--compare-with",
+        type=Path,
+        metavar="CHECKOUT",
+        help="another checkout of patch-tui (e.g. `git worktree add /tmp/old <commit>`): its "
+        "`inbox list --json` measured in the same turns",
+    )
     args = parser.parse_args(argv)
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -419,6 +438,7 @@ def main(argv: list[str] | None = None) -> int:
                 listed = list_json(
                     {"SQLite": Path(tmp) / "sqlite" / "store.sqlite3", "PostgreSQL": location},
                     args.runs,
+                    args.compare_with,
                 )
                 for backend, figures in listed.items():
                     results[backend].update(figures)
@@ -429,6 +449,8 @@ def main(argv: list[str] | None = None) -> int:
         ("  ... its CPU time", "start_cpu_s", "{:.2f} s"),
         (f"inbox list --json, {args.pending:,} pending (<= 0.5 s)", "list_json_s", "{:.2f} s"),
         ("  ... its CPU time (user + system)", "list_json_cpu_s", "{:.2f} s"),
+        ("  ... the same from --compare-with's checkout", "list_json_compared_s", "{:.2f} s"),
+        ("  ... its CPU time", "list_json_compared_cpu_s", "{:.2f} s"),
         (
             f"TUI inbox open, first frame, {args.pending:,} pending (<= 0.5 s)",
             "tui_first_s",
