@@ -123,3 +123,17 @@ async def open_inbox(pilot: Any, app: Any) -> Any:
         what="the inbox",
     )
     return app.screen
+
+
+async def open_grants(pilot: Any, app: Any) -> Any:
+    """The inbox's grants view (G), once its grants are read."""
+    from patch_tui.ui.inbox.grants_view import GrantsScreen
+
+    await open_inbox(pilot, app)
+    await pilot.press("G")
+    await wait_for(
+        pilot,
+        lambda: isinstance(app.screen, GrantsScreen) and app.screen.load_count > 0,
+        what="the grants",
+    )
+    return app.screen

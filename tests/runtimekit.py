@@ -120,12 +120,29 @@ def workspace(env: dict[str, str]) -> Path:
 def approve_argv(env: dict[str, str], token: str, *extra: str) -> list[str]:
     """`inbox approve TOKEN --yes --args-sha256 HASH`, as a script that read `inbox show TOKEN`
     runs it: the hash is the action's args sha256 as stored, the value `inbox show` prints."""
-    from patch_tui.approvals.store import Store
+    from patch_tui.approvals.open_store import open_store
+    from patch_tui.settings.store_location import as_location
 
-    with Store(env["PATCH_TUI_STORE"], actor="reader@test") as store:
+    with open_store(as_location(env["PATCH_TUI_STORE"]), actor="reader@test") as store:
         action = store.get(token)
     sha = action.args_sha256 if action is not None else "0" * 64
     return ["inbox", "approve", token, "--yes", "--args-sha256", sha, *extra]
+
+
+def replay_on_postgres(db: Any, token: str) -> None:
+    """What a team database's superuser does to run an executed call again, on an autocommit
+    psycopg connection whose events trigger is disabled: the `claimed` event erased, the call
+    set back to approved (its signatures still verify)."""
+    db.execute(
+        "DELETE FROM events WHERE event = 'claimed' AND action_id = "
+        "(SELECT id FROM actions WHERE token = %s)",
+        (token,),
+    )
+    db.execute(
+        "UPDATE actions SET status = 'approved', claimed_at = NULL, claimed_by = NULL, "
+        "finished_at = NULL, result_json = NULL WHERE token = %s",
+        (token,),
+    )
 
 
 def cli(env: dict[str, str], *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:

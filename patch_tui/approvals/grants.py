@@ -2,6 +2,7 @@
 
     grant = create(store, tool, version, source_sha256, patterns, seconds, tool_path=None)
     cosign(store, grant_id, toolbox=None)      -> Grant   a further approver signs (grant quorum)
+    cosign_standing(store, grant_id, toolbox=None) -> Listed   where it stands, if cosign may sign
     cosign_refusal(store, grant_id, toolbox=None) -> str | None   why cosign would refuse now
     revoke(store, grant_id)                    -> Grant   (signed: the record says who)
     list_grants(store, ended=False)            -> list[Grant]
@@ -296,7 +297,8 @@ def cosign(
     """A further approver's signature on a grant, for calls whose rule requires more than one.
     Refused (GrantError, one line) as `cosign_refusal` says; the store refuses once more a grant
     revoked or expired meanwhile."""
-    grant, signer, name = _cosign_check(store, grant_id, toolbox, signer, approvers)
+    listed, signer, name = _cosign_check(store, grant_id, toolbox, signer, approvers)
+    grant = listed.grant
     envelope = _sign(signer, _statement_of(grant, name, signer.fingerprint))
     try:
         return store.add_grant_signature(
@@ -304,6 +306,20 @@ def cosign(
         )
     except StoreError as exc:  # revoked or expired meanwhile: the store says which
         raise GrantError(str(exc)) from None
+
+
+def cosign_standing(
+    store: ApprovalStore,
+    grant_id: int,
+    *,
+    toolbox: Toolbox | None = None,
+    signer: Signer | None = None,
+    approvers: Approvers | None = None,
+) -> Listed:
+    """Where the grant stands (who signed, how many more it needs), when `cosign` may sign it
+    now; GrantError (one line) as cosign refuses otherwise. Asked before a person is asked to
+    confirm a signature, so a refusal never follows a dialog it made pointless."""
+    return _cosign_check(store, grant_id, toolbox, signer, approvers)[0]
 
 
 def cosign_refusal(
@@ -314,10 +330,9 @@ def cosign_refusal(
     signer: Signer | None = None,
     approvers: Approvers | None = None,
 ) -> str | None:
-    """Why `cosign` would refuse now (one line), or None: asked before a person is asked to
-    confirm a signature, so a refusal never follows a dialog it made pointless."""
+    """Why `cosign` would refuse now (one line), or None."""
     try:
-        _cosign_check(store, grant_id, toolbox, signer, approvers)
+        cosign_standing(store, grant_id, toolbox=toolbox, signer=signer, approvers=approvers)
     except GrantError as exc:
         return str(exc)
     return None
@@ -329,8 +344,9 @@ def _cosign_check(
     toolbox: Toolbox | None,
     signer: Signer | None,
     approvers: Approvers | None,
-) -> tuple[Grant, Signer, str]:
-    """(the grant, the local signer, their approver name) when the local approver may sign it;
+) -> tuple[Listed, Signer, str]:
+    """(the grant as it stands, the local signer, their approver name) when the local approver
+    may sign it;
     GrantError otherwise: no such grant, one its maker never signed, no key or not an approver,
     not allowed to grant (or this tool), signed it already, or the grant ended (revoked, expired,
     its tool file changed or gone, its signatures do not hold)."""
@@ -351,7 +367,7 @@ def _cosign_check(
         raise GrantError(_why_ended(listed))  # callers say which grant: "grant 3 not signed: ..."
     if name in listed.signed:
         raise GrantError(f"{name} already signed grant {grant_id}")
-    return grant, signer, name
+    return listed, signer, name
 
 
 def _why_ended(listed: Listed) -> str:

@@ -18,20 +18,15 @@ from typing import Any
 import pytest
 
 from tests.mcpkit import serve_session
-from tests.runtimekit import PATCH_TUI, cli, hold_mark, mark_box, runs_in
-
-
-def _approve(box: dict[str, Any], token: str, url: str) -> None:
-    from patch_tui.approvals.open_store import open_store
-    from patch_tui.settings.store_location import DatabaseURL
-
-    with open_store(DatabaseURL(url), actor="reader@test") as store:
-        held = store.get(token)
-    assert held is not None
-    approved = cli(
-        box["env"], "inbox", "approve", token, "--yes", "--args-sha256", held.args_sha256
-    )
-    assert approved.returncode == 0, approved.stderr
+from tests.runtimekit import (
+    PATCH_TUI,
+    approve_argv,
+    cli,
+    hold_mark,
+    mark_box,
+    replay_on_postgres,
+    runs_in,
+)
 
 
 def _keep_replaying(url: str, token: str, stop: threading.Event) -> int:
@@ -42,16 +37,7 @@ def _keep_replaying(url: str, token: str, stop: threading.Event) -> int:
     with psycopg.connect(url, autocommit=True) as db:
         db.execute("ALTER TABLE events DISABLE TRIGGER events_append_only")
         while not stop.is_set():
-            db.execute(
-                "DELETE FROM events WHERE event = 'claimed' AND action_id = "
-                "(SELECT id FROM actions WHERE token = %s)",
-                (token,),
-            )
-            db.execute(
-                "UPDATE actions SET status = 'approved', claimed_at = NULL, claimed_by = NULL, "
-                "finished_at = NULL, result_json = NULL WHERE token = %s",
-                (token,),
-            )
+            replay_on_postgres(db, token)
             times += 1
             time.sleep(0.02)
     return times
@@ -75,7 +61,7 @@ async def test_many_runners_confirming_a_replayed_call_at_once_never_run_it_agai
     box["env"]["PATCH_TUI_STORE"] = pg_url
     box["store"], box["root"] = pg_url, box["tools"].parent
     token = hold_mark(box, "once")
-    _approve(box, token, pg_url)
+    assert cli(box["env"], *approve_argv(box["env"], token)).returncode == 0
     assert cli(box["env"], "confirm", token).returncode == 0
     assert runs_in(box["marker"]) == ["once"]
 

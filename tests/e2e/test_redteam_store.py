@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.runtimekit import approve_argv, cli, hold_mark, mark_box, runs_in
+from tests.runtimekit import approve_argv, cli, hold_mark, mark_box, replay_on_postgres, runs_in
 
 
 @pytest.fixture
@@ -171,32 +171,14 @@ def test_a_team_database_cannot_run_an_approved_call_twice(tmp_path, pg_url: str
     back to approved. The runner on the agent's machine remembers, and refuses."""
     import psycopg
 
-    from patch_tui.approvals.open_store import open_store
-    from patch_tui.settings.store_location import DatabaseURL
-
     box = mark_box(tmp_path)
     box["env"]["PATCH_TUI_STORE"] = pg_url
     token = hold_mark(box, "once")
-    with open_store(DatabaseURL(pg_url), actor="reader@test") as store:
-        held = store.get(token)
-    assert held is not None
-    approved = cli(
-        box["env"], "inbox", "approve", token, "--yes", "--args-sha256", held.args_sha256
-    )
-    assert approved.returncode == 0, approved.stderr
+    _approve(box, token)
     assert cli(box["env"], "confirm", token).returncode == 0
     with psycopg.connect(pg_url, autocommit=True) as db:
         db.execute("ALTER TABLE events DISABLE TRIGGER events_append_only")
-        db.execute(
-            "DELETE FROM events WHERE event = 'claimed' AND action_id = "
-            "(SELECT id FROM actions WHERE token = %s)",
-            (token,),
-        )
-        db.execute(
-            "UPDATE actions SET status = 'approved', claimed_at = NULL, claimed_by = NULL, "
-            "finished_at = NULL, result_json = NULL WHERE token = %s",
-            (token,),
-        )
+        replay_on_postgres(db, token)
     again = cli(box["env"], "confirm", token)
     assert again.returncode == 1, again.stdout
     refusal = json.loads(again.stdout)

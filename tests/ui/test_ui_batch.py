@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from inboxkit import hold, inbox_app, isolate, open_inbox, tools, wait_for
+from inboxkit import hold, inbox_app, isolate, open_grants, open_inbox, tools, wait_for
 
 from patch_tui.approvals import decisions
 from patch_tui.approvals.store import Store
@@ -287,14 +287,7 @@ async def test_the_grants_screen_lists_active_and_ended_grants_and_revokes(env) 
         grants.revoke(s, g2.id)
     app = inbox_app(store)
     async with app.run_test(size=SIZE) as pilot:
-        await open_inbox(pilot, app)
-        await pilot.press("G")
-        await wait_for(
-            pilot,
-            lambda: isinstance(app.screen, GrantsScreen) and app.screen.load_count > 0,
-            what="grants",
-        )
-        view = app.screen
+        view = await open_grants(pilot, app)
         assert [g.id for g in view.grants] == [g1.id]
         await pilot.press("a")  # the ended ones too
         await wait_for(
@@ -334,7 +327,6 @@ async def test_the_grants_screen_says_a_grant_ended_when_its_tool_changed(env) -
     from patch_tui.approvals.grants import Pattern
     from patch_tui.format import toolfile
     from patch_tui.ui.dialogs.confirm import ConfirmModal
-    from patch_tui.ui.inbox.grants_view import GrantsScreen
 
     folder, store = env
     path = folder / "delete_file.py"
@@ -347,14 +339,7 @@ async def test_the_grants_screen_says_a_grant_ended_when_its_tool_changed(env) -
     path.write_text(path.read_text() + "# edited after the grant\n")
     app = inbox_app(store)
     async with app.run_test(size=SIZE) as pilot:
-        await open_inbox(pilot, app)
-        await pilot.press("G")
-        await wait_for(
-            pilot,
-            lambda: isinstance(app.screen, GrantsScreen) and app.screen.load_count > 0,
-            what="grants",
-        )
-        view = app.screen
+        view = await open_grants(pilot, app)
         assert [g.id for g in view.grants] == [grant.id]
         row = str(view.query_one("OptionList").get_option_at_index(0).prompt)
         assert "ended: the tool changed since it was granted" in row and "active" not in row

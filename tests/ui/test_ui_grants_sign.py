@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from inboxkit import HOSTILE, inbox_app, isolate, open_inbox, wait_for
+from inboxkit import HOSTILE, inbox_app, isolate, open_grants, wait_for
 
 from patch_tui.approvals import grants, keys
 from patch_tui.approvals.grants import Pattern
@@ -104,17 +104,6 @@ def _notes(app: Any) -> list[str]:
     return [str(n.message) for n in app._notifications]
 
 
-async def _open_grants(pilot: Any, app: Any) -> GrantsScreen:
-    await open_inbox(pilot, app)
-    await pilot.press("G")
-    await wait_for(
-        pilot,
-        lambda: isinstance(app.screen, GrantsScreen) and app.screen.load_count > 0,
-        what="the grants",
-    )
-    return app.screen
-
-
 async def _press_sign(pilot: Any, app: Any) -> ConfirmModal:
     await pilot.press("s")
     await wait_for(pilot, lambda: isinstance(app.screen, ConfirmModal), what="the sign dialog")
@@ -135,7 +124,7 @@ async def test_a_grant_made_by_bob_signed_by_carol_in_the_tui_approves_a_matchin
 
     app = inbox_app(team["store"])
     async with app.run_test(size=SIZE) as pilot:
-        view = await _open_grants(pilot, app)
+        view = await open_grants(pilot, app)
         row = _row(view)
         assert "awaiting" in row and "not active yet: needs 1 more signature" in row
         assert "signed by bob" in row and "(1 of 2)" in row
@@ -194,7 +183,7 @@ async def test_nothing_is_signed_without_the_yes_keystroke(team) -> None:
     grant_id = _made_by_bob(team, Pattern("text", f"{hostile}*"))
     app = inbox_app(team["store"])
     async with app.run_test(size=SIZE) as pilot:
-        view = await _open_grants(pilot, app)
+        view = await open_grants(pilot, app)
         await _press_sign(pilot, app)
         shown = _dialog_text(app)
         assert "\x1b" not in shown and "\x07" not in shown  # the glob shown, never obeyed
@@ -227,7 +216,7 @@ async def test_a_refusal_is_one_line_and_opens_no_dialog(
     monkeypatch.setenv("PATCH_TUI_APPROVER_KEY", str(team[who].path))
     app = inbox_app(team["store"])
     async with app.run_test(size=SIZE) as pilot:
-        view = await _open_grants(pilot, app)
+        view = await open_grants(pilot, app)
         await pilot.press("s")
         await wait_for(pilot, lambda: any("not signed" in n for n in _notes(app)), what="why")
         assert app.screen is view
@@ -239,7 +228,7 @@ async def test_a_revoked_grant_is_not_signed(team) -> None:
     grant_id = _made_by_bob(team, Pattern("text", "hello *"))
     app = inbox_app(team["store"])
     async with app.run_test(size=SIZE) as pilot:
-        view = await _open_grants(pilot, app)
+        view = await open_grants(pilot, app)
         await _press_sign(pilot, app)
         with Store(team["store"], actor="bob@test") as s:  # revoked while the dialog is open
             grants.revoke(s, grant_id, signer=team["bob"])
@@ -258,7 +247,7 @@ async def test_a_grant_whose_tool_file_changed_is_not_signed(team) -> None:
     tool.write_text(tool.read_text() + "# edited after the grant\n")
     app = inbox_app(team["store"])
     async with app.run_test(size=SIZE) as pilot:
-        view = await _open_grants(pilot, app)
+        view = await open_grants(pilot, app)
         assert "ended: the tool changed since it was granted" in _row(view)
         await pilot.press("s")
         await wait_for(pilot, lambda: any("not signed" in n for n in _notes(app)), what="why")

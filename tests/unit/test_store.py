@@ -11,8 +11,6 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
 
 from patch_tui.approvals import decisions
 from patch_tui.approvals.approvers import os_user
@@ -96,38 +94,6 @@ def test_an_action_read_from_a_row_is_an_ordinary_frozen_action(store: Store) ->
     with pytest.raises(dataclasses.FrozenInstanceError):
         got.status = "approved"  # type: ignore[misc]
     assert dataclasses.replace(got, standing="1 of 2").standing == "1 of 2"
-
-
-@given(
-    st.one_of(
-        st.text(max_size=30),
-        st.builds(
-            lambda value, before, after: before + json.dumps(value) + after,
-            st.recursive(
-                st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
-                lambda inner: (
-                    st.lists(inner, max_size=3)
-                    | st.dictionaries(st.text(max_size=5), inner, max_size=3)
-                ),
-                max_leaves=8,
-            ),
-            st.sampled_from(["", " ", "\n"]),
-            st.sampled_from(["", " ", "\t", "x", "]", " {}"]),
-        ),
-    )
-)
-def test_a_json_column_s_fast_reading_means_what_the_strict_decoder_says(text: str) -> None:
-    """schema._decoded reads a column by json's C scanner alone when it can: for any text, it
-    gives the strict decoder's value, or refuses what the strict decoder refuses."""
-    from patch_tui.approvals import schema
-
-    def outcome(read):
-        try:
-            return ("value", read(text))
-        except (ValueError, RecursionError) as exc:
-            return ("refused", type(exc).__name__)
-
-    assert outcome(schema._decoded) == outcome(schema._STRICT_JSON.decode)
 
 
 def test_bad_input_is_refused_clearly(store: Store) -> None:

@@ -259,22 +259,15 @@ class GrantsScreen(Screen[None]):
     @work(thread=True, group="grants-sign", exit_on_error=False)
     def _sign_check(self, grant_id: int) -> None:
         store, toolbox = app_store(self.app), services(self.app).toolbox
-        listed: Listed | None = None
         try:
-            refusal = grants.cosign_refusal(store, grant_id, toolbox=toolbox)
-            if refusal is None:
-                fresh = grants.get(store, grant_id)
-                assert fresh is not None  # cosign_refusal says when there is none
-                listed = grants.tool_state(store, fresh, toolbox)
-        except StoreError as exc:
-            refusal = str(exc)
-        try:
-            if listed is None:
-                self.app.call_from_thread(self._refused, f"Grant {grant_id} not signed: {refusal}")
+            try:
+                listed = grants.cosign_standing(store, grant_id, toolbox=toolbox)
+            except StoreError as exc:  # GrantError included: why it may not be signed now
+                self.app.call_from_thread(self._refused, f"Grant {grant_id} not signed: {exc}")
             else:
                 self.app.call_from_thread(self._ask_sign, listed)
         except RuntimeError:
-            pass
+            pass  # the app is closing
 
     def _refused(self, message: str) -> None:
         self.notify(visible_line(message), severity="error", markup=False)
